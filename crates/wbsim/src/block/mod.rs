@@ -1,0 +1,264 @@
+//! The single-queue block layer of Linux 3.0: a request pool of
+//! `nr_requests`, back and front merging of adjacent bios up to
+//! `max_sectors`, and write congestion (`block/blk-core.c`:
+//! `get_request`, `get_request_wait`, `blk_queue_congestion_threshold`,
+//! `attempt_back_merge`; `block/elevator.c: elv_merge`).
+//!
+//! Dispatch order is FIFO (the noop elevator); with one outstanding command
+//! on a USB stick and writeback submitting in ascending sector order this is
+//! what deadline does too. Explicit plugging (2.6.39+) is not modelled yet:
+//! each submitted bio is immediately mergeable into any queued request.
+
+pub mod submit;
+
+use std::collections::VecDeque;
+
+pub const SECTOR_BYTES: u64 = 512;
+pub const SECTORS_PER_PAGE: u64 = 8;
+
+/// A run of consecutive pages of one mapping carried by a request; what
+/// `end_page_writeback` walks on completion. `inode == NIL` for IO that does
+/// not come from the page cache (a filesystem log write).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    pub inode: u32,
+    pub first_index: u32,
+    pub nr_pages: u32,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    pub start_sector: u64,
+    pub nr_sectors: u64,
+    pub segs: Vec<Segment>,
+}
+
+impl Request {
+    pub fn end_sector(&self) -> u64 {
+        self.start_sector + self.nr_sectors
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct QueueStats {
+    pub write_requests: u64,
+    pub write_sectors: u64,
+    pub merges: u64,
+}
+
+#[derive(Debug)]
+pub struct RequestQueue {
+    pub nr_requests: u32,
+    pub max_sectors: u64,
+    congestion_on: u32,
+    congestion_off: u32,
+    pub congested: bool,
+    /// Requests waiting for the device, FIFO; values are slot numbers.
+    pub queued: VecDeque<usize>,
+    /// Slots handed to the device, in service order.
+    pub in_flight: VecDeque<usize>,
+    slots: Vec<Request>,
+    free_slots: Vec<usize>,
+    pub stats: QueueStats,
+}
+
+/// `blk_queue_congestion_threshold`: (on, off).
+pub fn congestion_thresholds(nr_requests: u32) -> (u32, u32) {
+    let n = nr_requests;
+    let on = (n - n / 8 + 1).min(n);
+    let off = (n as i64 - (n / 8) as i64 - (n / 16) as i64 - 1).max(1) as u32;
+    (on, off)
+}
+
+/// What happened to a submitted bio.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Submitted {
+    Merged,
+    NewRequest,
+}
+
+impl RequestQueue {
+    pub fn new(nr_requests: u32, max_sectors: u64) -> RequestQueue {
+        let (on, off) = congestion_thresholds(nr_requests);
+        let n = nr_requests as usize;
+        RequestQueue {
+            nr_requests,
+            max_sectors,
+            congestion_on: on,
+            congestion_off: off,
+            congested: false,
+            queued: VecDeque::with_capacity(n),
+            in_flight: VecDeque::with_capacity(4),
+            // One spare slot: a reclaim writer may overrun the pool by one
+            // request before it waits (see `System::submit_page_io`).
+            slots: (0..n + 8)
+                .map(|_| Request {
+                    segs: Vec::with_capacity(16),
+                    ..Default::default()
+                })
+                .collect(),
+            free_slots: (0..n + 8).rev().collect(),
+            stats: QueueStats::default(),
+        }
+    }
+
+    /// Requests allocated from the pool (queued or at the device).
+    pub fn allocated(&self) -> u32 {
+        (self.queued.len() + self.in_flight.len()) as u32
+    }
+
+    /// No request can be allocated: `get_request_wait` would sleep.
+    pub fn is_full(&self) -> bool {
+        self.allocated() >= self.nr_requests
+    }
+
+    /// Would a bio at `sector..sector+nr` merge into a queued request?
+    pub fn can_merge(&self, sector: u64, nr: u64) -> bool {
+        self.find_merge(sector, nr).is_some()
+    }
+
+    fn find_merge(&self, sector: u64, nr: u64) -> Option<(usize, bool)> {
+        // Most recent request first: streaming writeback back-merges there.
+        for &slot in self.queued.iter().rev() {
+            let r = &self.slots[slot];
+            if r.nr_sectors + nr > self.max_sectors {
+                continue;
+            }
+            if r.end_sector() == sector {
+                return Some((slot, true));
+            }
+            if sector + nr == r.start_sector {
+                return Some((slot, false));
+            }
+        }
+        None
+    }
+
+    /// Submit a write bio of `nr` sectors carrying `seg`. Never fails: the
+    /// caller checks `is_full` first when it can wait.
+    pub fn submit(&mut self, sector: u64, nr: u64, seg: Segment) -> Submitted {
+        self.stats.write_sectors += nr;
+        if let Some((slot, back)) = self.find_merge(sector, nr) {
+            let r = &mut self.slots[slot];
+            r.nr_sectors += nr;
+            if back {
+                push_seg_back(&mut r.segs, seg);
+            } else {
+                r.start_sector = sector;
+                r.segs.insert(0, seg);
+            }
+            self.stats.merges += 1;
+            return Submitted::Merged;
+        }
+        let slot = match self.free_slots.pop() {
+            Some(s) => s,
+            None => {
+                self.slots.push(Request::default());
+                self.slots.len() - 1
+            }
+        };
+        let r = &mut self.slots[slot];
+        r.start_sector = sector;
+        r.nr_sectors = nr;
+        r.segs.clear();
+        r.segs.push(seg);
+        self.queued.push_back(slot);
+        self.stats.write_requests += 1;
+        if self.allocated() >= self.congestion_on {
+            self.congested = true;
+        }
+        Submitted::NewRequest
+    }
+
+    /// Hand the oldest queued request to the device.
+    pub fn dispatch(&mut self) -> Option<usize> {
+        let slot = self.queued.pop_front()?;
+        self.in_flight.push_back(slot);
+        Some(slot)
+    }
+
+    pub fn request(&self, slot: usize) -> &Request {
+        &self.slots[slot]
+    }
+
+    /// The device completed the oldest in-flight request; its slot is freed
+    /// after the caller has walked its segments. Returns whether the queue
+    /// left congestion (which wakes `congestion_wait` sleepers).
+    pub fn complete(&mut self, slot: usize) -> bool {
+        let head = self.in_flight.pop_front();
+        debug_assert_eq!(head, Some(slot));
+        self.free_slots.push(slot);
+        if self.congested && self.allocated() < self.congestion_off {
+            self.congested = false;
+            return true;
+        }
+        false
+    }
+}
+
+fn push_seg_back(segs: &mut Vec<Segment>, seg: Segment) {
+    if let Some(last) = segs.last_mut() {
+        if last.inode == seg.inode && last.first_index + last.nr_pages == seg.first_index {
+            last.nr_pages += seg.nr_pages;
+            return;
+        }
+    }
+    segs.push(seg);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(i: u32) -> Segment {
+        Segment {
+            inode: 1,
+            first_index: i,
+            nr_pages: 1,
+        }
+    }
+
+    #[test]
+    fn congestion_thresholds_match_the_kernel() {
+        assert_eq!(congestion_thresholds(128), (113, 103));
+        assert_eq!(congestion_thresholds(4), (4, 3));
+    }
+
+    #[test]
+    fn adjacent_bios_merge_up_to_max_sectors() {
+        let mut q = RequestQueue::new(128, 240);
+        for i in 0..30u32 {
+            q.submit(1000 + 8 * i as u64, 8, seg(i));
+        }
+        // 30 pages = 240 sectors fit one request; the 31st starts another.
+        assert_eq!(q.queued.len(), 1);
+        assert_eq!(q.submit(1240, 8, seg(30)), Submitted::NewRequest);
+        let r = q.request(q.queued[0]);
+        assert_eq!((r.start_sector, r.nr_sectors), (1000, 240));
+        assert_eq!(r.segs, vec![Segment { inode: 1, first_index: 0, nr_pages: 30 }]);
+        // Front merge.
+        assert_eq!(q.submit(992, 8, seg(99)), Submitted::NewRequest); // first is full
+        assert_eq!(q.submit(984, 8, seg(98)), Submitted::Merged);
+        assert_eq!(q.stats.write_requests, 3);
+    }
+
+    #[test]
+    fn congestion_sets_and_clears() {
+        let mut q = RequestQueue::new(8, 8);
+        let (on, off) = congestion_thresholds(8);
+        for i in 0..on {
+            assert!(!q.congested);
+            q.submit(16 * i as u64, 8, seg(i));
+        }
+        assert!(q.congested);
+        let mut cleared = false;
+        while let Some(s) = q.dispatch() {
+            cleared |= q.complete(s);
+            if cleared {
+                assert!(q.allocated() < off);
+                break;
+            }
+        }
+        assert!(cleared && !q.congested);
+    }
+}

@@ -1,0 +1,99 @@
+//! Device models: how long the device takes to service a request.
+//!
+//! USB thumb drive (usb-storage over USB 2.0, 2011): one outstanding command
+//! (the Bulk-Only Transport has no command queueing), requests of at most
+//! `max_request_kib` (usb-storage sets `max_sectors` = 240, i.e. 120 KiB),
+//! a sequential write bandwidth, a fixed per-command overhead, and a penalty
+//! when a write does not continue where the previous one ended: cheap flash
+//! translation layers then do a read-modify-write of a whole erase block.
+
+use crate::block::SECTOR_BYTES;
+use crate::scenario::DeviceConfig;
+use crate::sim::{Ns, NS_PER_SEC, NS_PER_US};
+
+#[derive(Debug, Clone)]
+pub struct UsbStick {
+    /// Sequential write bandwidth in bytes per second.
+    pub seq_write_bytes_per_s: f64,
+    pub command_overhead_ns: Ns,
+    pub small_write_penalty_ns: Ns,
+    pub capacity_sectors: u64,
+    /// Sector after the last written one (sequentiality detector).
+    last_end_sector: u64,
+    pub busy: bool,
+    pub stats: DeviceStats,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct DeviceStats {
+    pub write_requests: u64,
+    pub write_bytes: u64,
+    pub sequential_requests: u64,
+    pub busy_ns: Ns,
+}
+
+impl UsbStick {
+    pub fn new(cfg: &DeviceConfig) -> UsbStick {
+        UsbStick {
+            seq_write_bytes_per_s: cfg.seq_write_mib_per_s * 1024.0 * 1024.0,
+            command_overhead_ns: (cfg.command_overhead_us * NS_PER_US as f64) as Ns,
+            small_write_penalty_ns: (cfg.small_write_penalty_us * NS_PER_US as f64) as Ns,
+            capacity_sectors: cfg.capacity_gib * (1 << 30) / SECTOR_BYTES,
+            last_end_sector: 0,
+            busy: false,
+            stats: DeviceStats::default(),
+        }
+    }
+
+    /// Service time of a write of `nr_sectors` at `start_sector`; updates the
+    /// sequentiality state and statistics.
+    pub fn service_write(&mut self, start_sector: u64, nr_sectors: u64) -> Ns {
+        let bytes = nr_sectors * SECTOR_BYTES;
+        let transfer = (bytes as f64 / self.seq_write_bytes_per_s * NS_PER_SEC as f64) as Ns;
+        let sequential = start_sector == self.last_end_sector;
+        let penalty = if sequential {
+            0
+        } else {
+            self.small_write_penalty_ns
+        };
+        self.last_end_sector = start_sector + nr_sectors;
+        let t = self.command_overhead_ns + transfer + penalty;
+        self.stats.write_requests += 1;
+        self.stats.write_bytes += bytes;
+        self.stats.sequential_requests += sequential as u64;
+        self.stats.busy_ns += t;
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::DeviceModel;
+
+    fn cfg() -> DeviceConfig {
+        DeviceConfig {
+            name: "sdb".into(),
+            model: DeviceModel::UsbStick,
+            capacity_gib: 16,
+            seq_write_mib_per_s: 20.0,
+            max_request_kib: 120,
+            command_overhead_us: 100.0,
+            small_write_penalty_us: 5000.0,
+            nr_requests: 128,
+        }
+    }
+
+    #[test]
+    fn sequential_writes_pay_no_penalty() {
+        let mut d = UsbStick::new(&cfg());
+        let first = d.service_write(0, 240);
+        let second = d.service_write(240, 240);
+        let transfer = (240.0 * 512.0 / (20.0 * 1048576.0) * 1e9) as u64;
+        assert_eq!(first, 100_000 + transfer);
+        assert_eq!(second, first);
+        let scattered = d.service_write(100_000, 8);
+        assert!(scattered > 5_000_000);
+        assert_eq!(d.stats.sequential_requests, 2);
+    }
+}

@@ -1,0 +1,242 @@
+//! Filesystem threads: the FUSE userspace daemon (ntfs-3g), jbd2 (ext4),
+//! xfssyncd (xfs) and btrfs-transaction.
+
+use std::collections::VecDeque;
+
+use super::metadata::{NTFS_CLUSTERS_PER_BITMAP_PAGE, XFS_LOG_BYTES_PER_ALLOC};
+use crate::block::SECTORS_PER_PAGE;
+use crate::mm::page::{flags, NIL};
+use crate::sim::Ns;
+use crate::system::task::{Step, TaskKind};
+use crate::system::System;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DaemonKind {
+    /// ntfs-3g serving FUSE WRITE requests.
+    Fuse,
+    /// jbd2 commit every `commit` interval (ext4 default 5 s).
+    Jbd2,
+    /// xfssyncd forcing the log every `xfs_syncd_centisecs` (30 s).
+    XfsSyncd,
+    /// btrfs-transaction committing every `commit` interval (30 s).
+    BtrfsTransaction,
+}
+
+/// One FUSE WRITE request: a page of the FUSE file, sent by `writer`.
+#[derive(Debug, Clone, Copy)]
+pub struct FuseRequest {
+    pub writer: u32,
+    pub file_index: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct FsDaemonState {
+    pub kind: DaemonKind,
+    pub fs: usize,
+    pub interval_ns: Ns,
+    pub queue: VecDeque<FuseRequest>,
+    current: Option<FuseRequest>,
+    /// Progress on `current`: metadata done, data page written.
+    meta_done: bool,
+    data_done: bool,
+    pub idle: bool,
+    pub requests_served: u64,
+}
+
+impl FsDaemonState {
+    pub fn new(kind: DaemonKind, fs: usize, interval_ns: Ns) -> FsDaemonState {
+        FsDaemonState {
+            kind,
+            fs,
+            interval_ns,
+            queue: VecDeque::new(),
+            current: None,
+            meta_done: false,
+            data_done: false,
+            idle: kind == DaemonKind::Fuse,
+            requests_served: 0,
+        }
+    }
+}
+
+impl System {
+    fn daemon_state(&mut self, tid: u32) -> &mut FsDaemonState {
+        match &mut self.tasks[tid as usize].kind {
+            TaskKind::FsDaemon(d) => d,
+            _ => unreachable!("task {tid} is not a filesystem thread"),
+        }
+    }
+
+    /// Queue a FUSE WRITE request (`fuse_request_send`) and wake the daemon.
+    pub fn fuse_send(&mut self, daemon: u32, req: FuseRequest) {
+        let d = self.daemon_state(daemon);
+        d.queue.push_back(req);
+        if d.idle {
+            d.idle = false;
+            self.wake_task(daemon);
+        }
+    }
+
+    pub fn fs_daemon_step(&mut self, tid: u32) -> Step {
+        let kind = self.daemon_state(tid).kind;
+        match kind {
+            DaemonKind::Fuse => self.fuse_daemon_step(tid),
+            _ => {
+                self.periodic_commit(tid, kind);
+                let interval = self.daemon_state(tid).interval_ns;
+                Step::SleepUntil(self.now + interval)
+            }
+        }
+    }
+
+    /// ntfs-3g: `pwrite()` the request's page into the NTFS volume through
+    /// the block device page cache, updating $Bitmap and the $MFT record
+    /// when a new cluster is allocated, then reply.
+    fn fuse_daemon_step(&mut self, tid: u32) -> Step {
+        if self.tasks[tid as usize].bdp.active {
+            if let Some(step) = self.balance_dirty_pages(tid) {
+                return step;
+            }
+        }
+        let fs = self.daemon_state(tid).fs;
+        let Some(req) = self.daemon_state(tid).current.or_else(|| {
+            let d = self.daemon_state(tid);
+            let r = d.queue.pop_front();
+            d.current = r;
+            d.meta_done = false;
+            d.data_done = false;
+            r
+        }) else {
+            self.daemon_state(tid).idle = true;
+            return Step::Wait(None);
+        };
+        let blockdev = self.filesystems[fs].blockdev_inode;
+        let bdi = self.inodes[blockdev as usize].bdi;
+        self.tasks[tid as usize].backing_dev = Some(bdi);
+        let md = self.filesystems[fs].metadata.clone();
+        let cluster = md.ntfs_data_first_cluster + req.file_index as u64;
+        if !self.daemon_state(tid).meta_done {
+            self.charge_sys(tid, self.cost.fuse_request_ns);
+            let bitmap = md.ntfs_bitmap_first_page + (cluster / NTFS_CLUSTERS_PER_BITMAP_PAGE) as u32;
+            let d1 = self.ntfs_touch(tid, blockdev, bitmap);
+            let d2 = self.ntfs_touch(tid, blockdev, md.ntfs_mft_page);
+            self.daemon_state(tid).meta_done = true;
+            self.balance_dirty_pages_ratelimited(tid, bdi, d1 + d2);
+            if self.tasks[tid as usize].bdp.active {
+                return Step::Continue;
+            }
+        }
+        if !self.daemon_state(tid).data_done {
+            match self.write_page_cached(tid, blockdev, cluster as u32, 4096, true) {
+                Err(step) => return step,
+                Ok(dirtied) => {
+                    self.daemon_state(tid).data_done = true;
+                    self.balance_dirty_pages_ratelimited(tid, bdi, dirtied as u64);
+                    if self.tasks[tid as usize].bdp.active {
+                        return Step::Continue;
+                    }
+                }
+            }
+        }
+        // Reply: the writer's request completes.
+        let d = self.daemon_state(tid);
+        d.current = None;
+        d.requests_served += 1;
+        self.tasks[tid as usize].backing_dev = None;
+        self.charge_sys(tid, self.cost.fuse_request_ns);
+        self.wake_task(req.writer);
+        Step::Continue
+    }
+
+    /// A small metadata update through the block-device page cache.
+    fn ntfs_touch(&mut self, tid: u32, blockdev: u32, index: u32) -> u64 {
+        let was_dirty = {
+            let pfn = self.inodes[blockdev as usize].page(index);
+            pfn != NIL && self.pages[pfn as usize].has(flags::DIRTY)
+        };
+        self.touch_metadata_page(tid, blockdev, index, true);
+        u64::from(!was_dirty)
+    }
+
+    /// jbd2 commit, xfs log force or btrfs transaction commit.
+    fn periodic_commit(&mut self, tid: u32, kind: DaemonKind) {
+        let fs = self.daemon_state(tid).fs;
+        let dev = self.filesystems[fs].device;
+        match kind {
+            DaemonKind::Jbd2 => {
+                let inodes = std::mem::take(&mut self.filesystems[fs].metadata.ordered_inodes);
+                for ino in inodes {
+                    self.journal_write_inode(tid, ino);
+                }
+                // Descriptor block, a few metadata blocks, commit block.
+                self.log_write(tid, fs, dev, 4);
+            }
+            DaemonKind::XfsSyncd => {
+                let n = std::mem::take(&mut self.filesystems[fs].metadata.unlogged_allocs);
+                if n > 0 {
+                    let blocks = (n * XFS_LOG_BYTES_PER_ALLOC).div_ceil(4096);
+                    self.log_write(tid, fs, dev, blocks);
+                }
+            }
+            DaemonKind::BtrfsTransaction => {
+                if let Some(meta) = self.filesystems[fs].metadata.meta_inode {
+                    let mut idx = 0;
+                    while let Some(i) = self.inodes[meta as usize].next_dirty(idx, u32::MAX) {
+                        let pfn = self.inodes[meta as usize].page(i);
+                        if !self.pages[pfn as usize].has(flags::WRITEBACK) {
+                            self.charge_sys(tid, self.cost.writeback_page_ns);
+                            self.submit_page_write(tid, pfn);
+                        }
+                        idx = i + 1;
+                    }
+                    self.filesystems[fs].metadata.cow_pending = true;
+                    // Superblock at 64 KiB.
+                    self.submit_raw_write(tid, dev, 128, SECTORS_PER_PAGE);
+                }
+            }
+            DaemonKind::Fuse => {}
+        }
+        self.kick_device(dev);
+    }
+
+    /// Sequential write of `blocks` 4 KiB log blocks in the log region.
+    fn log_write(&mut self, tid: u32, fs: usize, dev: usize, blocks: u64) {
+        let md = &mut self.filesystems[fs].metadata;
+        if md.log_sectors == 0 {
+            return;
+        }
+        let nr = (blocks * SECTORS_PER_PAGE).min(md.log_sectors);
+        if md.log_cursor + nr > md.log_sectors {
+            md.log_cursor = 0;
+        }
+        let sector = md.log_start_sector + md.log_cursor;
+        md.log_cursor += nr;
+        self.submit_raw_write(tid, dev, sector, nr);
+    }
+
+    /// The jbd2 data=ordered commit pass over one inode
+    /// (`journal_submit_inode_data_buffers` → `generic_writepages` over the
+    /// whole range 0..LLONG_MAX, nr_to_write LONG_MAX): `ext4_writepage`
+    /// refuses every delayed-allocation page, and because the range is the
+    /// whole file with budget left, `write_cache_pages` stores
+    /// `writeback_index = done_index`, i.e. just past the last dirty page —
+    /// the "write index still advanced" effect of seed 000. Pages under
+    /// writeback are skipped (the model does not wait on them).
+    fn journal_write_inode(&mut self, tid: u32, ino: u32) {
+        let mut idx = 0;
+        let mut done_index = None;
+        while let Some(i) = self.inodes[ino as usize].next_dirty(idx, u32::MAX) {
+            idx = i + 1;
+            let pfn = self.inodes[ino as usize].page(i);
+            if self.pages[pfn as usize].has(flags::WRITEBACK) {
+                continue;
+            }
+            done_index = Some(i + 1);
+            self.charge_sys(tid, self.cost.writeback_page_ns);
+            self.fs_writepage_writeback(tid, pfn, crate::writeback::pass::WritebackCaller::Journal);
+        }
+        if let Some(d) = done_index {
+            self.inodes[ino as usize].writeback_index = d;
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! Inodes and their page-cache mappings (`struct address_space`).
+//!
+//! The radix tree is a dense `Vec<u32>` from page index to page frame
+//! (`NIL` when not cached) plus a bitmap of dirty indices, which is what
+//! `write_cache_pages` needs: find the next dirty index at or after a
+//! position in O(words skipped).
+
+use crate::mm::page::NIL;
+
+/// Which dirty-inode list of its backing device an inode is on
+/// (`b_dirty`, `b_io`, `b_more_io` of `struct backing_dev_info`, 3.0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InodeList {
+    None,
+    Dirty,
+    Io,
+    MoreIo,
+}
+
+/// What kind of mapping the inode is; it selects the `->writepage` model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MappingKind {
+    /// A regular file of a filesystem.
+    Regular,
+    /// The page cache of a block device (`def_blk_aops`).
+    BlockDevice,
+    /// A filesystem's metadata inode (btrfs btree inode).
+    Metadata,
+}
+
+#[derive(Debug, Clone)]
+pub struct Inode {
+    pub id: u32,
+    /// Index into `System::filesystems`; block-device inodes use the
+    /// filesystem that sits on them for naming only.
+    pub fs: usize,
+    /// Backing device info this mapping writes back through.
+    pub bdi: usize,
+    pub kind: MappingKind,
+    /// Page index -> page frame, `NIL` if not cached.
+    pages: Vec<u32>,
+    dirty_bits: Vec<u64>,
+    pub nr_cached: u64,
+    pub nr_dirty: u64,
+    /// `mapping->writeback_index` for cyclic writeback.
+    pub writeback_index: u32,
+    /// `inode->dirtied_when` (ns).
+    pub dirtied_when: u64,
+    pub list: InodeList,
+    /// First sector of the file's data on its device (contiguous extent).
+    pub base_sector: u64,
+    /// File size in pages (highest written index + 1).
+    pub size_pages: u32,
+    /// I_SYNC: being written back right now.
+    pub in_writeback: bool,
+}
+
+impl Inode {
+    pub fn new(id: u32, fs: usize, bdi: usize, kind: MappingKind, base_sector: u64) -> Inode {
+        Inode {
+            id,
+            fs,
+            bdi,
+            kind,
+            pages: Vec::new(),
+            dirty_bits: Vec::new(),
+            nr_cached: 0,
+            nr_dirty: 0,
+            writeback_index: 0,
+            dirtied_when: 0,
+            list: InodeList::None,
+            base_sector,
+            size_pages: 0,
+            in_writeback: false,
+        }
+    }
+
+    #[inline]
+    pub fn page(&self, index: u32) -> u32 {
+        self.pages.get(index as usize).copied().unwrap_or(NIL)
+    }
+
+    /// Insert a page into the mapping (`add_to_page_cache`).
+    pub fn insert(&mut self, index: u32, pfn: u32) {
+        let i = index as usize;
+        if i >= self.pages.len() {
+            // Grow geometrically; amortised O(1), no per-page allocation.
+            let new_len = (i + 1).max(self.pages.len() * 2).max(1024);
+            self.pages.resize(new_len, NIL);
+            self.dirty_bits.resize(new_len.div_ceil(64), 0);
+        }
+        debug_assert_eq!(self.pages[i], NIL);
+        self.pages[i] = pfn;
+        self.nr_cached += 1;
+        if index >= self.size_pages {
+            self.size_pages = index + 1;
+        }
+    }
+
+    /// Remove a page from the mapping (`__remove_mapping`).
+    pub fn remove(&mut self, index: u32) {
+        let i = index as usize;
+        debug_assert_ne!(self.pages[i], NIL);
+        self.pages[i] = NIL;
+        self.nr_cached -= 1;
+    }
+
+    /// Tag an index dirty in the mapping. Returns false if it already was.
+    pub fn set_dirty_tag(&mut self, index: u32) -> bool {
+        let (w, b) = ((index / 64) as usize, index % 64);
+        let was = self.dirty_bits[w] & (1 << b) != 0;
+        self.dirty_bits[w] |= 1 << b;
+        if !was {
+            self.nr_dirty += 1;
+        }
+        !was
+    }
+
+    pub fn clear_dirty_tag(&mut self, index: u32) {
+        let (w, b) = ((index / 64) as usize, index % 64);
+        if self.dirty_bits[w] & (1 << b) != 0 {
+            self.dirty_bits[w] &= !(1 << b);
+            self.nr_dirty -= 1;
+        }
+    }
+
+    pub fn is_dirty_tagged(&self, index: u32) -> bool {
+        let (w, b) = ((index / 64) as usize, index % 64);
+        self.dirty_bits.get(w).is_some_and(|x| x & (1 << b) != 0)
+    }
+
+    /// First dirty index in `[from, end)`, like a radix-tree tag lookup.
+    pub fn next_dirty(&self, from: u32, end: u32) -> Option<u32> {
+        let end = end.min((self.dirty_bits.len() * 64) as u32);
+        if from >= end {
+            return None;
+        }
+        let mut w = (from / 64) as usize;
+        let mut word = self.dirty_bits[w] & (!0u64 << (from % 64));
+        loop {
+            if word != 0 {
+                let idx = (w as u32) * 64 + word.trailing_zeros();
+                return (idx < end).then_some(idx);
+            }
+            w += 1;
+            if (w as u32) * 64 >= end {
+                return None;
+            }
+            word = self.dirty_bits[w];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dirty_lookup_skips_clean_ranges() {
+        let mut ino = Inode::new(0, 0, 0, MappingKind::Regular, 0);
+        for i in [3u32, 64, 65, 700] {
+            ino.insert(i, i + 10);
+            assert!(ino.set_dirty_tag(i));
+        }
+        assert!(!ino.set_dirty_tag(3));
+        assert_eq!(ino.nr_dirty, 4);
+        assert_eq!(ino.next_dirty(0, 1000), Some(3));
+        assert_eq!(ino.next_dirty(4, 1000), Some(64));
+        assert_eq!(ino.next_dirty(66, 1000), Some(700));
+        assert_eq!(ino.next_dirty(66, 700), None);
+        ino.clear_dirty_tag(64);
+        assert_eq!(ino.next_dirty(4, 1000), Some(65));
+        assert_eq!(ino.page(700), 710);
+        assert_eq!(ino.page(5000), NIL);
+        assert_eq!(ino.size_pages, 701);
+    }
+}

@@ -1,0 +1,149 @@
+//! Filesystem metadata that reaches the page cache or the device.
+//!
+//! - btrfs (3.0): tree blocks are cached in the btree inode's page cache, on
+//!   the file LRU, and every lookup calls `mark_page_accessed`
+//!   (`find_extent_buffer`/`alloc_extent_buffer`). Each data page written
+//!   back inserts a crc32c into the checksum tree: a search from the root
+//!   touches the root node and the current leaf. A 4 KiB leaf (3.0 default
+//!   leafsize) holds (4096 − 101 header) / 4 ≈ 998 checksums; a full leaf
+//!   means a new leaf page. Tree blocks modified after a transaction commit
+//!   are copied on write to new blocks, i.e. new pages.
+//! - ext4: blocks are allocated at writeback (`ext4_da_writepages`), which
+//!   files the inode on the running transaction's ordered-data list; the
+//!   jbd2 commit then walks that inode's dirty pages (see `daemon`).
+//! - xfs: metadata buffers are not in the page cache (`xfs_buf`); each
+//!   delayed-allocation conversion logs a transaction, and xfssyncd forces
+//!   the log to disk.
+//! - ntfs-3g: each cluster allocation updates the $Bitmap page covering it
+//!   and the file's $MFT record, both through the block device page cache.
+
+use crate::fs::inode::MappingKind;
+use crate::mm::page::{Pfn, NIL};
+use crate::scenario::FsType;
+use crate::system::System;
+
+/// Checksums per btrfs leaf: (4096 − 101) / 4.
+pub const BTRFS_CSUMS_PER_LEAF: u64 = 998;
+/// Bytes of log space one xfs allocation transaction takes (UNVERIFIED
+/// order of magnitude: a few logged buffers' worth of changes).
+pub const XFS_LOG_BYTES_PER_ALLOC: u64 = 512;
+/// Clusters tracked by one 4 KiB page of the NTFS $Bitmap.
+pub const NTFS_CLUSTERS_PER_BITMAP_PAGE: u64 = 4096 * 8;
+
+#[derive(Debug, Clone, Default)]
+pub struct MetadataState {
+    /// btrfs: the btree inode.
+    pub meta_inode: Option<u32>,
+    pub next_meta_index: u32,
+    pub csum_root_index: u32,
+    pub csum_leaf_index: u32,
+    pub csums_in_leaf: u64,
+    /// Tree blocks were written by the last commit; the next change COWs.
+    pub cow_pending: bool,
+    /// ext4: inodes with blocks allocated in the running transaction.
+    pub ordered_inodes: Vec<u32>,
+    /// xfs: allocation transactions not yet forced to the log.
+    pub unlogged_allocs: u64,
+    /// Journal/log region and its write cursor.
+    pub log_start_sector: u64,
+    pub log_sectors: u64,
+    pub log_cursor: u64,
+    /// ntfs: block-device page indexes of $MFT record and $Bitmap.
+    pub ntfs_mft_page: u32,
+    pub ntfs_bitmap_first_page: u32,
+    pub ntfs_data_first_cluster: u64,
+}
+
+impl System {
+    /// Side effects of writing back (and, for delayed allocation,
+    /// allocating) one data page of a regular file.
+    pub fn fs_data_written(&mut self, tid: u32, fs: usize, ino: u32, fs_type: FsType) {
+        match fs_type {
+            FsType::Btrfs => self.btrfs_csum_insert(tid, fs),
+            FsType::Ext4 => {
+                let md = &mut self.filesystems[fs].metadata;
+                if !md.ordered_inodes.contains(&ino) {
+                    md.ordered_inodes.push(ino);
+                }
+            }
+            FsType::Xfs => {
+                // One allocation transaction per writeback run of an inode
+                // is logged; approximated per 1024 pages (one pass chunk).
+                let md = &mut self.filesystems[fs].metadata;
+                md.unlogged_allocs += 1;
+            }
+            FsType::FuseNtfs => {}
+        }
+    }
+
+    fn btrfs_csum_insert(&mut self, tid: u32, fs: usize) {
+        let md = &mut self.filesystems[fs].metadata;
+        let Some(meta) = md.meta_inode else { return };
+        if md.cow_pending {
+            // COW of the search path after a commit: new root and leaf.
+            md.cow_pending = false;
+            md.csum_root_index = md.next_meta_index;
+            md.csum_leaf_index = md.next_meta_index + 1;
+            md.next_meta_index += 2;
+        }
+        md.csums_in_leaf += 1;
+        if md.csums_in_leaf > BTRFS_CSUMS_PER_LEAF {
+            md.csums_in_leaf = 1;
+            md.csum_leaf_index = md.next_meta_index;
+            md.next_meta_index += 1;
+        }
+        let (root, leaf) = (md.csum_root_index, md.csum_leaf_index);
+        self.touch_metadata_page(tid, meta, root, true);
+        self.touch_metadata_page(tid, meta, leaf, true);
+    }
+
+    /// Look up (and create if absent) a metadata page of a page-cache
+    /// metadata mapping, `mark_page_accessed` it, and dirty it if modified.
+    /// Metadata allocations do not enter direct reclaim in the model
+    /// (GFP_NOFS, and they are few); they dip below the low watermark and
+    /// wake kswapd instead.
+    pub fn touch_metadata_page(&mut self, tid: u32, ino: u32, index: u32, modify: bool) -> Pfn {
+        let mut pfn = self.inodes[ino as usize].page(index);
+        if pfn == NIL {
+            pfn = match self.get_page_from_freelist(false, false) {
+                Some(p) => p,
+                None => {
+                    self.wake_all_kswapd();
+                    self.get_page_from_freelist(true, true)
+                        .expect("no free page at all for metadata")
+                }
+            };
+            self.charge_sys(tid, self.cost.page_alloc_ns + self.cost.page_cache_add_ns);
+            let pg = &mut self.pages[pfn as usize];
+            pg.inode = ino;
+            pg.index = index;
+            pg.flags |= crate::mm::page::flags::UPTODATE;
+            self.inodes[ino as usize].insert(index, pfn);
+            let cpu = self.tasks[tid as usize].cpu;
+            self.lru_cache_add(cpu, pfn);
+        }
+        self.mark_page_accessed(pfn);
+        if modify {
+            self.set_page_dirty(pfn, None);
+        }
+        pfn
+    }
+
+    /// Create the btree inode of a btrfs instance.
+    pub fn btrfs_init_metadata(&mut self, fs: usize, meta_base_sector: u64) {
+        let bdi = self.filesystems[fs].bdi;
+        let id = self.inodes.len() as u32;
+        self.inodes.push(crate::fs::inode::Inode::new(
+            id,
+            fs,
+            bdi,
+            MappingKind::Metadata,
+            meta_base_sector,
+        ));
+        let md = &mut self.filesystems[fs].metadata;
+        md.meta_inode = Some(id);
+        md.csum_root_index = 0;
+        md.csum_leaf_index = 1;
+        md.next_meta_index = 2;
+    }
+}

@@ -1,0 +1,141 @@
+//! Filesystem models: where data and metadata go on the device, what
+//! `->writepage` does when reclaim or writeback calls it, and the
+//! filesystems' own threads (FUSE daemon, jbd2, xfssyncd,
+//! btrfs-transaction).
+//!
+//! `->writepage` from reclaim, Linux 3.0 (read in 3.0-era sources):
+//! - xfs `xfs_vm_writepage`: redirty when PF_MEMALLOC without PF_KSWAPD
+//!   (direct reclaim); kswapd writes and clusters following dirty pages of
+//!   the same extent up to `nr_to_write` = 32.
+//! - ext4 `ext4_writepage`: redirty any page with delayed-allocation
+//!   buffers (never allocates), kswapd and direct reclaim alike.
+//! - btrfs `btrfs_writepage`: redirty whenever PF_MEMALLOC (kswapd too).
+//! - block device `blkdev_writepage` (= `block_write_full_page`): always
+//!   writes; this is what reclaim meets under fuse-ntfs, because ntfs-3g
+//!   writes through the block device's page cache.
+
+pub mod daemon;
+pub mod inode;
+pub mod metadata;
+
+use crate::mm::page::{flags, Pfn};
+use crate::scenario::FsType;
+use crate::system::System;
+use crate::writeback::pass::WritebackCaller;
+
+pub use daemon::FsDaemonState;
+
+/// What `pageout()` sees after `->writepage` returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WritepageResult {
+    /// The filesystem refused and re-dirtied the page.
+    Redirtied,
+    /// IO was submitted; the page is under writeback.
+    Submitted,
+    /// The page is clean and not under writeback (FUSE copied it to a
+    /// temporary page and ended writeback at once).
+    CompletedSync,
+}
+
+/// A mounted filesystem.
+#[derive(Debug, Clone)]
+pub struct FsInstance {
+    pub fs_type: FsType,
+    pub mount: String,
+    /// The block device it lives on.
+    pub device: usize,
+    /// The bdi its regular files write back through (a FUSE connection has
+    /// its own).
+    pub bdi: usize,
+    /// The block-device inode (ntfs-3g writes through it; ext4 metadata).
+    pub blockdev_inode: u32,
+    /// Next free sector for new file data (a bump allocator per fs).
+    pub data_cursor_sector: u64,
+    pub metadata: metadata::MetadataState,
+}
+
+/// Sectors in 1 GiB.
+pub const SECTORS_PER_GIB: u64 = (1 << 30) / 512;
+
+impl System {
+    /// `->writepage` called by `pageout()` on a dirty page at the LRU tail.
+    /// Does `clear_page_dirty_for_io` and the filesystem's answer.
+    pub fn fs_writepage_reclaim(&mut self, tid: u32, pfn: Pfn, is_kswapd: bool) -> WritepageResult {
+        let p = self.pages[pfn as usize];
+        let ino = p.inode;
+        let inode = &self.inodes[ino as usize];
+        let fs_type = self.filesystems[inode.fs].fs_type;
+        let kind = inode.kind;
+        use crate::fs::inode::MappingKind;
+        let writes = match (kind, fs_type) {
+            (MappingKind::BlockDevice, _) => true,
+            (_, FsType::Xfs) => is_kswapd,
+            (_, FsType::Ext4) => p.has(flags::MAPPED),
+            (_, FsType::Btrfs) => false,
+            (_, FsType::FuseNtfs) => {
+                // fuse_writepage: copy to a temporary page, end writeback on
+                // the original at once (only reached for mmap-dirtied pages).
+                self.clear_page_dirty_for_io(pfn);
+                self.vmstat.inc(crate::mm::vmstat::Ev::NrWritten, 1);
+                return WritepageResult::CompletedSync;
+            }
+        };
+        self.charge_sys(tid, self.cost.writeback_page_ns);
+        if !writes {
+            self.clear_page_dirty_for_io(pfn);
+            self.redirty_page_for_writepage(pfn);
+            return WritepageResult::Redirtied;
+        }
+        self.submit_page_write(tid, pfn);
+        if kind == MappingKind::Regular && fs_type == FsType::Xfs {
+            self.xfs_cluster_write(tid, ino, p.index + 1, 31);
+        }
+        WritepageResult::Submitted
+    }
+
+    /// `xfs_cluster_write`: after the page reclaim asked for, write the
+    /// following dirty pages of the same file (same extent; a streaming
+    /// file is one extent) while `nr_to_write` lasts.
+    fn xfs_cluster_write(&mut self, tid: u32, ino: u32, from: u32, mut budget: u32) {
+        let mut idx = from;
+        while budget > 0 {
+            let pfn = self.inodes[ino as usize].page(idx);
+            if pfn == crate::mm::page::NIL {
+                break;
+            }
+            let p = self.pages[pfn as usize];
+            if !p.has(flags::DIRTY) || p.has(flags::WRITEBACK) {
+                break;
+            }
+            self.charge_sys(tid, self.cost.writeback_page_ns);
+            self.submit_page_write(tid, pfn);
+            self.pages[pfn as usize].flags |= flags::MAPPED;
+            idx += 1;
+            budget -= 1;
+        }
+    }
+
+    /// `->writepage` / `->writepages` from `write_cache_pages` on behalf of
+    /// a flusher, a throttled writer or a journal commit. Returns whether IO
+    /// was submitted.
+    pub fn fs_writepage_writeback(&mut self, tid: u32, pfn: Pfn, caller: WritebackCaller) -> bool {
+        let p = self.pages[pfn as usize];
+        let inode = &self.inodes[p.inode as usize];
+        let fs = inode.fs;
+        let fs_type = self.filesystems[fs].fs_type;
+        let regular = inode.kind == crate::fs::inode::MappingKind::Regular;
+        if caller == WritebackCaller::Journal && !p.has(flags::MAPPED) {
+            // ext4_writepage from the jbd2 data=ordered pass refuses pages
+            // with delayed-allocation buffers.
+            self.clear_page_dirty_for_io(pfn);
+            self.redirty_page_for_writepage(pfn);
+            return false;
+        }
+        self.submit_page_write(tid, pfn);
+        self.pages[pfn as usize].flags |= flags::MAPPED;
+        if regular {
+            self.fs_data_written(tid, fs, p.inode, fs_type);
+        }
+        true
+    }
+}

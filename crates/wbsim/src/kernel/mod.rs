@@ -1,0 +1,71 @@
+//! Kernel profiles: which policy each mechanism uses, as plain data.
+//!
+//! A profile is one field per mechanism; presets are TOML files compiled into
+//! the binary. Mechanism code branches on these fields at the decision point.
+
+use serde::{Deserialize, Serialize};
+
+/// Where the dirty limit is enforced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DirtyLimitScope {
+    /// Global and per-device limits only (≤ 3.2).
+    Global,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelProfile {
+    pub name: String,
+    pub dirty_limit_scope: DirtyLimitScope,
+    /// Added to the floating-proportion period shift of `calc_period_shift`
+    /// (2.6.24 – 3.6); 0 is the kernel's own rule.
+    pub proportion_shift_offset: i32,
+    /// `task_dirty_limit` (2.6.24 – 3.1): heavy dirtiers get up to 1/8 less.
+    pub task_dirty_limit: bool,
+    /// `balance_dirty_pages` lets a device exceed its share while the system
+    /// is below (background + hard limit) / 2.
+    pub bdi_ramp_violation_allowed: bool,
+    /// 3.0: direct reclaim calls `->writepage` on dirty file pages.
+    pub direct_reclaim_writes_file_pages: bool,
+    /// kswapd calls `->writepage` on dirty file pages only at priorities at
+    /// or below this (12 = always, as in 3.0).
+    pub kswapd_writepage_max_priority: u32,
+}
+
+const PRESETS: &[(&str, &str)] = &[("3.0-vanilla", include_str!("presets/3.0-vanilla.toml"))];
+
+/// Names of the built-in presets.
+pub fn preset_names() -> Vec<&'static str> {
+    PRESETS.iter().map(|(n, _)| *n).collect()
+}
+
+/// Load a built-in preset by name.
+pub fn preset(name: &str) -> Result<KernelProfile, String> {
+    let (_, text) = PRESETS.iter().find(|(n, _)| *n == name).ok_or_else(|| {
+        format!(
+            "unknown kernel preset `{name}`; available presets: {}",
+            preset_names().join(", ")
+        )
+    })?;
+    toml::from_str(text).map_err(|e| format!("built-in preset `{name}` is malformed: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_loads_and_is_named_after_itself() {
+        for name in preset_names() {
+            let p = preset(name).unwrap();
+            assert_eq!(p.name, name);
+        }
+    }
+
+    #[test]
+    fn unknown_preset_lists_the_known_ones() {
+        let e = preset("2.4-ancient").unwrap_err();
+        assert!(e.contains("3.0-vanilla"), "{e}");
+    }
+}

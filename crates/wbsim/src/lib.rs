@@ -1,0 +1,65 @@
+//! wbsim: a deterministic simulator of Linux page-cache writeback and
+//! memory reclaim.
+//!
+//! A scenario (machine, devices, filesystems, sysctls, workload) and a
+//! kernel profile go in; the figures the real experiment prints come out:
+//! elapsed/user/system time, /proc/vmstat deltas and device statistics.
+
+pub mod block;
+pub mod device;
+pub mod fs;
+pub mod kernel;
+pub mod mm;
+pub mod reclaim;
+pub mod report;
+pub mod scenario;
+pub mod sim;
+pub mod system;
+pub mod workload;
+pub mod writeback;
+
+use kernel::KernelProfile;
+use report::{Report, RunReport};
+use scenario::Scenario;
+
+/// Options of one simulation.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Check the conservation invariants after every event (slow).
+    pub check_every_event: bool,
+}
+
+/// Simulate one run of `sc` on `profile` with `seed`.
+pub fn simulate(sc: &Scenario, profile: &KernelProfile, seed: u64, opts: &RunOptions) -> RunReport {
+    let mut sys = system::build_system(sc, profile, seed);
+    sys.check_every_event = opts.check_every_event;
+    let outcome = sys.run();
+    report::run_report(&sys, seed, outcome)
+}
+
+/// Simulate and return the final machine state too (tests, invariants).
+pub fn simulate_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> (system::System, RunReport) {
+    let mut sys = system::build_system(sc, profile, seed);
+    let outcome = sys.run();
+    let r = report::run_report(&sys, seed, outcome);
+    (sys, r)
+}
+
+/// The seeds of a scenario's runs: `seed, seed + 1, ...`.
+pub fn run_seeds(first: u64, runs: u32) -> Vec<u64> {
+    (0..runs as u64).map(|i| first.wrapping_add(i)).collect()
+}
+
+/// Resolve the kernel profile: an override preset name, else the scenario's.
+pub fn resolve_profile(sc: &Scenario, kernel_override: Option<&str>) -> Result<KernelProfile, String> {
+    kernel::preset(kernel_override.unwrap_or(&sc.kernel))
+}
+
+/// Assemble a report from runs in seed order.
+pub fn make_report(sc: &Scenario, profile: &KernelProfile, runs: Vec<RunReport>) -> Report {
+    Report {
+        scenario: sc.name.clone(),
+        kernel: profile.name.clone(),
+        runs,
+    }
+}

@@ -1,0 +1,166 @@
+//! Memory management: page frames, zones, the page allocator's fast path,
+//! LRU lists with pagevec batching, page-state accounting, vmstat.
+
+pub mod page;
+pub mod vmstat;
+pub mod zone;
+
+use crate::system::System;
+use page::{flags, list_add_head, list_add_tail, list_del, Holder, Pfn, LRU_ACTIVE_FILE,
+    LRU_INACTIVE_FILE, NIL};
+use vmstat::{Ev, ZoneEv};
+
+/// `PAGEVEC_SIZE` (3.0).
+pub const PAGEVEC_SIZE: usize = 14;
+
+/// Per-CPU LRU-add pagevec (`lru_add_pvecs`, `____pagevec_lru_add`).
+#[derive(Debug, Clone, Default)]
+pub struct Pagevec {
+    pub pages: [u32; PAGEVEC_SIZE],
+    pub len: usize,
+}
+
+/// The allocation flags the model distinguishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gfp {
+    /// `__GFP_WRITE`: a page-cache page allocated to be written (3.3+ hint;
+    /// in 3.0 only recorded).
+    pub write: bool,
+}
+
+impl System {
+    /// Zonelist order for page-cache allocations: highest populated zone
+    /// first (Normal → DMA32 → DMA), `build_zonelists` on one node.
+    pub fn preferred_zone(&self) -> usize {
+        self.zones.len() - 1
+    }
+
+    /// Take a page off `zone`'s free list (`buffered_rmqueue`, order 0).
+    pub fn take_free_page(&mut self, zone: usize) -> Pfn {
+        let pfn = self.zones[zone].free.head;
+        debug_assert_ne!(pfn, NIL);
+        list_del(&mut self.pages, &mut self.zones[zone].free, pfn);
+        let p = &mut self.pages[pfn as usize];
+        p.flags = 0;
+        p.holder = Holder::Kernel;
+        self.vmstat.zinc(zone, ZoneEv::PgAlloc, 1);
+        pfn
+    }
+
+    /// `get_page_from_freelist`: first zone in the zonelist above `mark`
+    /// (a closure picks low or min), or `None`.
+    pub fn get_page_from_freelist(&mut self, use_min: bool, no_watermarks: bool) -> Option<Pfn> {
+        let classzone = self.preferred_zone();
+        for z in (0..self.zones.len()).rev() {
+            let zone = &self.zones[z];
+            if zone.present_pages == 0 || zone.nr_free() == 0 {
+                continue;
+            }
+            let mark = if use_min { zone.wmark_min } else { zone.wmark_low };
+            if no_watermarks || zone.watermark_ok(mark, classzone) {
+                return Some(self.take_free_page(z));
+            }
+        }
+        None
+    }
+
+    /// Free a page frame back to its zone (`free_hot_cold_page`).
+    pub fn free_page(&mut self, pfn: Pfn) {
+        let z = self.pages[pfn as usize].zone as usize;
+        let p = &mut self.pages[pfn as usize];
+        p.flags = 0;
+        p.inode = NIL;
+        p.holder = Holder::Free;
+        list_add_head(&mut self.pages, &mut self.zones[z].free, pfn);
+        let zone = &mut self.zones[z];
+        zone.pages_scanned = 0;
+        zone.all_unreclaimable = false;
+        self.vmstat.inc(Ev::PgFree, 1);
+    }
+
+    /// `lru_cache_add_file`: queue a new page-cache page on this CPU's
+    /// pagevec; the batch goes onto the LRU when the pagevec fills.
+    pub fn lru_cache_add(&mut self, cpu: usize, pfn: Pfn) {
+        self.pages[pfn as usize].holder = Holder::Pagevec;
+        let pv = &mut self.pagevecs[cpu];
+        pv.pages[pv.len] = pfn;
+        pv.len += 1;
+        if pv.len == PAGEVEC_SIZE {
+            self.lru_add_drain(cpu);
+        }
+    }
+
+    /// `lru_add_drain`: move this CPU's pagevec pages to the head of their
+    /// zone's inactive (or, if marked active, active) file list.
+    pub fn lru_add_drain(&mut self, cpu: usize) {
+        let len = self.pagevecs[cpu].len;
+        for i in 0..len {
+            let pfn = self.pagevecs[cpu].pages[i];
+            let lru = if self.pages[pfn as usize].has(flags::ACTIVE) {
+                LRU_ACTIVE_FILE
+            } else {
+                LRU_INACTIVE_FILE
+            };
+            self.lru_link_head(pfn, lru);
+        }
+        self.pagevecs[cpu].len = 0;
+    }
+
+    /// Put a page on the head of an LRU list and mark it PageLRU.
+    pub fn lru_link_head(&mut self, pfn: Pfn, lru: usize) {
+        let z = self.pages[pfn as usize].zone as usize;
+        let p = &mut self.pages[pfn as usize];
+        p.holder = Holder::from_lru(lru);
+        p.flags |= flags::LRU;
+        list_add_head(&mut self.pages, &mut self.zones[z].lru[lru], pfn);
+    }
+
+    /// Take a page off whatever LRU list it is on.
+    pub fn lru_unlink(&mut self, pfn: Pfn) {
+        let p = self.pages[pfn as usize];
+        let lru = p.holder.lru().expect("page not on an LRU list");
+        list_del(&mut self.pages, &mut self.zones[p.zone as usize].lru[lru], pfn);
+        self.pages[pfn as usize].flags &= !flags::LRU;
+    }
+
+    /// `mark_page_accessed` (3.0): inactive+referenced+on LRU → activate;
+    /// otherwise set Referenced. A page still in a pagevec is not activated.
+    pub fn mark_page_accessed(&mut self, pfn: Pfn) {
+        let p = self.pages[pfn as usize];
+        if !p.has(flags::ACTIVE) && p.has(flags::REFERENCED) && p.has(flags::LRU) {
+            if p.holder == Holder::InactiveFile {
+                self.lru_unlink(pfn);
+                let pg = &mut self.pages[pfn as usize];
+                pg.flags |= flags::ACTIVE;
+                pg.flags &= !flags::REFERENCED;
+                self.lru_link_head(pfn, LRU_ACTIVE_FILE);
+                self.zones[p.zone as usize].recent_rotated[1] += 1;
+                self.vmstat.inc(Ev::PgActivate, 1);
+            }
+        } else if !p.has(flags::REFERENCED) {
+            self.pages[pfn as usize].flags |= flags::REFERENCED;
+        }
+    }
+
+    /// `rotate_reclaimable_page`: a PG_reclaim page whose writeback ended is
+    /// moved to the inactive tail so the next scan frees it first.
+    pub fn rotate_reclaimable_page(&mut self, pfn: Pfn) {
+        let p = self.pages[pfn as usize];
+        if p.holder == Holder::InactiveFile && !p.has(flags::DIRTY) && !p.has(flags::ACTIVE) {
+            let z = p.zone as usize;
+            list_del(&mut self.pages, &mut self.zones[z].lru[LRU_INACTIVE_FILE], pfn);
+            list_add_tail(&mut self.pages, &mut self.zones[z].lru[LRU_INACTIVE_FILE], pfn);
+            self.vmstat.inc(Ev::PgRotated, 1);
+        }
+    }
+
+    /// Total free pages.
+    pub fn nr_free_pages(&self) -> u64 {
+        self.zones.iter().map(|z| z.nr_free()).sum()
+    }
+
+    /// `global_reclaimable_pages` without swap: the file LRU lists.
+    pub fn global_reclaimable_pages(&self) -> u64 {
+        self.zones.iter().map(|z| z.reclaimable_pages()).sum()
+    }
+}

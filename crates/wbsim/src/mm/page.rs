@@ -1,0 +1,214 @@
+//! Page frames and intrusive page lists.
+//!
+//! All page frames live in one `Vec<Page>` indexed by a `u32` page frame
+//! number. Lists (free lists, LRU lists) are doubly linked through the
+//! frames' `prev`/`next` fields, so add, remove and rotate are O(1) and never
+//! allocate. A frame is on at most one list; `Page::list` says which.
+
+/// Page frame number.
+pub type Pfn = u32;
+/// "No page" / end of list.
+pub const NIL: u32 = u32::MAX;
+
+/// Page flags (`include/linux/page-flags.h`), only those the model needs.
+pub mod flags {
+    pub const DIRTY: u16 = 1 << 0;
+    pub const WRITEBACK: u16 = 1 << 1;
+    pub const REFERENCED: u16 = 1 << 2;
+    pub const ACTIVE: u16 = 1 << 3;
+    /// PG_reclaim: rotate to the inactive tail when writeback ends.
+    pub const RECLAIM: u16 = 1 << 4;
+    /// PG_lru: on an LRU list (not in a pagevec, not isolated).
+    pub const LRU: u16 = 1 << 5;
+    pub const UPTODATE: u16 = 1 << 6;
+    /// The page's blocks are allocated on disk (`buffer_mapped` on all its
+    /// buffers): set when writeback allocated a delayed-allocation page.
+    pub const MAPPED: u16 = 1 << 7;
+}
+
+/// Which list (or holder) a frame belongs to. Every frame is in exactly one
+/// of these states; the conservation check counts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Holder {
+    /// On its zone's free list.
+    Free = 0,
+    /// `lru` index 0..4: inactive_anon, active_anon, inactive_file, active_file.
+    InactiveAnon = 1,
+    ActiveAnon = 2,
+    InactiveFile = 3,
+    ActiveFile = 4,
+    /// In a per-CPU LRU-add pagevec, not yet on a list (`PageLRU` clear).
+    Pagevec = 5,
+    /// Isolated by reclaim (`isolate_lru_pages`), on the reclaimer's private list.
+    Isolated = 6,
+    /// Allocated, kernel-private and never on the LRU (FUSE temporary
+    /// writeback pages, XFS buffer-cache pages).
+    Kernel = 7,
+}
+
+/// LRU list numbers as in `enum lru_list` (unevictable not modelled).
+pub const LRU_INACTIVE_ANON: usize = 0;
+pub const LRU_ACTIVE_ANON: usize = 1;
+pub const LRU_INACTIVE_FILE: usize = 2;
+pub const LRU_ACTIVE_FILE: usize = 3;
+pub const NR_LRU_LISTS: usize = 4;
+
+impl Holder {
+    pub fn from_lru(lru: usize) -> Holder {
+        match lru {
+            LRU_INACTIVE_ANON => Holder::InactiveAnon,
+            LRU_ACTIVE_ANON => Holder::ActiveAnon,
+            LRU_INACTIVE_FILE => Holder::InactiveFile,
+            _ => Holder::ActiveFile,
+        }
+    }
+    pub fn lru(self) -> Option<usize> {
+        match self {
+            Holder::InactiveAnon => Some(LRU_INACTIVE_ANON),
+            Holder::ActiveAnon => Some(LRU_ACTIVE_ANON),
+            Holder::InactiveFile => Some(LRU_INACTIVE_FILE),
+            Holder::ActiveFile => Some(LRU_ACTIVE_FILE),
+            _ => None,
+        }
+    }
+}
+
+/// One page frame (`struct page`), 20 bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Page {
+    pub flags: u16,
+    pub zone: u8,
+    pub holder: Holder,
+    pub prev: u32,
+    pub next: u32,
+    /// Owning inode (mapping), `NIL` if none.
+    pub inode: u32,
+    /// Page index within the mapping.
+    pub index: u32,
+}
+
+impl Page {
+    #[inline]
+    pub fn has(&self, f: u16) -> bool {
+        self.flags & f != 0
+    }
+}
+
+/// Head of an intrusive list: pages are added at the head, reclaim takes
+/// from the tail, as the kernel's LRU lists do.
+#[derive(Debug, Clone, Copy)]
+pub struct ListHead {
+    pub head: u32,
+    pub tail: u32,
+    pub len: u64,
+}
+
+impl Default for ListHead {
+    fn default() -> Self {
+        ListHead {
+            head: NIL,
+            tail: NIL,
+            len: 0,
+        }
+    }
+}
+
+/// Link `pfn` at the head of `list`.
+#[inline]
+pub fn list_add_head(pages: &mut [Page], list: &mut ListHead, pfn: Pfn) {
+    let old = list.head;
+    pages[pfn as usize].prev = NIL;
+    pages[pfn as usize].next = old;
+    if old != NIL {
+        pages[old as usize].prev = pfn;
+    } else {
+        list.tail = pfn;
+    }
+    list.head = pfn;
+    list.len += 1;
+}
+
+/// Link `pfn` at the tail of `list`.
+#[inline]
+pub fn list_add_tail(pages: &mut [Page], list: &mut ListHead, pfn: Pfn) {
+    let old = list.tail;
+    pages[pfn as usize].next = NIL;
+    pages[pfn as usize].prev = old;
+    if old != NIL {
+        pages[old as usize].next = pfn;
+    } else {
+        list.head = pfn;
+    }
+    list.tail = pfn;
+    list.len += 1;
+}
+
+/// Unlink `pfn` from `list` (it must be on it).
+#[inline]
+pub fn list_del(pages: &mut [Page], list: &mut ListHead, pfn: Pfn) {
+    let Page { prev, next, .. } = pages[pfn as usize];
+    if prev != NIL {
+        pages[prev as usize].next = next;
+    } else {
+        list.head = next;
+    }
+    if next != NIL {
+        pages[next as usize].prev = prev;
+    } else {
+        list.tail = prev;
+    }
+    pages[pfn as usize].prev = NIL;
+    pages[pfn as usize].next = NIL;
+    list.len -= 1;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frames(n: usize) -> Vec<Page> {
+        vec![
+            Page {
+                flags: 0,
+                zone: 0,
+                holder: Holder::Free,
+                prev: NIL,
+                next: NIL,
+                inode: NIL,
+                index: 0,
+            };
+            n
+        ]
+    }
+
+    fn collect(pages: &[Page], list: &ListHead) -> Vec<u32> {
+        let mut v = vec![];
+        let mut p = list.head;
+        while p != NIL {
+            v.push(p);
+            p = pages[p as usize].next;
+        }
+        v
+    }
+
+    #[test]
+    fn add_remove_rotate() {
+        let mut pages = frames(5);
+        let mut l = ListHead::default();
+        list_add_head(&mut pages, &mut l, 1);
+        list_add_head(&mut pages, &mut l, 2);
+        list_add_tail(&mut pages, &mut l, 3);
+        assert_eq!(collect(&pages, &l), vec![2, 1, 3]);
+        list_del(&mut pages, &mut l, 1);
+        assert_eq!(collect(&pages, &l), vec![2, 3]);
+        list_del(&mut pages, &mut l, 3);
+        list_add_head(&mut pages, &mut l, 3);
+        assert_eq!(collect(&pages, &l), vec![3, 2]);
+        assert_eq!(l.tail, 2);
+        assert_eq!(l.len, 2);
+        list_del(&mut pages, &mut l, 2);
+        list_del(&mut pages, &mut l, 3);
+        assert_eq!((l.head, l.tail, l.len), (NIL, NIL, 0));
+    }
+}

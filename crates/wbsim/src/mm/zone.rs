@@ -1,0 +1,178 @@
+//! Zones, watermarks and lowmem_reserve (Linux 3.0 `mm/page_alloc.c`:
+//! `init_per_zone_wmark_min`, `setup_per_zone_wmarks`,
+//! `setup_per_zone_lowmem_reserve`, `__zone_watermark_ok`).
+
+use super::page::{ListHead, NR_LRU_LISTS};
+
+#[derive(Debug, Clone)]
+pub struct Zone {
+    pub name: &'static str,
+    /// vmstat suffix: dma, dma32, normal.
+    pub suffix: &'static str,
+    pub start_pfn: u32,
+    pub present_pages: u64,
+    pub free: ListHead,
+    pub wmark_min: u64,
+    pub wmark_low: u64,
+    pub wmark_high: u64,
+    /// `lowmem_reserve[j]`: pages this zone keeps back from allocations whose
+    /// preferred zone (classzone) is `j`.
+    pub lowmem_reserve: Vec<u64>,
+    pub lru: [ListHead; NR_LRU_LISTS],
+    pub nr_dirty: u64,
+    pub nr_writeback: u64,
+    pub nr_isolated_file: u64,
+    /// Pages scanned since the last page was freed into the zone
+    /// (`zone->pages_scanned`), for all_unreclaimable.
+    pub pages_scanned: u64,
+    pub all_unreclaimable: bool,
+    /// ZONE_CONGESTED (3.0 `shrink_page_list`).
+    pub congested: bool,
+    /// `reclaim_stat.recent_scanned/rotated` [anon, file].
+    pub recent_scanned: [u64; 2],
+    pub recent_rotated: [u64; 2],
+}
+
+impl Zone {
+    pub fn new(name: &'static str, suffix: &'static str, start_pfn: u32, pages: u64) -> Zone {
+        Zone {
+            name,
+            suffix,
+            start_pfn,
+            present_pages: pages,
+            free: ListHead::default(),
+            wmark_min: 0,
+            wmark_low: 0,
+            wmark_high: 0,
+            lowmem_reserve: Vec::new(),
+            lru: [ListHead::default(); NR_LRU_LISTS],
+            nr_dirty: 0,
+            nr_writeback: 0,
+            nr_isolated_file: 0,
+            pages_scanned: 0,
+            all_unreclaimable: false,
+            congested: false,
+            recent_scanned: [0; 2],
+            recent_rotated: [0; 2],
+        }
+    }
+
+    pub fn nr_free(&self) -> u64 {
+        self.free.len
+    }
+
+    pub fn nr_file_lru(&self) -> u64 {
+        self.lru[2].len + self.lru[3].len
+    }
+
+    /// `zone_reclaimable_pages` (no swap: file pages only).
+    pub fn reclaimable_pages(&self) -> u64 {
+        self.nr_file_lru()
+    }
+
+    /// `__zone_watermark_ok` for order 0 (3.0): free − (2^0 + 1) must stay
+    /// above `mark + lowmem_reserve[classzone]`.
+    pub fn watermark_ok(&self, mark: u64, classzone: usize) -> bool {
+        let free = self.nr_free() as i64 - 2;
+        free > (mark + self.lowmem_reserve[classzone]) as i64
+    }
+}
+
+/// `init_per_zone_wmark_min` (3.0): `int_sqrt(lowmem_kbytes * 16)` clamped to
+/// [128, 65536]. All modelled zones are lowmem on x86-64.
+pub fn default_min_free_kbytes(lowmem_pages: u64) -> u64 {
+    let lowmem_kbytes = lowmem_pages * 4;
+    int_sqrt(lowmem_kbytes * 16).clamp(128, 65536)
+}
+
+pub fn int_sqrt(x: u64) -> u64 {
+    if x < 2 {
+        return x;
+    }
+    let mut r = (x as f64).sqrt() as u64;
+    while r * r > x {
+        r -= 1;
+    }
+    while (r + 1) * (r + 1) <= x {
+        r += 1;
+    }
+    r
+}
+
+/// `setup_per_zone_wmarks` (3.0 – 4.5): min proportional to zone size,
+/// low = min + min/4, high = min + min/2.
+pub fn setup_watermarks(zones: &mut [Zone], min_free_kbytes: u64) {
+    let pages_min = min_free_kbytes / 4;
+    let lowmem_pages: u64 = zones.iter().map(|z| z.present_pages).sum();
+    for z in zones.iter_mut() {
+        let tmp = pages_min * z.present_pages / lowmem_pages.max(1);
+        z.wmark_min = tmp;
+        z.wmark_low = tmp + tmp / 4;
+        z.wmark_high = tmp + tmp / 2;
+    }
+}
+
+/// `setup_per_zone_lowmem_reserve` with the 3.0 default ratios
+/// (DMA 256, DMA32 256, Normal 32).
+pub fn setup_lowmem_reserve(zones: &mut [Zone], ratios: &[u64]) {
+    let n = zones.len();
+    for z in zones.iter_mut() {
+        z.lowmem_reserve = vec![0; n];
+    }
+    for j in 0..n {
+        let mut pages = zones[j].present_pages;
+        let mut idx = j;
+        while idx > 0 {
+            idx -= 1;
+            let ratio = ratios.get(idx).copied().unwrap_or(32).max(1);
+            zones[idx].lowmem_reserve[j] = pages / ratio;
+            pages += zones[idx].present_pages;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn three_zones() -> Vec<Zone> {
+        vec![
+            Zone::new("DMA", "dma", 0, 3840),
+            Zone::new("DMA32", "dma32", 3840, 830_976),
+            Zone::new("Normal", "normal", 834_816, 129_024),
+        ]
+    }
+
+    #[test]
+    fn watermarks_are_proportional() {
+        let mut zones = three_zones();
+        let total: u64 = zones.iter().map(|z| z.present_pages).sum();
+        let mfk = default_min_free_kbytes(total);
+        // isqrt(963840 * 4 * 16) = 7854
+        assert_eq!(mfk, 7854);
+        setup_watermarks(&mut zones, mfk);
+        let pages_min = mfk / 4;
+        let n = &zones[2];
+        assert_eq!(n.wmark_min, pages_min * 129_024 / total);
+        assert_eq!(n.wmark_low, n.wmark_min + n.wmark_min / 4);
+        assert_eq!(n.wmark_high, n.wmark_min + n.wmark_min / 2);
+    }
+
+    #[test]
+    fn lowmem_reserve_protects_lower_zones() {
+        let mut zones = three_zones();
+        setup_lowmem_reserve(&mut zones, &[256, 256, 32]);
+        assert_eq!(zones[1].lowmem_reserve[2], 129_024 / 256);
+        assert_eq!(zones[0].lowmem_reserve[2], (129_024 + 830_976) / 256);
+        assert_eq!(zones[2].lowmem_reserve[2], 0);
+        assert_eq!(zones[0].lowmem_reserve[0], 0);
+    }
+
+    #[test]
+    fn int_sqrt_exact() {
+        for x in [0u64, 1, 2, 3, 4, 15, 16, 17, 1 << 40, (1 << 40) - 1] {
+            let r = int_sqrt(x);
+            assert!(r * r <= x && (r + 1) * (r + 1) > x, "{x}");
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! The page allocator's slow path and direct reclaim, Linux 3.0
+//! (`mm/page_alloc.c`: `__alloc_pages_nodemask`, `__alloc_pages_slowpath`,
+//! `wake_all_kswapd`, `__alloc_pages_direct_reclaim`, `should_alloc_retry`;
+//! `mm/vmscan.c`: `try_to_free_pages`, `do_try_to_free_pages`,
+//! `shrink_zones`; `mm/backing-dev.c: wait_iff_congested`).
+//!
+//! Resumable: a task that sleeps in `wait_iff_congested` keeps its place in
+//! the priority loop in `AllocState` and continues there when it wakes.
+
+use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use crate::mm::page::Pfn;
+use crate::mm::vmstat::Ev;
+use crate::system::task::Step;
+use crate::system::System;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Phase {
+    /// Not allocating, or about to try the fast path.
+    #[default]
+    Start,
+    /// Inside `do_try_to_free_pages` at `priority`.
+    Reclaim,
+    /// Direct reclaim done; retry the freelists at the min watermark.
+    AfterReclaim,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AllocState {
+    phase: Phase,
+    priority: u32,
+    total_scanned: u64,
+    nr_reclaimed: u64,
+    may_writepage: bool,
+    /// Direct reclaim entries and time spent, for reports.
+    pub stall_started_ns: u64,
+}
+
+/// What an allocation attempt produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Alloc {
+    Page(Pfn),
+    /// The task must sleep (direct reclaim throttling); call again later.
+    Sleep(Step),
+}
+
+impl System {
+    /// Allocate one page-cache page for task `tid` (GFP_HIGHUSER_MOVABLE;
+    /// may enter direct reclaim and sleep).
+    pub fn alloc_page_for_task(&mut self, tid: u32) -> Alloc {
+        let mut st = self.tasks[tid as usize].alloc;
+        let r = self.alloc_loop(tid, &mut st);
+        self.tasks[tid as usize].alloc = st;
+        if let Alloc::Page(_) = r {
+            self.charge_sys(tid, self.cost.page_alloc_ns);
+        }
+        r
+    }
+
+    fn alloc_loop(&mut self, tid: u32, st: &mut AllocState) -> Alloc {
+        loop {
+            match st.phase {
+                Phase::Start => {
+                    if let Some(pfn) = self.get_page_from_freelist(false, false) {
+                        return Alloc::Page(pfn);
+                    }
+                    // Slow path: wake kswapd, retry at min.
+                    self.wake_all_kswapd();
+                    if let Some(pfn) = self.get_page_from_freelist(true, false) {
+                        return Alloc::Page(pfn);
+                    }
+                    self.vmstat.inc(Ev::AllocStall, 1);
+                    *st = AllocState {
+                        phase: Phase::Reclaim,
+                        priority: DEF_PRIORITY,
+                        total_scanned: 0,
+                        nr_reclaimed: 0,
+                        may_writepage: !self.sysctl.laptop_mode,
+                        stall_started_ns: self.now,
+                    };
+                }
+                Phase::Reclaim => {
+                    if let Some(step) = self.direct_reclaim_priority(tid, st) {
+                        return Alloc::Sleep(step);
+                    }
+                }
+                Phase::AfterReclaim => {
+                    if let Some(pfn) = self.get_page_from_freelist(true, false) {
+                        *st = AllocState::default();
+                        return Alloc::Page(pfn);
+                    }
+                    // should_alloc_retry → wait_iff_congested(HZ/50), rebalance.
+                    let progress = st.nr_reclaimed > 0;
+                    st.phase = Phase::Start;
+                    if !progress {
+                        // No progress at all: the OOM path in the kernel; the
+                        // model waits HZ/10 for writeback and retries.
+                        let t = self.now + self.jiffies_ns(self.hz / 10);
+                        return Alloc::Sleep(Step::SleepUntil(t));
+                    }
+                    let t = self.jiffies_ns(self.hz.div_ceil(50));
+                    if let Some(step) = self.wait_iff_congested(tid, t) {
+                        return Alloc::Sleep(step);
+                    }
+                }
+            }
+        }
+    }
+
+    /// One priority pass of `do_try_to_free_pages`; `Some(step)` when the
+    /// task sleeps in `wait_iff_congested` before the next priority.
+    fn direct_reclaim_priority(&mut self, tid: u32, st: &mut AllocState) -> Option<Step> {
+        let mut sc = ScanControl {
+            tid,
+            is_kswapd: false,
+            may_writepage: st.may_writepage,
+            nr_to_reclaim: SWAP_CLUSTER_MAX,
+            nr_scanned: 0,
+            nr_reclaimed: st.nr_reclaimed,
+            priority: st.priority,
+        };
+        // shrink_zones: every zone of the zonelist, highest first.
+        for z in (0..self.zones.len()).rev() {
+            if self.zones[z].present_pages == 0 {
+                continue;
+            }
+            if self.zones[z].all_unreclaimable && st.priority != DEF_PRIORITY {
+                continue;
+            }
+            self.shrink_zone(z, &mut sc);
+        }
+        st.total_scanned += sc.nr_scanned;
+        st.nr_reclaimed = sc.nr_reclaimed;
+        if st.nr_reclaimed >= SWAP_CLUSTER_MAX {
+            st.phase = Phase::AfterReclaim;
+            return None;
+        }
+        // Scanned well past the target: ask the flushers for that much.
+        if st.total_scanned > SWAP_CLUSTER_MAX + SWAP_CLUSTER_MAX / 2 {
+            let nr = if self.sysctl.laptop_mode { 0 } else { st.total_scanned };
+            self.wakeup_flusher_threads(nr);
+            st.may_writepage = true;
+        }
+        if st.priority == 0 {
+            // Gave up; progress if anything was reclaimed (else the OOM path,
+            // which the model replaces by a retry after the congestion wait).
+            st.phase = Phase::AfterReclaim;
+            return None;
+        }
+        let nap = sc.nr_scanned > 0 && st.priority < DEF_PRIORITY - 2;
+        st.priority -= 1;
+        if nap {
+            return self.wait_iff_congested(tid, self.jiffies_ns(self.hz / 10));
+        }
+        None
+    }
+
+    /// `wait_iff_congested` (3.0): sleep like `congestion_wait` only if some
+    /// device is congested and the preferred zone is flagged ZONE_CONGESTED;
+    /// otherwise just yield.
+    pub fn wait_iff_congested(&mut self, tid: u32, timeout_ns: u64) -> Option<Step> {
+        let any_congested = self.queues.iter().any(|q| q.congested);
+        let zone = self.preferred_zone();
+        if !any_congested || !self.zones[zone].congested {
+            return None;
+        }
+        Some(self.congestion_wait(tid, timeout_ns))
+    }
+}

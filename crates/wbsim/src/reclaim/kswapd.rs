@@ -1,0 +1,206 @@
+//! kswapd, Linux 3.0 (`mm/vmscan.c`: `kswapd`, `kswapd_try_to_sleep`,
+//! `sleeping_prematurely`, `balance_pgdat`, `wakeup_kswapd`), order 0.
+
+use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use crate::mm::vmstat::Ev;
+use crate::sim::Ns;
+use crate::system::task::{Step, TaskKind};
+use crate::system::System;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Phase {
+    /// Asleep on `kswapd_wait` until `wakeup_kswapd`.
+    #[default]
+    Sleeping,
+    /// The HZ/10 nap of `kswapd_try_to_sleep`, ending at `nap_end`.
+    Napping,
+    /// In `balance_pgdat`.
+    Balance,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KswapdState {
+    phase: Phase,
+    nap_end: Ns,
+    priority: u32,
+    total_scanned: u64,
+    nr_reclaimed: u64,
+    may_writepage: bool,
+    /// Woke from the congestion wait in the middle of a priority loop.
+    after_wait: bool,
+    awake_since: Ns,
+    /// Number of times kswapd was woken from full sleep.
+    pub wakeups: u64,
+}
+
+impl System {
+    fn kswapd_state(&self) -> KswapdState {
+        match &self.tasks[self.kswapd_task as usize].kind {
+            TaskKind::Kswapd(k) => *k,
+            _ => unreachable!(),
+        }
+    }
+
+    fn set_kswapd_state(&mut self, k: KswapdState) {
+        let tid = self.kswapd_task as usize;
+        self.tasks[tid].kind = TaskKind::Kswapd(k);
+    }
+
+    /// `wake_all_kswapd` → `wakeup_kswapd` for each zone: wake kswapd if it
+    /// is waiting and the zone is below its low watermark.
+    pub fn wake_all_kswapd(&mut self) {
+        let mut k = self.kswapd_state();
+        if k.phase == Phase::Balance {
+            return;
+        }
+        let below_low = self
+            .zones
+            .iter()
+            .any(|z| z.present_pages > 0 && !z.watermark_ok(z.wmark_low, 0));
+        if !below_low {
+            return;
+        }
+        if k.phase == Phase::Sleeping {
+            k.awake_since = self.now;
+            k.wakeups += 1;
+        }
+        // A napping kswapd sees the wake-up as "low watermark hit quickly".
+        k.phase = if k.phase == Phase::Napping {
+            self.vmstat.inc(Ev::KswapdLowWmarkHitQuickly, 1);
+            Phase::Balance
+        } else {
+            Phase::Balance
+        };
+        self.loop_again(&mut k);
+        self.set_kswapd_state(k);
+        self.wake_task(self.kswapd_task);
+    }
+
+    fn loop_again(&mut self, k: &mut KswapdState) {
+        k.priority = DEF_PRIORITY;
+        k.total_scanned = 0;
+        k.nr_reclaimed = 0;
+        k.may_writepage = !self.sysctl.laptop_mode;
+        k.after_wait = false;
+        self.vmstat.inc(Ev::PageOutRun, 1);
+    }
+
+    /// `sleeping_prematurely` (order 0): not every populated zone is at its
+    /// high watermark.
+    fn kswapd_premature(&self) -> bool {
+        self.zones.iter().any(|z| {
+            z.present_pages > 0 && !z.all_unreclaimable && !z.watermark_ok(z.wmark_high, 0)
+        })
+    }
+
+    pub fn kswapd_step(&mut self, tid: u32) -> Step {
+        let mut k = self.kswapd_state();
+        let step = match k.phase {
+            Phase::Sleeping => Step::Wait(None),
+            Phase::Napping => {
+                if self.kswapd_premature() {
+                    self.vmstat.inc(Ev::KswapdHighWmarkHitQuickly, 1);
+                    k.phase = Phase::Balance;
+                    self.loop_again(&mut k);
+                    Step::Continue
+                } else {
+                    k.phase = Phase::Sleeping;
+                    self.kswapd_awake_ns += self.now - k.awake_since;
+                    Step::Wait(None)
+                }
+            }
+            Phase::Balance => self.balance_pgdat_step(tid, &mut k),
+        };
+        self.set_kswapd_state(k);
+        step
+    }
+
+    /// One priority pass of `balance_pgdat` (3.0).
+    fn balance_pgdat_step(&mut self, tid: u32, k: &mut KswapdState) -> Step {
+        if k.after_wait {
+            k.after_wait = false;
+            return self.balance_next_priority(k);
+        }
+        let nz = self.zones.len();
+        // Find end_zone: highest zone below its high watermark.
+        let end_zone = (0..nz).rev().find(|&i| {
+            let z = &self.zones[i];
+            z.present_pages > 0
+                && !(z.all_unreclaimable && k.priority != DEF_PRIORITY)
+                && !z.watermark_ok(z.wmark_high, 0)
+        });
+        let Some(end_zone) = end_zone else {
+            return self.kswapd_done(k);
+        };
+        let mut all_zones_ok = true;
+        let mut under_min = false;
+        for i in 0..=end_zone {
+            let z = &self.zones[i];
+            if z.present_pages == 0 || (z.all_unreclaimable && k.priority != DEF_PRIORITY) {
+                continue;
+            }
+            let balance_gap = z.wmark_low.min(z.present_pages.div_ceil(100));
+            if !z.watermark_ok(z.wmark_high + balance_gap, end_zone) {
+                let mut sc = ScanControl {
+                    tid,
+                    is_kswapd: true,
+                    may_writepage: k.may_writepage,
+                    nr_to_reclaim: u64::MAX,
+                    nr_scanned: 0,
+                    nr_reclaimed: k.nr_reclaimed,
+                    priority: k.priority,
+                };
+                self.shrink_zone(i, &mut sc);
+                k.total_scanned += sc.nr_scanned;
+                k.nr_reclaimed = sc.nr_reclaimed;
+                let z = &mut self.zones[i];
+                if z.pages_scanned >= 6 * z.reclaimable_pages() {
+                    z.all_unreclaimable = true;
+                }
+            }
+            if k.total_scanned > 2 * SWAP_CLUSTER_MAX && k.total_scanned > k.nr_reclaimed * 3 / 2 {
+                k.may_writepage = true;
+            }
+            let z = &mut self.zones[i];
+            if z.all_unreclaimable {
+                continue;
+            }
+            if !z.watermark_ok(z.wmark_high, end_zone) {
+                all_zones_ok = false;
+                if !z.watermark_ok(z.wmark_min, end_zone) {
+                    under_min = true;
+                }
+            } else {
+                z.congested = false;
+            }
+        }
+        if all_zones_ok {
+            return self.kswapd_done(k);
+        }
+        if k.total_scanned > 0 && k.priority < DEF_PRIORITY - 2 {
+            if under_min {
+                self.vmstat.inc(Ev::KswapdSkipCongestionWait, 1);
+            } else {
+                k.after_wait = true;
+                return self.congestion_wait(tid, self.jiffies_ns(self.hz / 10));
+            }
+        }
+        self.balance_next_priority(k)
+    }
+
+    fn balance_next_priority(&mut self, k: &mut KswapdState) -> Step {
+        if k.nr_reclaimed >= SWAP_CLUSTER_MAX || k.priority == 0 {
+            self.loop_again(k);
+        } else {
+            k.priority -= 1;
+        }
+        Step::Continue
+    }
+
+    /// Balanced: `kswapd_try_to_sleep` naps HZ/10 first.
+    fn kswapd_done(&mut self, k: &mut KswapdState) -> Step {
+        k.phase = Phase::Napping;
+        k.nap_end = self.now + self.jiffies_ns(self.hz / 10);
+        Step::SleepUntil(k.nap_end)
+    }
+}

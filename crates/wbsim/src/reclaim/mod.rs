@@ -1,0 +1,230 @@
+//! Page reclaim core, Linux 3.0 (`mm/vmscan.c`): `shrink_zone`,
+//! `get_scan_count`, `shrink_inactive_list`, `shrink_active_list`,
+//! `shrink_page_list`, `page_check_references`, `pageout`,
+//! `may_write_to_queue`.
+//!
+//! Isolation and the per-page decisions of one batch happen within one
+//! engine step, so `too_many_isolated` never triggers (one reclaimer holds
+//! isolated pages at a time); lumpy reclaim is not modelled (all reference
+//! workloads allocate order-0 pages).
+
+pub mod direct;
+pub mod kswapd;
+
+use crate::fs::WritepageResult;
+use crate::mm::page::{flags, Holder, LRU_ACTIVE_FILE, LRU_INACTIVE_FILE, NIL};
+use crate::mm::vmstat::{Ev, ZoneEv};
+use crate::system::System;
+
+/// `DEF_PRIORITY`.
+pub const DEF_PRIORITY: u32 = 12;
+/// `SWAP_CLUSTER_MAX`.
+pub const SWAP_CLUSTER_MAX: u64 = 32;
+
+/// `struct scan_control` (the fields the model uses).
+#[derive(Debug, Clone, Copy)]
+pub struct ScanControl {
+    pub tid: u32,
+    pub is_kswapd: bool,
+    pub may_writepage: bool,
+    pub nr_to_reclaim: u64,
+    pub nr_scanned: u64,
+    pub nr_reclaimed: u64,
+    pub priority: u32,
+}
+
+impl System {
+    /// `shrink_zone` (3.0) for the file lists (no swap: anon is never
+    /// scanned, `get_scan_count` gives it no share).
+    pub fn shrink_zone(&mut self, zone: usize, sc: &mut ScanControl) {
+        let z = &self.zones[zone];
+        let file = z.nr_file_lru();
+        let force_scan = sc.is_kswapd && (file >> sc.priority) < SWAP_CLUSTER_MAX;
+        let mut nr = [0u64; 2]; // [inactive_file, active_file]
+        for (i, lru) in [LRU_INACTIVE_FILE, LRU_ACTIVE_FILE].into_iter().enumerate() {
+            let size = z.lru[lru].len;
+            let mut scan = if sc.priority == 0 { size } else { size >> sc.priority };
+            if scan == 0 && force_scan {
+                scan = SWAP_CLUSTER_MAX.min(size);
+            }
+            nr[i] = scan;
+        }
+        while nr[0] > 0 || nr[1] > 0 {
+            for i in [1usize, 0] {
+                if nr[i] == 0 {
+                    continue;
+                }
+                let n = nr[i].min(SWAP_CLUSTER_MAX);
+                nr[i] -= n;
+                if i == 1 {
+                    // shrink_list: the active file list only when the
+                    // inactive one is low (`inactive_file_is_low`).
+                    let z = &self.zones[zone];
+                    if z.lru[LRU_ACTIVE_FILE].len > z.lru[LRU_INACTIVE_FILE].len {
+                        self.shrink_active_list(zone, n, sc);
+                    }
+                } else {
+                    self.shrink_inactive_list(zone, n, sc);
+                }
+            }
+            if sc.nr_reclaimed >= sc.nr_to_reclaim && sc.priority < DEF_PRIORITY {
+                break;
+            }
+        }
+    }
+
+    /// `shrink_active_list` (3.0): unmapped file pages are always moved to
+    /// the inactive list when scanned.
+    pub fn shrink_active_list(&mut self, zone: usize, nr_to_scan: u64, sc: &mut ScanControl) {
+        let cpu = self.tasks[sc.tid as usize].cpu;
+        self.lru_add_drain(cpu);
+        let mut moved = 0;
+        for _ in 0..nr_to_scan {
+            let pfn = self.zones[zone].lru[LRU_ACTIVE_FILE].tail;
+            if pfn == NIL {
+                break;
+            }
+            self.lru_unlink(pfn);
+            self.pages[pfn as usize].flags &= !flags::ACTIVE;
+            self.lru_link_head(pfn, LRU_INACTIVE_FILE);
+            moved += 1;
+        }
+        self.charge_sys(sc.tid, moved * self.cost.scan_page_ns);
+        self.zones[zone].recent_scanned[1] += moved;
+        self.vmstat.zinc(zone, ZoneEv::PgRefill, moved);
+        self.vmstat.inc(Ev::PgDeactivate, moved);
+    }
+
+    /// `shrink_inactive_list` + `shrink_page_list` (3.0, order 0, async).
+    pub fn shrink_inactive_list(&mut self, zone: usize, nr_to_scan: u64, sc: &mut ScanControl) {
+        let cpu = self.tasks[sc.tid as usize].cpu;
+        self.lru_add_drain(cpu);
+        // isolate_lru_pages from the tail.
+        let mut buf = std::mem::take(&mut self.isolate_buf);
+        buf.clear();
+        for _ in 0..nr_to_scan {
+            let pfn = self.zones[zone].lru[LRU_INACTIVE_FILE].tail;
+            if pfn == NIL {
+                break;
+            }
+            self.lru_unlink(pfn);
+            self.pages[pfn as usize].holder = Holder::Isolated;
+            buf.push(pfn);
+        }
+        let nr_taken = buf.len() as u64;
+        let z = &mut self.zones[zone];
+        z.nr_isolated_file += nr_taken;
+        z.pages_scanned += nr_taken;
+        z.recent_scanned[1] += nr_taken;
+        let scan_ev = if sc.is_kswapd { ZoneEv::PgScanKswapd } else { ZoneEv::PgScanDirect };
+        self.vmstat.zinc(zone, scan_ev, nr_taken);
+        sc.nr_scanned += nr_taken;
+        self.charge_sys(sc.tid, nr_taken * self.cost.scan_page_ns);
+
+        let reclaimed = self.shrink_page_list(zone, &buf, sc);
+        self.zones[zone].nr_isolated_file -= nr_taken;
+        sc.nr_reclaimed += reclaimed;
+        let steal_ev = if sc.is_kswapd { ZoneEv::PgStealKswapd } else { ZoneEv::PgStealDirect };
+        self.vmstat.zinc(zone, steal_ev, reclaimed);
+        if sc.is_kswapd {
+            self.vmstat.inc(Ev::KswapdSteal, reclaimed);
+        }
+        self.isolate_buf = buf;
+        // Writes issued by pageout go to the devices now (no plug in 3.0
+        // shrink_page_list).
+        self.flush_all_plugs();
+    }
+
+    /// `shrink_page_list` (3.0): decide each isolated page's fate. Returns
+    /// pages freed; kept pages go back to the inactive head, activated ones
+    /// to the active head.
+    fn shrink_page_list(&mut self, zone: usize, isolated: &[u32], sc: &mut ScanControl) -> u64 {
+        let (mut nr_dirty, mut nr_congested, mut reclaimed) = (0u64, 0u64, 0u64);
+        for &pfn in isolated {
+            let p = self.pages[pfn as usize];
+            if p.has(flags::WRITEBACK) {
+                self.putback(pfn, false);
+                continue;
+            }
+            // page_check_references for an unmapped file page: a set
+            // Referenced bit (test-and-cleared) means RECLAIM_CLEAN.
+            let referenced = p.has(flags::REFERENCED);
+            self.pages[pfn as usize].flags &= !flags::REFERENCED;
+            if p.has(flags::DIRTY) {
+                nr_dirty += 1;
+                if referenced || !sc.may_writepage || !self.reclaim_may_write_file(sc) {
+                    self.putback(pfn, false);
+                    continue;
+                }
+                let bdi = self.inodes[p.inode as usize].bdi;
+                if !self.may_write_to_queue(sc, bdi) {
+                    nr_congested += 1;
+                    self.putback(pfn, false);
+                    continue;
+                }
+                // pageout(): clear dirty for IO, set PG_reclaim, ->writepage.
+                self.pages[pfn as usize].flags |= flags::RECLAIM;
+                let result = self.fs_writepage_reclaim(sc.tid, pfn, sc.is_kswapd);
+                self.vmstat.zinc(zone, ZoneEv::NrVmscanWrite, 1);
+                match result {
+                    WritepageResult::Redirtied | WritepageResult::Submitted => {
+                        if !self.pages[pfn as usize].has(flags::WRITEBACK) {
+                            self.pages[pfn as usize].flags &= !flags::RECLAIM;
+                        }
+                        self.putback(pfn, false);
+                        continue;
+                    }
+                    WritepageResult::CompletedSync => {
+                        self.pages[pfn as usize].flags &= !flags::RECLAIM;
+                    }
+                }
+            }
+            // Clean: __remove_mapping and free.
+            let p = self.pages[pfn as usize];
+            self.inodes[p.inode as usize].remove(p.index);
+            self.free_page(pfn);
+            self.charge_sys(sc.tid, self.cost.page_free_ns);
+            reclaimed += 1;
+        }
+        if nr_dirty > 0 && nr_dirty == nr_congested && !self.is_memcg_reclaim() {
+            self.zones[zone].congested = true;
+        }
+        reclaimed
+    }
+
+    fn is_memcg_reclaim(&self) -> bool {
+        false
+    }
+
+    /// Profile switches on file writeback from reclaim (3.0: always).
+    fn reclaim_may_write_file(&self, sc: &ScanControl) -> bool {
+        if sc.is_kswapd {
+            sc.priority <= self.profile.kswapd_writepage_max_priority
+        } else {
+            self.profile.direct_reclaim_writes_file_pages
+        }
+    }
+
+    /// `may_write_to_queue`: kswapd (PF_SWAPWRITE) always; others only to an
+    /// uncongested device or the one they are writing to themselves.
+    fn may_write_to_queue(&self, sc: &ScanControl, bdi: usize) -> bool {
+        if sc.is_kswapd {
+            return true;
+        }
+        let congested = self.bdis[bdi]
+            .device
+            .is_some_and(|d| self.queues[d].congested);
+        !congested || self.tasks[sc.tid as usize].backing_dev == Some(bdi)
+    }
+
+    /// `putback_lru_pages`: back to the head of the inactive (or active) list.
+    fn putback(&mut self, pfn: u32, activate: bool) {
+        if activate {
+            self.pages[pfn as usize].flags |= flags::ACTIVE;
+            self.vmstat.inc(Ev::PgActivate, 1);
+            self.lru_link_head(pfn, LRU_ACTIVE_FILE);
+        } else {
+            self.lru_link_head(pfn, LRU_INACTIVE_FILE);
+        }
+    }
+}

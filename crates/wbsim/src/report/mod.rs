@@ -1,0 +1,201 @@
+//! Reports: the per-run figures a kernel developer reads after `time dd`,
+//! `/proc/vmstat` and `iostat`, as text and as a stable JSON document.
+//!
+//! JSON contract (kept stable; fields may be added, never renamed or
+//! removed): `{ "scenario", "kernel", "runs": [ { "seed", "outcome",
+//! "elapsed_seconds", "user_seconds", "system_seconds",
+//! "kswapd_awake_seconds", "vmstat": { counter: delta }, "devices": [ {
+//! "name", "write_iops", "write_mb_per_second", "avg_write_request_kib",
+//! ... } ] } ] }`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::sim::NS_PER_SEC;
+use crate::system::{Outcome, System};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceReport {
+    pub name: String,
+    pub write_iops: f64,
+    pub write_mb_per_second: f64,
+    pub avg_write_request_kib: f64,
+    pub write_requests: u64,
+    pub write_bytes: u64,
+    /// Requests that continued where the previous one ended.
+    pub sequential_fraction: f64,
+    /// Fraction of the run the device was busy.
+    pub utilisation: f64,
+    pub merges: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    pub seed: u64,
+    pub outcome: Outcome,
+    pub elapsed_seconds: f64,
+    pub user_seconds: f64,
+    pub system_seconds: f64,
+    pub kswapd_awake_seconds: f64,
+    /// /proc/vmstat counter deltas over the run.
+    pub vmstat: BTreeMap<String, i64>,
+    pub devices: Vec<DeviceReport>,
+    /// Engine events processed (a cost figure, not a kernel one).
+    pub sim_events: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub scenario: String,
+    pub kernel: String,
+    pub runs: Vec<RunReport>,
+}
+
+fn secs(ns: u64) -> f64 {
+    ns as f64 / NS_PER_SEC as f64
+}
+
+/// Gather the figures of a finished run.
+pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
+    let workload: Vec<_> = sys.tasks.iter().filter(|t| t.is_workload).collect();
+    let end = workload
+        .iter()
+        .map(|t| t.exited_ns.unwrap_or(sys.now))
+        .max()
+        .unwrap_or(sys.now);
+    let elapsed = secs(end);
+    let mut vmstat: BTreeMap<String, i64> = sys
+        .vmstat
+        .events(&sys.zone_suffixes())
+        .into_iter()
+        .map(|(k, v)| (k, v as i64))
+        .collect();
+    // Gauges: deltas from boot (when nothing was dirty, all memory free).
+    let total = sys.pages.len() as i64;
+    vmstat.insert("nr_dirty".into(), sys.nr_dirty as i64);
+    vmstat.insert("nr_writeback".into(), sys.nr_writeback as i64);
+    vmstat.insert("nr_writeback_temp".into(), sys.nr_writeback_temp as i64);
+    vmstat.insert("nr_free_pages".into(), sys.nr_free_pages() as i64 - total);
+    let lru_sum = |l: usize| sys.zones.iter().map(|z| z.lru[l].len as i64).sum::<i64>();
+    vmstat.insert("nr_inactive_file".into(), lru_sum(2));
+    vmstat.insert("nr_active_file".into(), lru_sum(3));
+    let devices = sys
+        .devices
+        .iter()
+        .zip(&sys.queues)
+        .zip(&sys.bdis)
+        .map(|((d, q), b)| {
+            let reqs = d.stats.write_requests;
+            DeviceReport {
+                name: b.name.clone(),
+                write_iops: reqs as f64 / elapsed.max(1e-9),
+                write_mb_per_second: d.stats.write_bytes as f64 / 1e6 / elapsed.max(1e-9),
+                avg_write_request_kib: if reqs == 0 {
+                    0.0
+                } else {
+                    d.stats.write_bytes as f64 / 1024.0 / reqs as f64
+                },
+                write_requests: reqs,
+                write_bytes: d.stats.write_bytes,
+                sequential_fraction: if reqs == 0 {
+                    0.0
+                } else {
+                    d.stats.sequential_requests as f64 / reqs as f64
+                },
+                utilisation: secs(d.stats.busy_ns) / elapsed.max(1e-9),
+                merges: q.stats.merges,
+            }
+        })
+        .collect();
+    RunReport {
+        seed,
+        outcome,
+        elapsed_seconds: elapsed,
+        user_seconds: secs(workload.iter().map(|t| t.user_ns).sum()),
+        system_seconds: secs(workload.iter().map(|t| t.sys_ns).sum()),
+        kswapd_awake_seconds: secs(sys.kswapd_awake_ns),
+        vmstat,
+        devices,
+        sim_events: sys.events_processed,
+    }
+}
+
+/// Counters printed in the text summary, in this order.
+pub const SUMMARY_COUNTERS: &[&str] = &[
+    "nr_dirtied",
+    "nr_written",
+    "nr_vmscan_write",
+    "pgactivate",
+    "pgdeactivate",
+    "pgrotated",
+    "pgscan_kswapd",
+    "pgscan_direct",
+    "pgsteal",
+    "kswapd_steal",
+    "allocstall",
+    "pageoutrun",
+];
+
+fn mean_stddev(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
+    (mean, var.sqrt())
+}
+
+/// The text summary: one line per run, then the mean and stddev.
+pub fn format_text(r: &Report) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "scenario {}  kernel {}  runs {}", r.scenario, r.kernel, r.runs.len());
+    let _ = writeln!(
+        s,
+        "{:>6} {:>10} {:>8} {:>8} {:>8} {:>13} {:>10} {:>9} {:>9}",
+        "seed", "elapsed_s", "user_s", "sys_s", "kswapd_s", "nr_vmscan_wr", "pgactivate", "allocstal", "outcome"
+    );
+    for run in &r.runs {
+        let v = |k: &str| run.vmstat.get(k).copied().unwrap_or(0);
+        let _ = writeln!(
+            s,
+            "{:>6} {:>10.3} {:>8.3} {:>8.3} {:>8.3} {:>13} {:>10} {:>9} {:>9}",
+            run.seed,
+            run.elapsed_seconds,
+            run.user_seconds,
+            run.system_seconds,
+            run.kswapd_awake_seconds,
+            v("nr_vmscan_write"),
+            v("pgactivate"),
+            v("allocstall"),
+            match run.outcome {
+                Outcome::Completed => "done",
+                Outcome::TimeLimit => "timelimit",
+            }
+        );
+    }
+    let el: Vec<f64> = r.runs.iter().map(|x| x.elapsed_seconds).collect();
+    if !el.is_empty() {
+        let (m, sd) = mean_stddev(&el);
+        let _ = writeln!(s, "elapsed: mean {m:.3} s  stddev {sd:.3} s");
+    }
+    if let Some(last) = r.runs.last() {
+        let _ = writeln!(s, "\nvmstat deltas (seed {}):", last.seed);
+        for k in SUMMARY_COUNTERS {
+            let _ = writeln!(s, "  {:<24} {}", k, last.vmstat.get(*k).copied().unwrap_or(0));
+        }
+        let _ = writeln!(s, "\ndevices (seed {}):", last.seed);
+        for d in &last.devices {
+            let _ = writeln!(
+                s,
+                "  {:<8} w/s {:>9.1}  wMB/s {:>7.2}  avgrq {:>6.1} KiB  seq {:>5.1}%  util {:>5.1}%",
+                d.name,
+                d.write_iops,
+                d.write_mb_per_second,
+                d.avg_write_request_kib,
+                d.sequential_fraction * 100.0,
+                d.utilisation * 100.0
+            );
+        }
+    }
+    s
+}

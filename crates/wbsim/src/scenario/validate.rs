@@ -1,0 +1,623 @@
+//! Conversion of the spanned TOML tree into a validated [`Scenario`].
+
+use std::ops::Range;
+
+use super::tree::{line_of, Entry, Node, Value};
+use super::{
+    DeviceConfig, DeviceModel, FsConfig, FsType, MachineConfig, RunConfig, Scenario, ScenarioError,
+    SysctlConfig, TaskConfig, ZoneConfig, ZoneKind,
+};
+use crate::workload::dd::parse_dd;
+
+type Result<T> = std::result::Result<T, ScenarioError>;
+
+const ROOT_KEYS: &[&str] = &["device", "fs", "kernel", "machine", "run", "sysctl", "task"];
+const MACHINE_KEYS: &[&str] = &["cpus", "hz", "min_free_kbytes", "total_mib", "zone"];
+const ZONE_KEYS: &[&str] = &["name", "size_mib"];
+const DEVICE_KEYS: &[&str] = &[
+    "capacity_gib",
+    "command_overhead_us",
+    "max_request_kib",
+    "model",
+    "name",
+    "nr_requests",
+    "seq_write_mib_per_s",
+    "small_write_penalty_us",
+];
+const FS_KEYS: &[&str] = &["device", "mount", "type"];
+const SYSCTL_KEYS: &[&str] = &[
+    "dirty_background_bytes",
+    "dirty_background_ratio",
+    "dirty_bytes",
+    "dirty_expire_centisecs",
+    "dirty_ratio",
+    "dirty_writeback_centisecs",
+    "laptop_mode",
+    "swappiness",
+];
+const TASK_KEYS: &[&str] = &["command", "name"];
+const RUN_KEYS: &[&str] = &["runs", "seed", "time_limit_s"];
+const U32_MAX: i64 = u32::MAX as i64;
+
+/// Where errors are reported.
+struct Cx<'a> {
+    text: &'a str,
+    file: &'a str,
+}
+
+impl Cx<'_> {
+    fn err(&self, span: Option<&Range<usize>>, key: &str, message: String) -> ScenarioError {
+        ScenarioError {
+            file: self.file.to_string(),
+            line: span.map(|s| line_of(self.text, s.start)),
+            key: (!key.is_empty()).then(|| key.to_string()),
+            message,
+        }
+    }
+}
+
+/// A table together with its dotted path (empty for the document root).
+struct Table<'a> {
+    path: String,
+    span: Option<&'a Range<usize>>,
+    entries: &'a [Entry],
+}
+
+/// A key's value, with the span to report problems at.
+struct Field<'a> {
+    key: String,
+    span: Option<&'a Range<usize>>,
+    value: &'a Value,
+}
+
+impl<'a> Table<'a> {
+    fn new(cx: &Cx, node: &'a Node, path: String) -> Result<Self> {
+        match &node.value {
+            Value::Table(entries) => Ok(Table {
+                path,
+                span: node.span.as_ref(),
+                entries,
+            }),
+            other => Err(cx.err(
+                node.span.as_ref(),
+                &path,
+                format!("expected a table, found {}", other.describe()),
+            )),
+        }
+    }
+
+    fn key(&self, name: &str) -> String {
+        if self.path.is_empty() {
+            name.to_string()
+        } else {
+            format!("{}.{name}", self.path)
+        }
+    }
+
+    fn check_keys(&self, cx: &Cx, allowed: &[&str]) -> Result<()> {
+        match self
+            .entries
+            .iter()
+            .find(|e| !allowed.contains(&e.key.as_str()))
+        {
+            None => Ok(()),
+            Some(e) => Err(cx.err(
+                e.key_span.as_ref().or(self.span),
+                &self.key(&e.key),
+                format!(
+                    "unknown key `{}`; allowed keys here: {}",
+                    e.key,
+                    allowed.join(", ")
+                ),
+            )),
+        }
+    }
+
+    fn field(&self, name: &str) -> Option<Field<'a>> {
+        let entry = self.entries.iter().find(|e| e.key == name)?;
+        Some(Field {
+            key: self.key(name),
+            span: entry
+                .key_span
+                .as_ref()
+                .or(entry.value.span.as_ref())
+                .or(self.span),
+            value: &entry.value.value,
+        })
+    }
+
+    /// Error for `key name`, at its line if present, else at the table header.
+    fn err_at(&self, cx: &Cx, name: &str, message: String) -> ScenarioError {
+        let span = self.field(name).and_then(|f| f.span).or(self.span);
+        cx.err(span, &self.key(name), message)
+    }
+
+    fn missing(&self, cx: &Cx, name: &str, what: &str) -> ScenarioError {
+        self.err_at(cx, name, format!("missing required key `{name}` ({what})"))
+    }
+
+    /// A sub-table `[name]`, if present.
+    fn table(&self, cx: &Cx, name: &str) -> Result<Option<Table<'a>>> {
+        match self.entries.iter().find(|e| e.key == name) {
+            None => Ok(None),
+            Some(e) => Table::new(cx, &e.value, self.key(name)).map(Some),
+        }
+    }
+
+    /// A required integer that must be greater than 0.
+    fn positive(&self, cx: &Cx, name: &str, what: &str) -> Result<u64> {
+        self.int(cx, name, 1, i64::MAX)?
+            .map(|n| n as u64)
+            .ok_or_else(|| self.missing(cx, name, what))
+    }
+
+    /// An optional integer in `lo..=hi`.
+    fn int(&self, cx: &Cx, name: &str, lo: i64, hi: i64) -> Result<Option<i64>> {
+        let Some(f) = self.field(name) else {
+            return Ok(None);
+        };
+        let n = match f.value {
+            Value::Int(n) => *n,
+            other => return Err(f.wrong_type(cx, "an integer", other)),
+        };
+        if (lo..=hi).contains(&n) {
+            return Ok(Some(n));
+        }
+        let allowed = match (lo, hi) {
+            (1, i64::MAX) => "must be greater than 0".to_string(),
+            (_, i64::MAX) => format!("must be at least {lo}"),
+            _ => format!("must be between {lo} and {hi}"),
+        };
+        Err(cx.err(f.span, &f.key, format!("{allowed} (got {n})")))
+    }
+
+    /// An optional finite float (integers are accepted) that is `> 0` or `>= 0`.
+    fn float(&self, cx: &Cx, name: &str, zero_ok: bool) -> Result<Option<f64>> {
+        let Some(f) = self.field(name) else {
+            return Ok(None);
+        };
+        let x = match f.value {
+            Value::Float(x) => *x,
+            Value::Int(n) => *n as f64,
+            other => return Err(f.wrong_type(cx, "a number", other)),
+        };
+        let ok = x.is_finite() && (x > 0.0 || (zero_ok && x == 0.0));
+        if ok {
+            return Ok(Some(x));
+        }
+        let allowed = if zero_ok {
+            "must be a finite number >= 0"
+        } else {
+            "must be a finite number greater than 0"
+        };
+        Err(cx.err(f.span, &f.key, format!("{allowed} (got {x})")))
+    }
+
+    fn string(&self, cx: &Cx, name: &str) -> Result<Option<(String, Field<'a>)>> {
+        let Some(f) = self.field(name) else {
+            return Ok(None);
+        };
+        match f.value {
+            Value::Str(s) if s.trim().is_empty() => {
+                Err(cx.err(f.span, &f.key, "must not be empty".to_string()))
+            }
+            Value::Str(s) => Ok(Some((s.clone(), f))),
+            other => Err(f.wrong_type(cx, "a string", other)),
+        }
+    }
+
+    fn bool(&self, cx: &Cx, name: &str) -> Result<Option<bool>> {
+        match self.field(name) {
+            None => Ok(None),
+            Some(Field {
+                value: Value::Bool(b),
+                ..
+            }) => Ok(Some(*b)),
+            Some(f) => Err(f.wrong_type(cx, "true or false", f.value)),
+        }
+    }
+
+    /// `[[name]]` tables, at least one.
+    fn array_of_tables(&self, cx: &Cx, name: &str) -> Result<Vec<Table<'a>>> {
+        let key = self.key(name);
+        let at_least_one = format!("at least one [[{key}]] table is required");
+        let Some(entry) = self.entries.iter().find(|e| e.key == name) else {
+            return Err(cx.err(self.span, &key, at_least_one));
+        };
+        let Value::Array(items) = &entry.value.value else {
+            return Err(cx.err(
+                entry.key_span.as_ref().or(entry.value.span.as_ref()),
+                &key,
+                format!(
+                    "expected an array of tables written as [[{key}]], found {}",
+                    entry.value.value.describe()
+                ),
+            ));
+        };
+        if items.is_empty() {
+            return Err(cx.err(entry.key_span.as_ref(), &key, at_least_one));
+        }
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| Table::new(cx, item, format!("{key}[{i}]")))
+            .collect()
+    }
+}
+
+impl Field<'_> {
+    fn wrong_type(&self, cx: &Cx, expected: &str, found: &Value) -> ScenarioError {
+        cx.err(
+            self.span,
+            &self.key,
+            format!("expected {expected}, found {}", found.describe()),
+        )
+    }
+
+    /// Error for a string that is not one of `allowed`.
+    fn not_one_of(&self, cx: &Cx, what: &str, got: &str, allowed: &[&str]) -> ScenarioError {
+        cx.err(
+            self.span,
+            &self.key,
+            format!("unknown {what} `{got}`; allowed: {}", allowed.join(", ")),
+        )
+    }
+}
+
+/// Validate the whole document.
+pub(super) fn scenario(root: &Node, text: &str, file: &str, name: String) -> Result<Scenario> {
+    let cx = Cx { text, file };
+    let root = Table::new(&cx, root, String::new())?;
+    root.check_keys(&cx, ROOT_KEYS)?;
+
+    let kernel = root
+        .string(&cx, "kernel")?
+        .map(|(kernel, _)| kernel)
+        .ok_or_else(|| root.missing(&cx, "kernel", "e.g. kernel = \"3.0-vanilla\""))?;
+    let machine = match root.table(&cx, "machine")? {
+        Some(t) => machine(&cx, &t)?,
+        None => return Err(root.missing(&cx, "machine", "a [machine] table")),
+    };
+    let mut devices: Vec<DeviceConfig> = Vec::new();
+    for t in &root.array_of_tables(&cx, "device")? {
+        let d = device(&cx, t)?;
+        if let Some(first) = devices.iter().position(|o| o.name == d.name) {
+            return Err(t.err_at(
+                &cx,
+                "name",
+                format!(
+                    "duplicate device name `{}` (also used by device[{first}]); \
+                     device names must be unique",
+                    d.name
+                ),
+            ));
+        }
+        devices.push(d);
+    }
+    let mut filesystems = Vec::new();
+    for t in &root.array_of_tables(&cx, "fs")? {
+        filesystems.push(filesystem(&cx, t, &devices, &filesystems)?);
+    }
+    let sysctl = match root.table(&cx, "sysctl")? {
+        Some(t) => sysctl(&cx, &t)?,
+        None => SysctlConfig::default(),
+    };
+    let tasks = root
+        .array_of_tables(&cx, "task")?
+        .iter()
+        .enumerate()
+        .map(|(i, t)| task(&cx, t, i, &filesystems))
+        .collect::<Result<Vec<_>>>()?;
+    let run = match root.table(&cx, "run")? {
+        Some(t) => run(&cx, &t)?,
+        None => RunConfig::default(),
+    };
+    Ok(Scenario {
+        name,
+        kernel,
+        machine,
+        devices,
+        filesystems,
+        sysctl,
+        tasks,
+        run,
+    })
+}
+
+fn machine(cx: &Cx, t: &Table) -> Result<MachineConfig> {
+    t.check_keys(cx, MACHINE_KEYS)?;
+    let cpus = t.int(cx, "cpus", 1, 256)?.unwrap_or(2) as u32;
+    let hz = match t.field("hz") {
+        None => 1000,
+        Some(f) => match f.value {
+            Value::Int(n @ (100 | 250 | 300 | 1000)) => *n as u32,
+            Value::Int(n) => {
+                return Err(cx.err(
+                    f.span,
+                    &f.key,
+                    format!("must be one of 100, 250, 300, 1000 (got {n})"),
+                ))
+            }
+            other => return Err(f.wrong_type(cx, "an integer", other)),
+        },
+    };
+    let min_free_kbytes = t.int(cx, "min_free_kbytes", 128, 65536)?.map(|n| n as u64);
+    let total_mib = t.int(cx, "total_mib", 1, i64::MAX)?;
+
+    let zone_tables = t.array_of_tables(cx, "zone")?;
+    let mut zones: Vec<ZoneConfig> = Vec::new();
+    for zt in &zone_tables {
+        zt.check_keys(cx, ZONE_KEYS)?;
+        let name_field = zt
+            .field("name")
+            .ok_or_else(|| zt.missing(cx, "name", "one of DMA, DMA32, Normal"))?;
+        let kind = match name_field.value {
+            Value::Str(s) => match s.as_str() {
+                "DMA" => ZoneKind::Dma,
+                "DMA32" => ZoneKind::Dma32,
+                "Normal" => ZoneKind::Normal,
+                _ => return Err(name_field.not_one_of(cx, "zone", s, &["DMA", "DMA32", "Normal"])),
+            },
+            other => return Err(name_field.wrong_type(cx, "a string", other)),
+        };
+        if let Some(prev) = zones.last().map(|z| z.kind) {
+            if kind <= prev {
+                let problem = if kind == prev {
+                    format!("duplicate zone `{}`", kind.as_str())
+                } else {
+                    format!("zone `{}` listed after `{}`", kind.as_str(), prev.as_str())
+                };
+                return Err(cx.err(
+                    name_field.span,
+                    &name_field.key,
+                    format!(
+                        "{problem}; zones must be listed in ascending order \
+                         DMA, DMA32, Normal, each at most once"
+                    ),
+                ));
+            }
+        }
+        let size_mib = zt.positive(cx, "size_mib", "zone size in MiB")?;
+        zones.push(ZoneConfig { kind, size_mib });
+    }
+
+    if let Some(total) = total_mib {
+        let total = total as u64;
+        for (zt, z) in zone_tables.iter().zip(&zones) {
+            if z.size_mib > total {
+                return Err(zt.err_at(
+                    cx,
+                    "size_mib",
+                    format!(
+                        "zone {} is {} MiB, larger than total_mib = {total}; \
+                         a zone cannot be larger than total memory",
+                        z.kind.as_str(),
+                        z.size_mib
+                    ),
+                ));
+            }
+        }
+        let sum: u128 = zones.iter().map(|z| u128::from(z.size_mib)).sum();
+        if sum != u128::from(total) {
+            let sizes: Vec<String> = zones
+                .iter()
+                .map(|z| format!("{} {}", z.kind.as_str(), z.size_mib))
+                .collect();
+            return Err(t.err_at(
+                cx,
+                "total_mib",
+                format!(
+                    "zone sizes sum to {sum} MiB ({}) but total_mib = {total}; \
+                     the zone sizes must add up exactly to total_mib",
+                    sizes.join(" + ")
+                ),
+            ));
+        }
+    }
+    Ok(MachineConfig {
+        cpus,
+        zones,
+        min_free_kbytes,
+        hz,
+    })
+}
+
+fn device(cx: &Cx, t: &Table) -> Result<DeviceConfig> {
+    t.check_keys(cx, DEVICE_KEYS)?;
+    let name = match t.string(cx, "name")? {
+        Some((name, _)) => name,
+        None => return Err(t.missing(cx, "name", "e.g. name = \"sdb\"")),
+    };
+    let model = match t.string(cx, "model")? {
+        Some((m, _)) if m == "usb-stick" => DeviceModel::UsbStick,
+        Some((m, f)) => return Err(f.not_one_of(cx, "device model", &m, &["usb-stick"])),
+        None => return Err(t.missing(cx, "model", "allowed: usb-stick")),
+    };
+    let capacity_gib = t.positive(cx, "capacity_gib", "capacity in GiB")?;
+    let seq_write_mib_per_s = match t.float(cx, "seq_write_mib_per_s", false)? {
+        Some(x) => x,
+        None => return Err(t.missing(cx, "seq_write_mib_per_s", "MiB/s, > 0")),
+    };
+    let max_request_kib = match t.int(cx, "max_request_kib", 1, U32_MAX)? {
+        Some(n) if n % 4 == 0 => n as u32,
+        Some(n) => {
+            return Err(t.err_at(
+                cx,
+                "max_request_kib",
+                format!("must be a multiple of 4 (one 4 KiB page) (got {n})"),
+            ))
+        }
+        None => return Err(t.missing(cx, "max_request_kib", "KiB, a multiple of 4")),
+    };
+    Ok(DeviceConfig {
+        name,
+        model,
+        capacity_gib,
+        seq_write_mib_per_s,
+        max_request_kib,
+        command_overhead_us: t.float(cx, "command_overhead_us", true)?.unwrap_or(0.0),
+        small_write_penalty_us: t.float(cx, "small_write_penalty_us", true)?.unwrap_or(0.0),
+        nr_requests: t.int(cx, "nr_requests", 4, 4096)?.unwrap_or(128) as u32,
+    })
+}
+
+fn filesystem(
+    cx: &Cx,
+    t: &Table,
+    devices: &[DeviceConfig],
+    earlier: &[FsConfig],
+) -> Result<FsConfig> {
+    t.check_keys(cx, FS_KEYS)?;
+    const TYPES: &[&str] = &["xfs", "ext4", "btrfs", "fuse-ntfs"];
+    let fs_type = match t.string(cx, "type")? {
+        Some((s, f)) => match s.as_str() {
+            "xfs" => FsType::Xfs,
+            "ext4" => FsType::Ext4,
+            "btrfs" => FsType::Btrfs,
+            "fuse-ntfs" => FsType::FuseNtfs,
+            _ => return Err(f.not_one_of(cx, "filesystem type", &s, TYPES)),
+        },
+        None => return Err(t.missing(cx, "type", "allowed: xfs, ext4, btrfs, fuse-ntfs")),
+    };
+    let device = match t.string(cx, "device")? {
+        Some((d, _)) if devices.iter().any(|x| x.name == d) => d,
+        Some((d, f)) => {
+            let names: Vec<&str> = devices.iter().map(|x| x.name.as_str()).collect();
+            return Err(cx.err(
+                f.span,
+                &f.key,
+                format!(
+                    "no [[device]] named `{d}`; defined devices: {}",
+                    names.join(", ")
+                ),
+            ));
+        }
+        None => return Err(t.missing(cx, "device", "the name of a [[device]]")),
+    };
+    let mount = match t.string(cx, "mount")? {
+        Some((m, f)) => {
+            if m.starts_with('/') || m.ends_with('/') {
+                return Err(cx.err(
+                    f.span,
+                    &f.key,
+                    format!(
+                        "must be a relative path without leading or trailing '/', \
+                         e.g. mount = \"disk\" (got {m:?})"
+                    ),
+                ));
+            }
+            if let Some(i) = earlier.iter().position(|e| e.mount == m) {
+                return Err(cx.err(
+                    f.span,
+                    &f.key,
+                    format!("mount `{m}` is already used by fs[{i}]; mounts must be unique"),
+                ));
+            }
+            m
+        }
+        None => return Err(t.missing(cx, "mount", "a relative path such as \"disk\"")),
+    };
+    Ok(FsConfig {
+        fs_type,
+        device,
+        mount,
+    })
+}
+
+fn sysctl(cx: &Cx, t: &Table) -> Result<SysctlConfig> {
+    t.check_keys(cx, SYSCTL_KEYS)?;
+    let d = SysctlConfig::default();
+    let pct = |name: &str, default: u32| -> Result<u32> {
+        Ok(t.int(cx, name, 0, 100)?.map_or(default, |n| n as u32))
+    };
+    let u32_field = |name: &str, default: u32| -> Result<u32> {
+        Ok(t.int(cx, name, 0, U32_MAX)?.map_or(default, |n| n as u32))
+    };
+    let s = SysctlConfig {
+        dirty_ratio: pct("dirty_ratio", d.dirty_ratio)?,
+        dirty_background_ratio: pct("dirty_background_ratio", d.dirty_background_ratio)?,
+        dirty_bytes: t
+            .int(cx, "dirty_bytes", 0, i64::MAX)?
+            .map_or(0, |n| n as u64),
+        dirty_background_bytes: t
+            .int(cx, "dirty_background_bytes", 0, i64::MAX)?
+            .map_or(0, |n| n as u64),
+        dirty_expire_centisecs: u32_field("dirty_expire_centisecs", d.dirty_expire_centisecs)?,
+        dirty_writeback_centisecs: u32_field(
+            "dirty_writeback_centisecs",
+            d.dirty_writeback_centisecs,
+        )?,
+        swappiness: pct("swappiness", d.swappiness)?,
+        laptop_mode: t.bool(cx, "laptop_mode")?.unwrap_or(false),
+    };
+    if s.dirty_bytes != 0 && s.dirty_bytes < 8192 {
+        return Err(t.err_at(
+            cx,
+            "dirty_bytes",
+            format!(
+                "must be 0 (use dirty_ratio) or at least 8192 (2 pages) (got {})",
+                s.dirty_bytes
+            ),
+        ));
+    }
+    if s.dirty_ratio == 0 && s.dirty_bytes == 0 {
+        return Err(t.err_at(
+            cx,
+            "dirty_ratio",
+            "dirty_ratio = 0 together with dirty_bytes = 0 leaves no dirty limit; \
+             set dirty_ratio to 1..=100 or dirty_bytes to at least 8192"
+                .to_string(),
+        ));
+    }
+    Ok(s)
+}
+
+fn task(cx: &Cx, t: &Table, index: usize, filesystems: &[FsConfig]) -> Result<TaskConfig> {
+    t.check_keys(cx, TASK_KEYS)?;
+    let name = t
+        .string(cx, "name")?
+        .map_or_else(|| format!("task{index}"), |(n, _)| n);
+    let Some((command, f)) = t.string(cx, "command")? else {
+        return Err(t.missing(
+            cx,
+            "command",
+            "e.g. command = \"dd if=/dev/zero of=disk/file bs=1M count=100\"",
+        ));
+    };
+    let dd = parse_dd(&command).map_err(|message| cx.err(f.span, &f.key, message))?;
+    let on_fs = filesystems.iter().any(|fs| {
+        dd.output
+            .strip_prefix(fs.mount.as_str())
+            .and_then(|rest| rest.strip_prefix('/'))
+            .is_some_and(|file| !file.is_empty())
+    });
+    if !on_fs {
+        let mounts: Vec<String> = filesystems
+            .iter()
+            .map(|fs| format!("{}/", fs.mount))
+            .collect();
+        return Err(cx.err(
+            f.span,
+            &f.key,
+            format!(
+                "dd output of={} is not on any filesystem; it must be a file under one of \
+                 the mounts: {}",
+                dd.output,
+                mounts.join(", ")
+            ),
+        ));
+    }
+    Ok(TaskConfig { name, command, dd })
+}
+
+fn run(cx: &Cx, t: &Table) -> Result<RunConfig> {
+    t.check_keys(cx, RUN_KEYS)?;
+    let d = RunConfig::default();
+    Ok(RunConfig {
+        seed: t.int(cx, "seed", 0, i64::MAX)?.map_or(d.seed, |n| n as u64),
+        runs: t.int(cx, "runs", 1, 1000)?.map_or(d.runs, |n| n as u32),
+        time_limit_s: t
+            .int(cx, "time_limit_s", 1, i64::MAX)?
+            .map_or(d.time_limit_s, |n| n as u64),
+    })
+}

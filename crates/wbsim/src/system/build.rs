@@ -1,0 +1,264 @@
+//! Boot: build a `System` from a scenario, a kernel profile and a seed.
+
+use std::collections::VecDeque;
+
+use super::task::{Task, TaskKind};
+use super::System;
+use crate::block::RequestQueue;
+use crate::device::UsbStick;
+use crate::fs::daemon::{DaemonKind, FsDaemonState};
+use crate::fs::inode::{Inode, MappingKind};
+use crate::fs::metadata::MetadataState;
+use crate::fs::{FsInstance, SECTORS_PER_GIB};
+use crate::kernel::KernelProfile;
+use crate::mm::page::{list_add_tail, Holder, Page, NIL};
+use crate::mm::vmstat::Vmstat;
+use crate::mm::zone::{default_min_free_kbytes, setup_lowmem_reserve, setup_watermarks, Zone};
+use crate::mm::Pagevec;
+use crate::reclaim::kswapd::KswapdState;
+use crate::scenario::{FsType, Scenario, ZoneKind};
+use crate::sim::{CostTable, EventKind, EventQueue, NS_PER_MS, NS_PER_SEC};
+use crate::workload::WriterState;
+use crate::writeback::bdi::Bdi;
+use crate::writeback::flusher::FlusherState;
+use crate::writeback::proportions::{calc_period_shift, PropGlobal};
+use crate::writeback::throttle::ratelimit_pages;
+
+/// Pages per MiB at 4 KiB pages.
+const PAGES_PER_MIB: u64 = 256;
+
+/// `sysctl_lowmem_reserve_ratio` (3.0): DMA 256, DMA32 256, Normal 32.
+fn lowmem_reserve_ratio(kind: ZoneKind) -> u64 {
+    match kind {
+        ZoneKind::Dma | ZoneKind::Dma32 => 256,
+        ZoneKind::Normal => 32,
+    }
+}
+
+/// Commit intervals of the filesystems' own threads (defaults): jbd2
+/// `JBD2_DEFAULT_MAX_COMMIT_AGE` 5 s, xfssyncd `xfs_syncd_centisecs` 30 s,
+/// btrfs `BTRFS_DEFAULT_COMMIT_INTERVAL` 30 s.
+fn daemon_interval_s(fs: FsType) -> Option<(DaemonKind, u64)> {
+    match fs {
+        FsType::Ext4 => Some((DaemonKind::Jbd2, 5)),
+        FsType::Xfs => Some((DaemonKind::XfsSyncd, 30)),
+        FsType::Btrfs => Some((DaemonKind::BtrfsTransaction, 30)),
+        FsType::FuseNtfs => None,
+    }
+}
+
+pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System {
+    let _ = seed; // the 3.0 model has no random inputs yet; kept for the contract
+    let ncpus = sc.machine.cpus as usize;
+
+    // Zones and page frames, all free at boot.
+    let mut zones = Vec::new();
+    let mut start = 0u32;
+    for (i, zc) in sc.machine.zones.iter().enumerate() {
+        let pages = zc.size_mib * PAGES_PER_MIB;
+        let (name, suffix) = match zc.kind {
+            ZoneKind::Dma => ("DMA", "dma"),
+            ZoneKind::Dma32 => ("DMA32", "dma32"),
+            ZoneKind::Normal => ("Normal", "normal"),
+        };
+        zones.push(Zone::new(name, suffix, start, pages));
+        start += pages as u32;
+        let _ = i;
+    }
+    let total_pages = start as u64;
+    let min_free_kbytes = sc
+        .machine
+        .min_free_kbytes
+        .unwrap_or_else(|| default_min_free_kbytes(total_pages));
+    setup_watermarks(&mut zones, min_free_kbytes);
+    let ratios: Vec<u64> = sc.machine.zones.iter().map(|z| lowmem_reserve_ratio(z.kind)).collect();
+    setup_lowmem_reserve(&mut zones, &ratios);
+    let mut pages = Vec::with_capacity(total_pages as usize);
+    for (zi, z) in zones.iter_mut().enumerate() {
+        for pfn in z.start_pfn..z.start_pfn + z.present_pages as u32 {
+            pages.push(Page {
+                flags: 0,
+                zone: zi as u8,
+                holder: Holder::Free,
+                prev: NIL,
+                next: NIL,
+                inode: NIL,
+                index: 0,
+            });
+            list_add_tail(&mut pages, &mut z.free, pfn);
+        }
+    }
+
+    let hz = sc.machine.hz as u64;
+    let dirtyable_at_boot = total_pages + 1;
+    let dirty_total = if sc.sysctl.dirty_bytes > 0 {
+        sc.sysctl.dirty_bytes / 4096
+    } else {
+        sc.sysctl.dirty_ratio as u64 * dirtyable_at_boot / 100
+    };
+    let shift = calc_period_shift(dirty_total, profile.proportion_shift_offset);
+
+    let mut sys = System {
+        now: 0,
+        hz,
+        time_limit_ns: sc.run.time_limit_s * NS_PER_SEC,
+        events: EventQueue::with_capacity(1024),
+        cost: CostTable::default(),
+        profile: profile.clone(),
+        sysctl: sc.sysctl.clone(),
+        check_every_event: false,
+        pages,
+        vmstat: Vmstat::new(zones.len()),
+        zones,
+        pagevecs: vec![Pagevec::default(); ncpus],
+        min_free_kbytes,
+        nr_dirty: 0,
+        nr_writeback: 0,
+        nr_writeback_temp: 0,
+        isolate_buf: Vec::with_capacity(64),
+        bdis: Vec::new(),
+        prop_completions: PropGlobal::new(shift),
+        prop_dirties: PropGlobal::new(shift),
+        ratelimit_pages: ratelimit_pages(total_pages, ncpus as u64),
+        bdp_ratelimits: vec![0; ncpus],
+        queues: Vec::new(),
+        devices: Vec::new(),
+        request_waiters: Vec::new(),
+        congestion_waiters: Vec::new(),
+        inodes: Vec::new(),
+        filesystems: Vec::new(),
+        tasks: Vec::new(),
+        cpu_busy_until: vec![0; ncpus],
+        kswapd_task: 0,
+        kswapd_awake_ns: 0,
+        events_processed: 0,
+        workload_left: 0,
+    };
+
+    // Devices, their queues, bdis and block-device inodes.
+    let mut blockdev_inode = Vec::new();
+    for (d, dc) in sc.devices.iter().enumerate() {
+        sys.devices.push(UsbStick::new(dc));
+        sys.queues.push(RequestQueue::new(dc.nr_requests, dc.max_request_kib as u64 * 2));
+        sys.request_waiters.push(VecDeque::new());
+        sys.bdis.push(Bdi::new(&dc.name, Some(d)));
+        let id = sys.inodes.len() as u32;
+        // The partition starts at 1 MiB (2048 sectors).
+        sys.inodes.push(Inode::new(id, 0, d, MappingKind::BlockDevice, 2048));
+        blockdev_inode.push(id);
+    }
+
+    // Filesystems, with placement of data, metadata and logs.
+    for (f, fc) in sc.filesystems.iter().enumerate() {
+        let dev = sc.devices.iter().position(|d| d.name == fc.device).unwrap_or(0);
+        let cap = sys.devices[dev].capacity_sectors;
+        let bdi = if fc.fs_type == FsType::FuseNtfs {
+            let mut b = Bdi::new("fuse", None);
+            b.max_ratio = 1; // fuse_bdi_init
+            sys.bdis.push(b);
+            sys.bdis.len() - 1
+        } else {
+            dev
+        };
+        let bd = blockdev_inode[dev];
+        sys.inodes[bd as usize].fs = f;
+        let mut md = MetadataState::default();
+        // Placement inputs (mkfs defaults of 2011 tools, approximate and
+        // UNVERIFIED): xfs 4 AGs with the internal log in the middle AG;
+        // ext4 journal of 128 MiB in the middle of the disk; btrfs
+        // metadata chunk near the start, data chunk after it; ntfs $MFT at
+        // cluster 786432 (3 GiB) with $Bitmap after the MFT zone.
+        let data_start = match fc.fs_type {
+            FsType::Xfs => {
+                md.log_start_sector = cap / 2;
+                md.log_sectors = 10 << 11; // 10 MiB
+                2048 + 64 * 2048
+            }
+            FsType::Ext4 => {
+                md.log_start_sector = cap / 2;
+                md.log_sectors = 128 << 11;
+                2048 + 256 * 2048
+            }
+            FsType::Btrfs => 2048 + SECTORS_PER_GIB + SECTORS_PER_GIB / 2,
+            FsType::FuseNtfs => {
+                md.ntfs_mft_page = (3u64 << 30) as u32 / 4096;
+                md.ntfs_bitmap_first_page = md.ntfs_mft_page + (64 << 20) / 4096;
+                md.ntfs_data_first_cluster = (16 << 20) / 4096;
+                0
+            }
+        };
+        sys.filesystems.push(FsInstance {
+            fs_type: fc.fs_type,
+            mount: fc.mount.clone(),
+            device: dev,
+            bdi,
+            blockdev_inode: bd,
+            data_cursor_sector: data_start,
+            metadata: md,
+        });
+        if fc.fs_type == FsType::Btrfs {
+            sys.btrfs_init_metadata(f, 2048 + 32 * 2048);
+        }
+    }
+
+    // Workload tasks first: they get CPU 0, 1, ...
+    let mut next_cpu = 0usize;
+    let mut cpu = || {
+        let c = next_cpu % ncpus;
+        next_cpu += 1;
+        c
+    };
+    let mut pending_daemons = Vec::new();
+    for tc in &sc.tasks {
+        let f = sc
+            .filesystems
+            .iter()
+            .position(|fc| tc.dd.output.starts_with(&format!("{}/", fc.mount)))
+            .unwrap_or(0);
+        let fsi = &sys.filesystems[f];
+        let id = sys.inodes.len() as u32;
+        let base = fsi.data_cursor_sector;
+        sys.inodes.push(Inode::new(id, f, fsi.bdi, MappingKind::Regular, base));
+        // Reserve the file's extent (contiguous allocation).
+        sys.filesystems[f].data_cursor_sector += tc.dd.total_bytes().div_ceil(512);
+        let tid = sys.tasks.len() as u32;
+        let fuse_daemon = (sys.filesystems[f].fs_type == FsType::FuseNtfs).then(|| {
+            let d = tid + 1;
+            pending_daemons.push((d, f));
+            d
+        });
+        let w = WriterState::new(id, sys.filesystems[f].bdi, fuse_daemon, tc.dd.bs_bytes, tc.dd.count);
+        sys.tasks.push(Task::new(&tc.name, cpu(), TaskKind::Writer(Box::new(w)), true));
+        sys.workload_left += 1;
+        sys.events.push(0, EventKind::RunTask { task: tid, token: 0 });
+        if fuse_daemon.is_some() {
+            let st = FsDaemonState::new(DaemonKind::Fuse, f, 0);
+            sys.tasks.push(Task::new("ntfs-3g", cpu(), TaskKind::FsDaemon(st), false));
+        }
+    }
+    // Filesystem threads.
+    for f in 0..sys.filesystems.len() {
+        if let Some((kind, secs)) = daemon_interval_s(sys.filesystems[f].fs_type) {
+            let name = match kind {
+                DaemonKind::Jbd2 => "jbd2",
+                DaemonKind::XfsSyncd => "xfssyncd",
+                _ => "btrfs-transaction",
+            };
+            let tid = sys.tasks.len() as u32;
+            let st = FsDaemonState::new(kind, f, secs * NS_PER_SEC);
+            sys.tasks.push(Task::new(name, cpu(), TaskKind::FsDaemon(st), false));
+            sys.events.push(secs * NS_PER_SEC, EventKind::RunTask { task: tid, token: 0 });
+        }
+    }
+    // kswapd0 and one flusher per bdi.
+    sys.kswapd_task = sys.tasks.len() as u32;
+    sys.tasks.push(Task::new("kswapd0", cpu(), TaskKind::Kswapd(KswapdState::default()), false));
+    for b in 0..sys.bdis.len() {
+        let tid = sys.tasks.len() as u32;
+        sys.bdis[b].flusher = tid;
+        let name = format!("flush-{}", sys.bdis[b].name);
+        sys.tasks.push(Task::new(&name, cpu(), TaskKind::Flusher(FlusherState::new(b)), false));
+    }
+    let _ = NS_PER_MS;
+    sys
+}

@@ -1,0 +1,231 @@
+//! The simulated machine: all subsystem state in one struct, and the engine
+//! loop that runs tasks and device completions in time order.
+//!
+//! Subsystem modules (`mm`, `writeback`, `reclaim`, `block`, `fs`,
+//! `workload`) add `impl System` blocks for their kernel functions; the data
+//! each owns sits in its own field here.
+
+pub mod build;
+pub mod check;
+pub mod task;
+
+use crate::block::RequestQueue;
+use crate::device::UsbStick;
+use crate::fs::inode::Inode;
+use crate::fs::FsInstance;
+use crate::kernel::KernelProfile;
+use crate::mm::page::Page;
+use crate::mm::vmstat::Vmstat;
+use crate::mm::zone::Zone;
+use crate::mm::Pagevec;
+use crate::scenario::SysctlConfig;
+use crate::sim::{CostTable, EventKind, EventQueue, Ns};
+use crate::writeback::bdi::Bdi;
+use crate::writeback::proportions::PropGlobal;
+use task::{Step, Task};
+
+pub use build::build_system;
+
+/// Why a run stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Completed,
+    TimeLimit,
+}
+
+pub struct System {
+    pub now: Ns,
+    pub hz: u64,
+    pub time_limit_ns: Ns,
+    pub events: EventQueue,
+    pub cost: CostTable,
+    pub profile: KernelProfile,
+    pub sysctl: SysctlConfig,
+    /// Check conservation invariants after every event (slow).
+    pub check_every_event: bool,
+
+    // mm
+    pub pages: Vec<Page>,
+    pub zones: Vec<Zone>,
+    pub vmstat: Vmstat,
+    pub pagevecs: Vec<Pagevec>,
+    pub min_free_kbytes: u64,
+    pub nr_dirty: u64,
+    pub nr_writeback: u64,
+    pub nr_writeback_temp: u64,
+    /// Reusable buffer for pages isolated by reclaim (no allocation per batch).
+    pub isolate_buf: Vec<u32>,
+
+    // writeback
+    pub bdis: Vec<Bdi>,
+    pub prop_completions: PropGlobal,
+    pub prop_dirties: PropGlobal,
+    pub ratelimit_pages: u64,
+    /// Per-CPU `bdp_ratelimits` counters (3.0 `ratelimits`).
+    pub bdp_ratelimits: Vec<u64>,
+
+    // block and devices
+    pub queues: Vec<RequestQueue>,
+    pub devices: Vec<UsbStick>,
+    /// Tasks sleeping in `get_request_wait`, per device (FIFO, exclusive).
+    pub request_waiters: Vec<std::collections::VecDeque<u32>>,
+    /// Tasks in `congestion_wait` (woken by any queue leaving congestion).
+    pub congestion_waiters: Vec<u32>,
+
+    // filesystems
+    pub inodes: Vec<Inode>,
+    pub filesystems: Vec<FsInstance>,
+
+    // tasks
+    pub tasks: Vec<Task>,
+    pub cpu_busy_until: Vec<Ns>,
+    pub kswapd_task: u32,
+    pub kswapd_awake_ns: Ns,
+    pub events_processed: u64,
+    pub workload_left: usize,
+}
+
+impl System {
+    /// Charge kernel CPU time to the running task and advance the clock.
+    #[inline]
+    pub fn charge_sys(&mut self, tid: u32, ns: Ns) {
+        self.tasks[tid as usize].sys_ns += ns;
+        self.now += ns;
+    }
+
+    #[inline]
+    pub fn charge_user(&mut self, tid: u32, ns: Ns) {
+        self.tasks[tid as usize].user_ns += ns;
+        self.now += ns;
+    }
+
+    /// Jiffies to nanoseconds (`HZ` from the scenario).
+    pub fn jiffies_ns(&self, jiffies: u64) -> Ns {
+        jiffies * 1_000_000_000 / self.hz
+    }
+
+    /// Make a task runnable now, unless it already has a fresher wake-up.
+    pub fn wake_task(&mut self, tid: u32) {
+        let token = self.tasks[tid as usize].token;
+        self.events
+            .push(self.now, EventKind::RunTask { task: tid, token });
+    }
+
+    /// Wake every task in `congestion_wait` (`clear_bdi_congested`).
+    pub fn wake_congestion_waiters(&mut self) {
+        for i in 0..self.congestion_waiters.len() {
+            let tid = self.congestion_waiters[i];
+            self.wake_task(tid);
+        }
+        self.congestion_waiters.clear();
+    }
+
+    /// `congestion_wait(BLK_RW_ASYNC, timeout)`: register and ask to sleep.
+    pub fn congestion_wait(&mut self, tid: u32, timeout_ns: Ns) -> Step {
+        self.congestion_waiters.push(tid);
+        Step::Wait(Some(self.now + timeout_ns))
+    }
+
+    /// Run until every workload task has exited or the time limit passes.
+    pub fn run(&mut self) -> Outcome {
+        while let Some((t, ev)) = self.events.pop() {
+            if t > self.time_limit_ns {
+                self.now = self.time_limit_ns;
+                return Outcome::TimeLimit;
+            }
+            if t > self.now {
+                self.now = t;
+            }
+            self.events_processed += 1;
+            match ev {
+                EventKind::RunTask { task, token } => {
+                    if self.tasks[task as usize].token == token {
+                        self.run_task(task, t);
+                    }
+                }
+                EventKind::DeviceComplete { device } => self.device_complete(device as usize, t),
+            }
+            if self.check_every_event {
+                if let Err(e) = self.check_invariants() {
+                    panic!("invariant violated at {} ns: {e}", self.now);
+                }
+            }
+            if self.workload_left == 0 {
+                return Outcome::Completed;
+            }
+        }
+        Outcome::Completed
+    }
+
+    fn run_task(&mut self, tid: u32, at: Ns) {
+        let cpu = self.tasks[tid as usize].cpu;
+        // The CPU may still be busy with another task that ran past `at`.
+        let start = at.max(self.cpu_busy_until[cpu]);
+        if start > self.now {
+            self.tasks[tid as usize].token += 1;
+            let token = self.tasks[tid as usize].token;
+            self.events.push(start, EventKind::RunTask { task: tid, token });
+            return;
+        }
+        self.tasks[tid as usize].token += 1;
+        loop {
+            let step = self.step_task(tid);
+            match step {
+                Step::Continue => {
+                    if let Some(next) = self.events.peek_time() {
+                        if self.now >= next {
+                            let token = self.tasks[tid as usize].token;
+                            self.events
+                                .push(self.now, EventKind::RunTask { task: tid, token });
+                            break;
+                        }
+                    }
+                    if self.now > self.time_limit_ns {
+                        let token = self.tasks[tid as usize].token;
+                        self.events
+                            .push(self.now, EventKind::RunTask { task: tid, token });
+                        break;
+                    }
+                }
+                Step::SleepUntil(t) => {
+                    let token = self.tasks[tid as usize].token;
+                    self.tasks[tid as usize].nr_switches += 1;
+                    self.events.push(t.max(self.now), EventKind::RunTask { task: tid, token });
+                    break;
+                }
+                Step::Wait(timeout) => {
+                    self.tasks[tid as usize].nr_switches += 1;
+                    if let Some(t) = timeout {
+                        let token = self.tasks[tid as usize].token;
+                        self.events.push(t.max(self.now), EventKind::RunTask { task: tid, token });
+                    }
+                    break;
+                }
+                Step::Exit => {
+                    let task = &mut self.tasks[tid as usize];
+                    task.exited_ns = Some(self.now);
+                    if task.is_workload {
+                        self.workload_left -= 1;
+                    }
+                    break;
+                }
+            }
+        }
+        self.cpu_busy_until[cpu] = self.now;
+    }
+
+    fn step_task(&mut self, tid: u32) -> Step {
+        use task::TaskKind;
+        match &self.tasks[tid as usize].kind {
+            TaskKind::Writer(_) => self.writer_step(tid),
+            TaskKind::Flusher(_) => self.flusher_step(tid),
+            TaskKind::Kswapd(_) => self.kswapd_step(tid),
+            TaskKind::FsDaemon(_) => self.fs_daemon_step(tid),
+        }
+    }
+
+    pub fn zone_suffixes(&self) -> Vec<&'static str> {
+        self.zones.iter().map(|z| z.suffix).collect()
+    }
+}

@@ -1,0 +1,84 @@
+//! Tasks: resumable state machines the engine runs on simulated CPUs.
+
+use crate::reclaim::kswapd::KswapdState;
+use crate::reclaim::direct::AllocState;
+use crate::sim::Ns;
+use crate::workload::WriterState;
+use crate::writeback::flusher::FlusherState;
+use crate::writeback::throttle::BdpState;
+use crate::fs::FsDaemonState;
+
+/// What a task's step asks of the scheduler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Keep running (the engine may preempt it to deliver earlier events).
+    Continue,
+    /// Sleep until an absolute time.
+    SleepUntil(Ns),
+    /// Sleep on a wait queue the step registered on, with an optional
+    /// timeout (`congestion_wait`, `get_request_wait`).
+    Wait(Option<Ns>),
+    /// The task has finished.
+    Exit,
+}
+
+#[derive(Debug)]
+pub enum TaskKind {
+    /// A workload process (dd).
+    Writer(Box<WriterState>),
+    /// Per-device flusher thread (`bdi_writeback_thread`, 2.6.32 – 3.x).
+    Flusher(FlusherState),
+    /// kswapd0.
+    Kswapd(KswapdState),
+    /// A filesystem's own thread: the FUSE daemon, jbd2, xfssyncd,
+    /// btrfs-transaction.
+    FsDaemon(FsDaemonState),
+}
+
+#[derive(Debug)]
+pub struct Task {
+    pub name: String,
+    pub cpu: usize,
+    /// Wake-up token; an event carrying an older token is stale.
+    pub token: u64,
+    pub kind: TaskKind,
+    /// Per-task allocation state (direct reclaim in progress).
+    pub alloc: AllocState,
+    /// Per-task `balance_dirty_pages` state.
+    pub bdp: BdpState,
+    /// `current->backing_dev_info` while in a write(2) (3.0
+    /// `__generic_file_aio_write`), which lets direct reclaim write to a
+    /// congested queue the task is itself writing to.
+    pub backing_dev: Option<usize>,
+    /// Floating-proportion state of this task's dirtying (`task_dirty_inc`).
+    pub dirties: crate::writeback::proportions::PropLocal,
+    pub user_ns: Ns,
+    pub sys_ns: Ns,
+    pub started_ns: Ns,
+    pub exited_ns: Option<Ns>,
+    /// Is this a workload task whose exit ends the run?
+    pub is_workload: bool,
+    /// Context switches (voluntary sleeps).
+    pub nr_switches: u64,
+}
+
+impl Task {
+    pub fn new(name: &str, cpu: usize, kind: TaskKind, is_workload: bool) -> Task {
+        Task {
+            name: name.to_string(),
+            cpu,
+            token: 0,
+            kind,
+            alloc: AllocState::default(),
+            bdp: BdpState::default(),
+            backing_dev: None,
+            dirties: Default::default(),
+            user_ns: 0,
+            sys_ns: 0,
+            started_ns: 0,
+            exited_ns: None,
+            is_workload,
+            nr_switches: 0,
+        }
+    }
+}

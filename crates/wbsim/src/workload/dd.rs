@@ -1,0 +1,626 @@
+//! Parser for `dd` command lines, following GNU coreutils dd operand syntax.
+//!
+//! Only the subset the simulator models is accepted: `if=/dev/zero`, `of=`,
+//! `bs=`, `count=`, `conv=fsync|fdatasync` and `oflag=direct`.  Words are
+//! split like a POSIX shell would (quotes, backslashes and `$(( ))`
+//! arithmetic expansion are understood); anything else is rejected with a
+//! message saying what is supported.
+
+use serde::Serialize;
+
+/// A parsed `dd` invocation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DdCommand {
+    /// The `if=` operand (always `/dev/zero` after a successful parse).
+    pub input: String,
+    /// The `of=` operand, verbatim.
+    pub output: String,
+    /// Block size in bytes (`bs=`), always > 0.
+    pub bs_bytes: u64,
+    /// Number of blocks to copy (`count=`).
+    pub count: u64,
+    /// `conv=fsync` or `conv=fdatasync` was given.
+    pub conv_fsync: bool,
+    /// `oflag=direct` was given.
+    pub oflag_direct: bool,
+}
+
+impl DdCommand {
+    /// Total bytes written: `bs_bytes * count` (checked at parse time not to overflow).
+    pub fn total_bytes(&self) -> u64 {
+        self.bs_bytes.saturating_mul(self.count)
+    }
+}
+
+const SUPPORTED_OPERANDS: &str = "if, of, bs, count, conv, oflag";
+const SIZE_SUFFIXES: &str = "c, w, b, kB, K, MB, M, GB, G";
+const CONV_VALUES: &str = "fsync, fdatasync";
+const OFLAG_VALUES: &str = "direct";
+/// Bound on `$(( ))` nesting so hostile input cannot exhaust the stack.
+const MAX_EXPR_DEPTH: usize = 64;
+
+/// Parse a dd command line the way GNU dd reads its operands.
+pub fn parse_dd(command: &str) -> Result<DdCommand, String> {
+    let words = split_words(command)?;
+    let Some((program, operands)) = words.split_first() else {
+        return Err("empty command; expected a dd command line such as \
+                    `dd if=/dev/zero of=disk/file bs=1M count=100`"
+            .to_string());
+    };
+    if program != "dd" && !program.ends_with("/dd") {
+        return Err(format!(
+            "command must start with `dd` (got `{program}`); only dd workloads are supported"
+        ));
+    }
+
+    let mut input: Option<String> = None;
+    let mut output: Option<String> = None;
+    let mut bs: Option<u64> = None;
+    let mut count: Option<u64> = None;
+    let mut conv_fsync = false;
+    let mut oflag_direct = false;
+
+    // As in GNU dd, a later operand overrides an earlier one of the same name.
+    for word in operands {
+        let Some((name, value)) = word.split_once('=') else {
+            return Err(format!(
+                "unrecognized operand `{word}`; operands look like name=value, \
+                 supported operands: {SUPPORTED_OPERANDS}"
+            ));
+        };
+        match name {
+            "if" => input = Some(value.to_string()),
+            "of" => {
+                if value.is_empty() {
+                    return Err(
+                        "of= is empty; expected an output file such as of=disk/file".to_string()
+                    );
+                }
+                output = Some(value.to_string());
+            }
+            "bs" => {
+                let n = parse_size(value).map_err(|why| size_error(word, why, "bs=32k"))?;
+                if n == 0 {
+                    return Err(format!("{word}: block size must be greater than 0"));
+                }
+                bs = Some(n);
+            }
+            "count" => {
+                count = Some(parse_size(value).map_err(|why| size_error(word, why, "count=100"))?);
+            }
+            "conv" => {
+                for item in value.split(',') {
+                    match item {
+                        "fsync" | "fdatasync" => conv_fsync = true,
+                        _ => {
+                            return Err(format!(
+                                "{word}: unsupported conversion `{item}`; supported: {CONV_VALUES}"
+                            ))
+                        }
+                    }
+                }
+            }
+            "oflag" => {
+                for item in value.split(',') {
+                    match item {
+                        "direct" => oflag_direct = true,
+                        _ => {
+                            return Err(format!(
+                            "{word}: unsupported output flag `{item}`; supported: {OFLAG_VALUES}"
+                        ))
+                        }
+                    }
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "unsupported operand `{word}`; supported operands: {SUPPORTED_OPERANDS}"
+                ))
+            }
+        }
+    }
+
+    let input = input.unwrap_or_else(|| "/dev/stdin".to_string());
+    if input != "/dev/zero" {
+        return Err(format!("only if=/dev/zero is supported (got if={input})"));
+    }
+    let output = output.ok_or("missing of=; dd needs an output file such as of=disk/file")?;
+    let bs_bytes = bs.ok_or("missing bs=; give a block size such as bs=32k")?;
+    let count = count.ok_or("missing count=; give the number of blocks such as count=1000")?;
+    if bs_bytes.checked_mul(count).is_none() {
+        return Err(format!(
+            "bs={bs_bytes} × count={count} bytes does not fit in 64 bits; use a smaller bs or count"
+        ));
+    }
+    Ok(DdCommand {
+        input,
+        output,
+        bs_bytes,
+        count,
+        conv_fsync,
+        oflag_direct,
+    })
+}
+
+/// Why a size operand could not be read.
+enum SizeError {
+    Malformed,
+    TooLarge,
+}
+
+fn size_error(word: &str, why: SizeError, example: &str) -> String {
+    match why {
+        SizeError::Malformed => format!(
+            "{word}: malformed size; expected a number with an optional suffix \
+             {SIZE_SUFFIXES} (e.g. {example})"
+        ),
+        SizeError::TooLarge => format!("{word}: number too large (maximum {})", u64::MAX),
+    }
+}
+
+/// Parse a GNU dd size: `N[suffix]`, optionally multiplied with `x`, e.g. `4kx2`.
+fn parse_size(text: &str) -> Result<u64, SizeError> {
+    let mut total: u64 = 1;
+    for factor in text.split('x') {
+        let n = parse_one_size(factor)?;
+        total = total.checked_mul(n).ok_or(SizeError::TooLarge)?;
+    }
+    Ok(total)
+}
+
+fn parse_one_size(text: &str) -> Result<u64, SizeError> {
+    let digits_end = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, suffix) = text.split_at(digits_end);
+    if digits.is_empty() {
+        return Err(SizeError::Malformed);
+    }
+    let multiplier = suffix_multiplier(suffix).ok_or(SizeError::Malformed)?;
+    let n: u64 = digits.parse().map_err(|_| SizeError::TooLarge)?;
+    n.checked_mul(multiplier).ok_or(SizeError::TooLarge)
+}
+
+/// Multiplier for a GNU size suffix; `B` after a power letter means decimal, `iB` binary.
+fn suffix_multiplier(suffix: &str) -> Option<u64> {
+    match suffix {
+        "" | "c" => return Some(1),
+        "w" => return Some(2),
+        "b" => return Some(512),
+        _ => {}
+    }
+    let mut chars = suffix.chars();
+    let letter = chars.next()?;
+    let power: u32 = match letter {
+        'k' | 'K' => 1,
+        'M' => 2,
+        'G' => 3,
+        'T' => 4,
+        'P' => 5,
+        'E' => 6,
+        _ => return None,
+    };
+    let base: u64 = match chars.as_str() {
+        "" | "iB" => 1024,
+        "B" => 1000,
+        _ => return None,
+    };
+    base.checked_pow(power)
+}
+
+/// Split a command line into words like a POSIX shell: whitespace separates
+/// words, `'...'` and `"..."` quote, `\` escapes, and `$(( expr ))` is
+/// replaced by its integer value.
+fn split_words(command: &str) -> Result<Vec<String>, String> {
+    let chars: Vec<char> = command.chars().collect();
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut in_word = false;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut current));
+                    in_word = false;
+                }
+                i += 1;
+            }
+            '\'' => {
+                let close =
+                    find_char(&chars, i + 1, '\'').ok_or("unterminated single quote in command")?;
+                current.extend(&chars[i + 1..close]);
+                in_word = true;
+                i = close + 1;
+            }
+            '"' => {
+                in_word = true;
+                i += 1;
+                loop {
+                    match chars.get(i) {
+                        None => return Err("unterminated double quote in command".to_string()),
+                        Some('"') => {
+                            i += 1;
+                            break;
+                        }
+                        Some('\\') if matches!(chars.get(i + 1), Some('"' | '\\' | '$')) => {
+                            current.push(chars[i + 1]);
+                            i += 2;
+                        }
+                        Some('$') => i = expand_dollar(&chars, i, &mut current)?,
+                        Some(&other) => {
+                            current.push(other);
+                            i += 1;
+                        }
+                    }
+                }
+            }
+            '\\' => {
+                let escaped = chars
+                    .get(i + 1)
+                    .ok_or("command ends with a lone backslash")?;
+                current.push(*escaped);
+                in_word = true;
+                i += 2;
+            }
+            '$' => {
+                i = expand_dollar(&chars, i, &mut current)?;
+                in_word = true;
+            }
+            '|' | '&' | ';' | '<' | '>' | '(' | ')' | '`' => {
+                return Err(format!(
+                    "shell operator `{c}` is not supported; give a single dd command"
+                ));
+            }
+            _ => {
+                current.push(c);
+                in_word = true;
+                i += 1;
+            }
+        }
+    }
+    if in_word {
+        words.push(current);
+    }
+    Ok(words)
+}
+
+fn find_char(chars: &[char], from: usize, wanted: char) -> Option<usize> {
+    chars
+        .get(from..)?
+        .iter()
+        .position(|&c| c == wanted)
+        .map(|p| p + from)
+}
+
+/// Expand `$((expr))` starting at `chars[start] == '$'`; returns the index after `))`.
+fn expand_dollar(chars: &[char], start: usize, out: &mut String) -> Result<usize, String> {
+    if chars.get(start + 1) != Some(&'(') || chars.get(start + 2) != Some(&'(') {
+        return Err("only $(( )) arithmetic is supported; shell variables and \
+                    command substitution are not"
+            .to_string());
+    }
+    // Find the `))` that closes the expansion, tracking inner parentheses.
+    let mut depth = 0usize;
+    let mut i = start + 3;
+    loop {
+        match chars.get(i) {
+            None => return Err("unterminated $(( in command".to_string()),
+            Some('(') => depth += 1,
+            Some(')') if depth > 0 => depth -= 1,
+            Some(')') => {
+                if chars.get(i + 1) != Some(&')') {
+                    return Err("unbalanced parentheses in $(( ))".to_string());
+                }
+                break;
+            }
+            Some(_) => {}
+        }
+        i += 1;
+    }
+    let expr: String = chars[start + 3..i].iter().collect();
+    let value = eval_arith(&expr)?;
+    out.push_str(&value.to_string());
+    Ok(i + 2)
+}
+
+/// Evaluate a shell arithmetic expression over i64 with the usual precedence
+/// (`|` < `^` < `&` < shifts < `+ -` < `* / %` < unary), rejecting overflow.
+fn eval_arith(expr: &str) -> Result<i64, String> {
+    let tokens = arith_tokens(expr)?;
+    let mut parser = Arith {
+        tokens: &tokens,
+        pos: 0,
+        depth: 0,
+    };
+    let value = parser.binary(0)?;
+    if parser.pos != tokens.len() {
+        return Err(format!("$(({expr})): unexpected trailing input"));
+    }
+    Ok(value)
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Num(i64),
+    Op(&'static str),
+}
+
+fn arith_tokens(expr: &str) -> Result<Vec<Tok>, String> {
+    const OPS: [&str; 12] = ["<<", ">>", "+", "-", "*", "/", "%", "&", "|", "^", "~", "("];
+    let mut tokens = Vec::new();
+    let mut rest = expr.trim_start();
+    while !rest.is_empty() {
+        if rest.starts_with(|c: char| c.is_ascii_digit()) {
+            let end = rest
+                .find(|c: char| !c.is_ascii_alphanumeric())
+                .unwrap_or(rest.len());
+            tokens.push(Tok::Num(parse_arith_number(&rest[..end])?));
+            rest = &rest[end..];
+        } else if let Some(rem) = rest.strip_prefix(')') {
+            tokens.push(Tok::Op(")"));
+            rest = rem;
+        } else if let Some(op) = OPS.iter().find(|op| rest.starts_with(**op)) {
+            tokens.push(Tok::Op(op));
+            rest = &rest[op.len()..];
+        } else {
+            let bad = rest.chars().next().unwrap_or(' ');
+            return Err(format!(
+                "$(({expr})): unsupported character `{bad}`; only integers, \
+                 parentheses and + - * / % << >> & | ^ ~ are supported"
+            ));
+        }
+        rest = rest.trim_start();
+    }
+    Ok(tokens)
+}
+
+/// Bash integer constants: decimal, `0x` hex, leading-`0` octal.
+fn parse_arith_number(text: &str) -> Result<i64, String> {
+    let parsed = if let Some(hex) = text.strip_prefix("0x").or(text.strip_prefix("0X")) {
+        i64::from_str_radix(hex, 16)
+    } else if text.len() > 1 && text.starts_with('0') {
+        i64::from_str_radix(&text[1..], 8)
+    } else {
+        text.parse()
+    };
+    parsed.map_err(|_| format!("$(( )): invalid or too large number `{text}`"))
+}
+
+struct Arith<'a> {
+    tokens: &'a [Tok],
+    pos: usize,
+    depth: usize,
+}
+
+/// Binary operator levels, loosest first.
+const LEVELS: [&[&str]; 6] = [
+    &["|"],
+    &["^"],
+    &["&"],
+    &["<<", ">>"],
+    &["+", "-"],
+    &["*", "/", "%"],
+];
+
+impl Arith<'_> {
+    fn binary(&mut self, level: usize) -> Result<i64, String> {
+        let Some(ops) = LEVELS.get(level) else {
+            return self.unary();
+        };
+        let mut lhs = self.binary(level + 1)?;
+        while let Some(Tok::Op(op)) = self.tokens.get(self.pos) {
+            if !ops.contains(op) {
+                break;
+            }
+            self.pos += 1;
+            let rhs = self.binary(level + 1)?;
+            lhs = apply(op, lhs, rhs)?;
+        }
+        Ok(lhs)
+    }
+
+    fn unary(&mut self) -> Result<i64, String> {
+        self.depth += 1;
+        if self.depth > MAX_EXPR_DEPTH {
+            return Err("$(( )): expression nested too deeply".to_string());
+        }
+        let tok = self.tokens.get(self.pos).cloned();
+        self.pos += 1;
+        let value = match tok {
+            Some(Tok::Num(n)) => Ok(n),
+            Some(Tok::Op("-")) => self
+                .unary()?
+                .checked_neg()
+                .ok_or_else(|| "$(( )): arithmetic overflow".to_string()),
+            Some(Tok::Op("+")) => self.unary(),
+            Some(Tok::Op("~")) => Ok(!self.unary()?),
+            Some(Tok::Op("(")) => {
+                let inner = self.binary(0)?;
+                if self.tokens.get(self.pos) != Some(&Tok::Op(")")) {
+                    return Err("$(( )): missing `)`".to_string());
+                }
+                self.pos += 1;
+                Ok(inner)
+            }
+            Some(Tok::Op(op)) => Err(format!("$(( )): expected a number, found `{op}`")),
+            None => Err("$(( )): expression ends where a number was expected".to_string()),
+        };
+        self.depth -= 1;
+        value
+    }
+}
+
+fn apply(op: &str, a: i64, b: i64) -> Result<i64, String> {
+    let shift = |b: i64| {
+        u32::try_from(b)
+            .ok()
+            .filter(|&s| s < 64)
+            .ok_or_else(|| format!("$(( )): shift amount {b} must be between 0 and 63"))
+    };
+    let result = match op {
+        "+" => a.checked_add(b),
+        "-" => a.checked_sub(b),
+        "*" => a.checked_mul(b),
+        "/" | "%" if b == 0 => return Err("$(( )): division by zero".to_string()),
+        "/" => a.checked_div(b),
+        "%" => a.checked_rem(b),
+        "<<" => {
+            let s = shift(b)?;
+            a.checked_shl(s).filter(|r| r >> s == a)
+        }
+        ">>" => a.checked_shr(shift(b)?),
+        "&" => Some(a & b),
+        "|" => Some(a | b),
+        "^" => Some(a ^ b),
+        _ => None,
+    };
+    result.ok_or_else(|| format!("$(( )): arithmetic overflow in {a} {op} {b}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn dd(args: &str) -> Result<DdCommand, String> {
+        parse_dd(&format!("dd if=/dev/zero of=disk/f {args}"))
+    }
+
+    #[test]
+    fn seed_command_with_shell_arithmetic() {
+        let cmd = parse_dd("dd if=/dev/zero of=disk/zeroes bs=32k count=$((10 << 15))").unwrap();
+        assert_eq!(
+            cmd,
+            DdCommand {
+                input: "/dev/zero".into(),
+                output: "disk/zeroes".into(),
+                bs_bytes: 32768,
+                count: 327680,
+                conv_fsync: false,
+                oflag_direct: false,
+            }
+        );
+        assert_eq!(cmd.total_bytes(), 10 << 30);
+    }
+
+    #[test]
+    fn size_suffixes() {
+        let bs = |s: &str| dd(&format!("bs={s} count=1")).map(|c| c.bs_bytes);
+        assert_eq!(bs("1M"), Ok(1 << 20));
+        assert_eq!(bs("4096"), Ok(4096));
+        assert_eq!(bs("2b"), Ok(1024));
+        assert_eq!(bs("1kB"), Ok(1000));
+        assert_eq!(bs("3c"), Ok(3));
+        assert_eq!(bs("3w"), Ok(6));
+        assert_eq!(bs("1K"), Ok(1024));
+        assert_eq!(bs("1KiB"), Ok(1024));
+        assert_eq!(bs("1MB"), Ok(1_000_000));
+        assert_eq!(bs("1MiB"), Ok(1 << 20));
+        assert_eq!(bs("1GB"), Ok(1_000_000_000));
+        assert_eq!(bs("1G"), Ok(1 << 30));
+        assert_eq!(bs("4kx2"), Ok(8192));
+    }
+
+    #[test]
+    fn count_forms() {
+        let count = |s: &str| dd(&format!("bs=1 count={s}")).map(|c| c.count);
+        assert_eq!(count("1000"), Ok(1000));
+        assert_eq!(count("2K"), Ok(2048));
+        assert_eq!(count("$((3 * 4 + 1))"), Ok(13));
+        assert_eq!(count("$(( (1 + 1) << 2 ))"), Ok(8));
+        assert_eq!(count("\"$((0x10))\""), Ok(16));
+        assert!(count("abc").unwrap_err().contains("count=abc: malformed"));
+        assert!(count("$((1 << 64))").unwrap_err().contains("shift"));
+        assert!(count("$((1 / 0))")
+            .unwrap_err()
+            .contains("division by zero"));
+        assert!(count("$((9223372036854775807 + 1))")
+            .unwrap_err()
+            .contains("overflow"));
+        assert!(count("$((-1))").unwrap_err().contains("malformed"));
+    }
+
+    #[test]
+    fn rejects_malformed_bs() {
+        assert_eq!(
+            dd("bs=32q count=1").unwrap_err(),
+            "bs=32q: malformed size; expected a number with an optional suffix \
+             c, w, b, kB, K, MB, M, GB, G (e.g. bs=32k)"
+        );
+        assert!(dd("bs= count=1")
+            .unwrap_err()
+            .starts_with("bs=: malformed size"));
+        assert!(dd("bs=-1 count=1")
+            .unwrap_err()
+            .starts_with("bs=-1: malformed size"));
+        assert!(dd("bs=0 count=1").unwrap_err().contains("greater than 0"));
+        assert!(dd("bs=99999999999999999999 count=1")
+            .unwrap_err()
+            .contains("too large"));
+        assert!(dd("bs=16E count=1").unwrap_err().contains("too large"));
+        assert!(dd("bs=1G count=16G").unwrap_err().contains("64 bits"));
+    }
+
+    #[test]
+    fn rejects_missing_and_unknown_operands() {
+        let err = parse_dd("dd if=/dev/zero bs=1M count=1").unwrap_err();
+        assert!(err.contains("missing of="), "{err}");
+        assert!(dd("count=1").unwrap_err().contains("missing bs="));
+        assert!(dd("bs=1").unwrap_err().contains("missing count="));
+        let err = dd("bs=1 count=1 status=none").unwrap_err();
+        assert!(
+            err.contains("status=none") && err.contains(SUPPORTED_OPERANDS),
+            "{err}"
+        );
+        assert!(dd("bs=1 count=1 junk")
+            .unwrap_err()
+            .contains("unrecognized operand"));
+        let err = parse_dd("dd of=x bs=1 count=1").unwrap_err();
+        assert!(err.contains("only if=/dev/zero is supported"), "{err}");
+        assert!(parse_dd("cp a b")
+            .unwrap_err()
+            .contains("must start with `dd`"));
+        assert!(parse_dd("   ").unwrap_err().contains("empty command"));
+        assert!(dd("bs=1 count=1 | cat")
+            .unwrap_err()
+            .contains("shell operator"));
+        assert!(dd("bs=1 count=$HOME").unwrap_err().contains("$(( ))"));
+        assert!(dd("bs=1 count='1").unwrap_err().contains("unterminated"));
+    }
+
+    #[test]
+    fn conv_and_oflag() {
+        let cmd = parse_dd("/bin/dd if=/dev/zero of=d/f bs=1 count=1 conv=fdatasync oflag=direct")
+            .unwrap();
+        assert!(cmd.conv_fsync && cmd.oflag_direct);
+        assert!(dd("bs=1 count=1 conv=fsync").unwrap().conv_fsync);
+        let err = dd("bs=1 count=1 conv=notrunc").unwrap_err();
+        assert!(
+            err.contains("notrunc") && err.contains(CONV_VALUES),
+            "{err}"
+        );
+        let err = dd("bs=1 count=1 oflag=sync").unwrap_err();
+        assert!(err.contains("sync") && err.contains("direct"), "{err}");
+    }
+
+    #[test]
+    fn later_operand_wins() {
+        assert_eq!(dd("bs=1 bs=2 count=1").unwrap().bs_bytes, 2);
+    }
+
+    proptest! {
+        #[test]
+        fn parse_dd_never_panics(s in "\\PC*") {
+            let _ = parse_dd(&s);
+        }
+
+        #[test]
+        fn parse_dd_never_panics_on_dd_like_input(
+            s in "dd( (if|of|bs|count|conv|oflag)=[-a-zA-Z0-9$()<>+*/ x\"']{0,20}){0,6}"
+        ) {
+            let _ = parse_dd(&s);
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! Workloads: processes that write through the page cache.
+//!
+//! dd (`dd if=/dev/zero of=F bs=B count=N`): N `write(2)` calls of B bytes.
+//! Each call is `generic_perform_write` (3.0, `mm/filemap.c`): per page,
+//! `grab_cache_page_write_begin` (allocate and add to the page cache and
+//! the LRU pagevec if absent), copy, `set_page_dirty`, `mark_page_accessed`,
+//! then `balance_dirty_pages_ratelimited` (once per page in 3.0).
+//!
+//! On FUSE (3.0 `fuse_perform_write`) buffered writes are write-through:
+//! the page is filled, sent to the daemon in a WRITE request of at most
+//! `max_write` bytes (4 KiB without `big_writes`), and left clean; the
+//! writer waits for the reply and is never throttled by
+//! `balance_dirty_pages` itself.
+
+pub mod dd;
+
+use crate::fs::daemon::FuseRequest;
+use crate::reclaim::direct::Alloc;
+use crate::system::task::{Step, TaskKind};
+use crate::system::System;
+
+#[derive(Debug, Clone)]
+pub struct WriterState {
+    pub inode: u32,
+    pub bdi: usize,
+    /// The FUSE daemon task when the file is on FUSE.
+    pub fuse_daemon: Option<u32>,
+    pub bs_bytes: u64,
+    pub calls_left: u64,
+    pub pos_bytes: u64,
+    /// Bytes left in the current write(2) call (0 = between calls).
+    pub call_left: u64,
+    pub dirtied_in_call: u64,
+    /// A FUSE request is in flight.
+    pub awaiting_reply: bool,
+    pub bytes_written: u64,
+}
+
+impl WriterState {
+    pub fn new(inode: u32, bdi: usize, fuse_daemon: Option<u32>, bs_bytes: u64, count: u64) -> Self {
+        WriterState {
+            inode,
+            bdi,
+            fuse_daemon,
+            bs_bytes,
+            calls_left: count,
+            pos_bytes: 0,
+            call_left: 0,
+            dirtied_in_call: 0,
+            awaiting_reply: false,
+            bytes_written: 0,
+        }
+    }
+}
+
+impl System {
+    /// Write `bytes` into page `idx` of inode `ino` through the page cache:
+    /// find or allocate the page, copy, dirty it (unless write-through) and
+    /// `mark_page_accessed`. `Ok(true)` if the page became dirty; `Err`
+    /// when the allocation must sleep (call again after waking).
+    pub fn write_page_cached(&mut self, tid: u32, ino: u32, idx: u32, bytes: u64, dirty: bool) -> Result<bool, Step> {
+        let mut pfn = self.inodes[ino as usize].page(idx);
+        if pfn == crate::mm::page::NIL {
+            pfn = match self.alloc_page_for_task(tid) {
+                Alloc::Page(p) => p,
+                Alloc::Sleep(step) => return Err(step),
+            };
+            let pg = &mut self.pages[pfn as usize];
+            pg.inode = ino;
+            pg.index = idx;
+            pg.flags |= crate::mm::page::flags::UPTODATE;
+            self.inodes[ino as usize].insert(idx, pfn);
+            let cpu = self.tasks[tid as usize].cpu;
+            self.lru_cache_add(cpu, pfn);
+            self.charge_sys(tid, self.cost.page_cache_add_ns);
+        }
+        self.charge_sys(tid, bytes * self.cost.copy_per_kib_ns / 1024);
+        let newly = dirty && self.set_page_dirty(pfn, Some(tid));
+        self.mark_page_accessed(pfn);
+        Ok(newly)
+    }
+
+    fn writer_state(&mut self, tid: u32) -> &mut WriterState {
+        match &mut self.tasks[tid as usize].kind {
+            TaskKind::Writer(w) => w,
+            _ => unreachable!("task {tid} is not a writer"),
+        }
+    }
+
+    /// One step of a dd process: at most one page of one write(2) call.
+    pub fn writer_step(&mut self, tid: u32) -> Step {
+        if self.tasks[tid as usize].bdp.active {
+            if let Some(step) = self.balance_dirty_pages(tid) {
+                return step;
+            }
+        }
+        let w = self.writer_state(tid);
+        if w.awaiting_reply {
+            w.awaiting_reply = false;
+        }
+        if w.call_left == 0 {
+            if w.calls_left == 0 {
+                return Step::Exit;
+            }
+            w.calls_left -= 1;
+            w.call_left = w.bs_bytes;
+            w.dirtied_in_call = 0;
+            let bdi = w.bdi;
+            // dd's read() from /dev/zero and write(): user loop plus two
+            // syscalls; /dev/zero's clear_user is kernel time.
+            self.charge_user(tid, self.cost.dd_user_per_call_ns);
+            let bs = self.writer_state(tid).bs_bytes;
+            self.charge_sys(tid, 2 * self.cost.syscall_ns + bs * self.cost.copy_per_kib_ns / 1024);
+            self.tasks[tid as usize].backing_dev = Some(bdi);
+        }
+        let w = self.writer_state(tid);
+        let (ino, pos, call_left, daemon) = (w.inode, w.pos_bytes, w.call_left, w.fuse_daemon);
+        let idx = (pos / 4096) as u32;
+        let bytes = (4096 - pos % 4096).min(call_left);
+        let dirty = daemon.is_none();
+        let newly = match self.write_page_cached(tid, ino, idx, bytes, dirty) {
+            Ok(n) => n,
+            Err(step) => return step,
+        };
+        let w = self.writer_state(tid);
+        w.pos_bytes += bytes;
+        w.call_left -= bytes;
+        w.bytes_written += bytes;
+        w.dirtied_in_call += newly as u64;
+        let (call_done, bdi, dirtied) = (w.call_left == 0, w.bdi, w.dirtied_in_call);
+        if let Some(daemon) = daemon {
+            // One WRITE request per page (max_write 4096), wait for reply.
+            self.writer_state(tid).awaiting_reply = true;
+            self.charge_sys(tid, self.cost.fuse_request_ns);
+            self.fuse_send(daemon, FuseRequest { writer: tid, file_index: idx });
+            if call_done {
+                self.tasks[tid as usize].backing_dev = None;
+            }
+            return Step::Wait(None);
+        }
+        let _ = dirtied;
+        // 3.0 generic_perform_write calls balance_dirty_pages_ratelimited
+        // after every page copied.
+        self.balance_dirty_pages_ratelimited(tid, bdi, 1);
+        if call_done {
+            self.tasks[tid as usize].backing_dev = None;
+        }
+        Step::Continue
+    }
+}

@@ -1,0 +1,110 @@
+//! Page dirty/writeback state changes and their accounting
+//! (3.0 `mm/page-writeback.c`: `account_page_dirtied`,
+//! `clear_page_dirty_for_io`, `test_set_page_writeback`,
+//! `test_clear_page_writeback`, `redirty_page_for_writepage`;
+//! `fs/fs-writeback.c: __mark_inode_dirty`).
+
+use crate::fs::inode::InodeList;
+use crate::mm::page::{flags, Pfn};
+use crate::mm::vmstat::Ev;
+use crate::system::System;
+
+impl System {
+    /// `set_page_dirty` → `account_page_dirtied` → `__mark_inode_dirty`.
+    /// Returns true if the page was clean. `tid` is the dirtying task (for
+    /// the per-task dirtying proportion), `None` for kernel threads.
+    pub fn set_page_dirty(&mut self, pfn: Pfn, tid: Option<u32>) -> bool {
+        let p = self.pages[pfn as usize];
+        if p.has(flags::DIRTY) {
+            return false;
+        }
+        // set_page_dirty clears PG_reclaim (it shares the bit with readahead).
+        self.pages[pfn as usize].flags = (p.flags | flags::DIRTY) & !flags::RECLAIM;
+        self.zones[p.zone as usize].nr_dirty += 1;
+        self.nr_dirty += 1;
+        self.vmstat.inc(Ev::NrDirtied, 1);
+        let ino = p.inode as usize;
+        self.inodes[ino].set_dirty_tag(p.index);
+        let bdi = self.inodes[ino].bdi;
+        self.bdis[bdi].reclaimable += 1;
+        if let Some(t) = tid {
+            if self.profile.task_dirty_limit {
+                let mut local = std::mem::take(&mut self.tasks[t as usize].dirties);
+                self.prop_dirties.inc(&mut local);
+                self.tasks[t as usize].dirties = local;
+            }
+        }
+        self.mark_inode_dirty(ino as u32);
+        true
+    }
+
+    /// `__mark_inode_dirty(I_DIRTY_PAGES)`: a clean inode goes to the head
+    /// of its device's `b_dirty` with `dirtied_when = now`; the first dirty
+    /// inode of a device arms the flusher's periodic wake-up.
+    pub fn mark_inode_dirty(&mut self, ino: u32) {
+        let inode = &mut self.inodes[ino as usize];
+        if inode.list != InodeList::None {
+            return;
+        }
+        inode.list = InodeList::Dirty;
+        inode.dirtied_when = self.now;
+        let bdi = inode.bdi;
+        let had_dirty = self.bdis[bdi].has_dirty_io();
+        self.bdis[bdi].b_dirty.push_front(ino);
+        if !had_dirty {
+            self.flusher_arm_periodic(bdi);
+        }
+    }
+
+    /// `clear_page_dirty_for_io` + `set_page_writeback`: the page leaves the
+    /// dirty counts and enters the writeback counts.
+    pub fn start_page_writeback(&mut self, pfn: Pfn) {
+        self.clear_page_dirty_for_io(pfn);
+        let p = &mut self.pages[pfn as usize];
+        p.flags |= flags::WRITEBACK;
+        let (z, ino) = (p.zone as usize, p.inode as usize);
+        self.zones[z].nr_writeback += 1;
+        self.nr_writeback += 1;
+        let bdi = self.inodes[ino].bdi;
+        self.bdis[bdi].writeback += 1;
+    }
+
+    /// `clear_page_dirty_for_io`: dirty bit and counts cleared.
+    pub fn clear_page_dirty_for_io(&mut self, pfn: Pfn) {
+        let p = self.pages[pfn as usize];
+        debug_assert!(p.has(flags::DIRTY));
+        self.pages[pfn as usize].flags &= !flags::DIRTY;
+        self.zones[p.zone as usize].nr_dirty -= 1;
+        self.nr_dirty -= 1;
+        let ino = p.inode as usize;
+        self.inodes[ino].clear_dirty_tag(p.index);
+        let bdi = self.inodes[ino].bdi;
+        self.bdis[bdi].reclaimable -= 1;
+    }
+
+    /// `redirty_page_for_writepage`: the filesystem refused; in 3.0 this is
+    /// a full re-dirtying, so `nr_dirtied` counts it again.
+    pub fn redirty_page_for_writepage(&mut self, pfn: Pfn) {
+        self.set_page_dirty(pfn, None);
+    }
+
+    /// `end_page_writeback`: counts drop, the device gets a completion
+    /// event for its proportion, and a PG_reclaim page is rotated.
+    pub fn end_page_writeback(&mut self, pfn: Pfn) {
+        let p = self.pages[pfn as usize];
+        debug_assert!(p.has(flags::WRITEBACK));
+        self.pages[pfn as usize].flags &= !flags::WRITEBACK;
+        self.zones[p.zone as usize].nr_writeback -= 1;
+        self.nr_writeback -= 1;
+        self.vmstat.inc(Ev::NrWritten, 1);
+        let bdi = self.inodes[p.inode as usize].bdi;
+        self.bdis[bdi].writeback -= 1;
+        let mut local = std::mem::take(&mut self.bdis[bdi].completions);
+        self.prop_completions.inc(&mut local);
+        self.bdis[bdi].completions = local;
+        if p.has(flags::RECLAIM) {
+            self.pages[pfn as usize].flags &= !flags::RECLAIM;
+            self.rotate_reclaimable_page(pfn);
+        }
+    }
+}

@@ -1,0 +1,229 @@
+//! Per-device flusher threads, 2.6.32 – 3.x (`fs/fs-writeback.c`:
+//! `bdi_writeback_thread`, `wb_do_writeback`, `wb_writeback`,
+//! `wb_check_old_data_flush`, `wb_check_background_flush`,
+//! `over_bground_thresh`, `bdi_start_background_writeback`,
+//! `wakeup_flusher_threads`).
+
+use super::pass::{PassResult, WbPass, WritebackCaller, MAX_WRITEBACK_PAGES};
+use crate::sim::{Ns, NS_PER_MS};
+use crate::system::task::{Step, TaskKind};
+use crate::system::System;
+
+/// `struct wb_writeback_work`.
+#[derive(Debug, Clone, Copy)]
+pub struct WbWork {
+    pub nr_pages: i64,
+    pub for_kupdate: bool,
+    pub for_background: bool,
+    pub range_cyclic: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct FlusherState {
+    pub bdi: usize,
+    /// Sleeping with no timeout or until `timer_at`.
+    pub sleeping: bool,
+    pub timer_at: Option<Ns>,
+    pub last_old_flush: Ns,
+    work: Option<WbWork>,
+    pass: Option<WbPass>,
+    pub pages_written: u64,
+}
+
+impl FlusherState {
+    pub fn new(bdi: usize) -> FlusherState {
+        FlusherState {
+            bdi,
+            sleeping: true,
+            timer_at: None,
+            last_old_flush: 0,
+            work: None,
+            pass: None,
+            pages_written: 0,
+        }
+    }
+}
+
+impl System {
+    fn flusher_state(&mut self, tid: u32) -> &mut FlusherState {
+        match &mut self.tasks[tid as usize].kind {
+            TaskKind::Flusher(f) => f,
+            _ => unreachable!("task {tid} is not a flusher"),
+        }
+    }
+
+    fn writeback_interval_ns(&self) -> Ns {
+        self.sysctl.dirty_writeback_centisecs as Ns * 10 * NS_PER_MS
+    }
+
+    /// Wake a sleeping flusher now.
+    pub fn wake_flusher(&mut self, bdi: usize) {
+        let tid = self.bdis[bdi].flusher;
+        let f = self.flusher_state(tid);
+        if f.sleeping {
+            f.sleeping = false;
+            f.timer_at = None;
+            self.wake_task(tid);
+        }
+    }
+
+    /// The first dirty inode of a device: make sure the flusher looks at it
+    /// within `dirty_writeback_interval`.
+    pub fn flusher_arm_periodic(&mut self, bdi: usize) {
+        let interval = self.writeback_interval_ns();
+        if interval == 0 {
+            return;
+        }
+        let tid = self.bdis[bdi].flusher;
+        let at = self.now + interval;
+        let f = self.flusher_state(tid);
+        if f.sleeping && f.timer_at.is_none() {
+            f.timer_at = Some(at);
+            let token = self.tasks[tid as usize].token;
+            self.events
+                .push(at, crate::sim::EventKind::RunTask { task: tid, token });
+        }
+    }
+
+    /// `bdi_start_background_writeback`: just wake the flusher; it runs
+    /// background writeback once it has no queued work.
+    pub fn bdi_start_background_writeback(&mut self, bdi: usize) {
+        self.bdis[bdi].background_requested = true;
+        self.wake_flusher(bdi);
+    }
+
+    /// `wakeup_flusher_threads(nr_pages)` from reclaim: queue non-cyclic
+    /// work on every device with dirty IO (0 = all dirty pages).
+    pub fn wakeup_flusher_threads(&mut self, nr_pages: u64) {
+        let nr = if nr_pages == 0 { self.nr_dirty } else { nr_pages };
+        for bdi in 0..self.bdis.len() {
+            if !self.bdis[bdi].has_dirty_io() {
+                continue;
+            }
+            self.bdis[bdi].work.push_back(WbWork {
+                nr_pages: nr as i64,
+                for_kupdate: false,
+                for_background: false,
+                range_cyclic: false,
+            });
+            self.wake_flusher(bdi);
+        }
+    }
+
+    /// `over_bground_thresh` (2.6.32 – 3.1): global dirty ≥ background.
+    pub fn over_bground_thresh(&self) -> bool {
+        self.nr_dirty >= self.global_dirty_limits().background
+    }
+
+    /// One scheduling step of a flusher thread.
+    pub fn flusher_step(&mut self, tid: u32) -> Step {
+        let mut f = match &mut self.tasks[tid as usize].kind {
+            TaskKind::Flusher(f) => f.clone(),
+            _ => unreachable!(),
+        };
+        f.sleeping = false;
+        f.timer_at = None;
+        let step = self.flusher_run(tid, &mut f);
+        if let TaskKind::Flusher(slot) = &mut self.tasks[tid as usize].kind {
+            *slot = f;
+        }
+        step
+    }
+
+    fn flusher_run(&mut self, tid: u32, f: &mut FlusherState) -> Step {
+        let bdi = f.bdi;
+        self.bdis[bdi].writeback_running = true;
+        // wb_do_writeback checks for background work once per wake-up.
+        let mut background_checked = false;
+        loop {
+            if let Some(mut pass) = f.pass {
+                if self.writeback_pass(tid, &mut pass, WritebackCaller::Writeback)
+                    == PassResult::WaitRequest
+                {
+                    f.pass = Some(pass);
+                    return Step::Wait(None);
+                }
+                self.flush_plug(bdi);
+                f.pass = None;
+                f.pages_written += pass.written;
+                let work = f.work.as_mut().expect("pass without work");
+                work.nr_pages -= (MAX_WRITEBACK_PAGES - pass.nr_to_write.max(0)).max(0);
+                // wb_writeback: budget used up → go again; nothing more on
+                // b_more_io → stop; progress → go again; else wait.
+                if pass.nr_to_write <= 0 {
+                    continue;
+                }
+                if self.bdis[bdi].b_more_io.is_empty() {
+                    f.work = None;
+                    continue;
+                }
+                if pass.written > 0 {
+                    continue;
+                }
+                // Wait for the inode under I_SYNC elsewhere.
+                return self.congestion_wait(tid, self.jiffies_ns(self.hz / 10));
+            }
+            if let Some(work) = f.work {
+                // wb_writeback loop head.
+                let stop = work.nr_pages <= 0
+                    || ((work.for_background || work.for_kupdate) && !self.bdis[bdi].work.is_empty())
+                    || (work.for_background && !self.over_bground_thresh());
+                if stop {
+                    f.work = None;
+                    continue;
+                }
+                let older = work.for_kupdate.then(|| {
+                    self.now
+                        .saturating_sub(self.sysctl.dirty_expire_centisecs as Ns * 10 * NS_PER_MS)
+                });
+                let _ = work.range_cyclic; // all modelled writeback is cyclic per inode
+                f.pass = Some(WbPass::new(bdi, MAX_WRITEBACK_PAGES, older));
+                continue;
+            }
+            // wb_do_writeback: queued work, then kupdate, then background.
+            if let Some(w) = self.bdis[bdi].work.pop_front() {
+                f.work = Some(w);
+                continue;
+            }
+            let interval = self.writeback_interval_ns();
+            if interval > 0 && self.now >= f.last_old_flush + interval {
+                f.last_old_flush = self.now;
+                let nr = self.nr_dirty + self.bdis[bdi].b_dirty.len() as u64;
+                if nr > 0 {
+                    f.work = Some(WbWork {
+                        nr_pages: nr as i64,
+                        for_kupdate: true,
+                        for_background: false,
+                        range_cyclic: true,
+                    });
+                    continue;
+                }
+            }
+            if !background_checked && self.over_bground_thresh() && self.bdis[bdi].reclaimable > 0 {
+                background_checked = true;
+                self.bdis[bdi].background_requested = false;
+                f.work = Some(WbWork {
+                    nr_pages: i64::MAX,
+                    for_kupdate: false,
+                    for_background: true,
+                    range_cyclic: true,
+                });
+                continue;
+            }
+            break;
+        }
+        self.bdis[bdi].writeback_running = false;
+        f.sleeping = true;
+        if self.bdis[bdi].has_dirty_io() && interval_nonzero(self) {
+            let at = self.now + self.writeback_interval_ns();
+            f.timer_at = Some(at);
+            Step::Wait(Some(at))
+        } else {
+            Step::Wait(None)
+        }
+    }
+}
+
+fn interval_nonzero(s: &System) -> bool {
+    s.sysctl.dirty_writeback_centisecs > 0
+}

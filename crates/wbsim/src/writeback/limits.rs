@@ -1,0 +1,126 @@
+//! Dirty limits, Linux 3.0 (`mm/page-writeback.c`):
+//! `determine_dirtyable_memory`, `global_dirty_limits`, `bdi_dirty_limit`,
+//! `task_dirty_limit`, `calc_period_shift`.
+
+use crate::system::System;
+
+/// (background threshold, hard threshold) in pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DirtyLimits {
+    pub background: u64,
+    pub thresh: u64,
+}
+
+/// `global_dirty_limits` (3.0) from dirtyable memory and the sysctls. No 5 %
+/// floor any more; `*_bytes` win over ratios; background is halved if it is
+/// not below the hard limit.
+pub fn dirty_limits(dirtyable: u64, s: &crate::scenario::SysctlConfig, page_bytes: u64) -> DirtyLimits {
+    let thresh = if s.dirty_bytes > 0 {
+        s.dirty_bytes.div_ceil(page_bytes)
+    } else {
+        s.dirty_ratio as u64 * dirtyable / 100
+    };
+    let mut background = if s.dirty_background_bytes > 0 {
+        s.dirty_background_bytes.div_ceil(page_bytes)
+    } else {
+        s.dirty_background_ratio as u64 * dirtyable / 100
+    };
+    if background >= thresh {
+        background = thresh / 2;
+    }
+    DirtyLimits { background, thresh }
+}
+
+/// `bdi_dirty_limit`: the device's share of `thresh` by its fraction of
+/// recent completions, plus its min_ratio, capped by max_ratio.
+pub fn bdi_share(thresh: u64, num: u64, den: u64, min_ratio: u32, max_ratio: u32, sum_min_ratio: u32) -> u64 {
+    let mut share = thresh * (100 - sum_min_ratio as u64) / 100;
+    share = if den == 0 { 0 } else { (share as u128 * num as u128 / den as u128) as u64 };
+    share += thresh * min_ratio as u64 / 100;
+    share.min(thresh * max_ratio as u64 / 100)
+}
+
+/// `task_dirty_limit`: a task doing most of the dirtying gets up to 1/8
+/// less, never below half.
+pub fn task_limit(bdi_thresh: u64, num: u64, den: u64) -> u64 {
+    if den == 0 {
+        return bdi_thresh;
+    }
+    let inv = ((bdi_thresh >> 3) as u128 * num as u128 / den as u128) as u64;
+    (bdi_thresh - inv.min(bdi_thresh)).max(bdi_thresh / 2)
+}
+
+impl System {
+    /// `determine_dirtyable_memory` (3.0): free pages plus reclaimable
+    /// (file LRU; anon only with swap, which the model has none of) + 1.
+    pub fn dirtyable_memory(&self) -> u64 {
+        self.nr_free_pages() + self.global_reclaimable_pages() + 1
+    }
+
+    pub fn global_dirty_limits(&self) -> DirtyLimits {
+        dirty_limits(self.dirtyable_memory(), &self.sysctl, 4096)
+    }
+
+    /// `bdi_dirty_limit` followed by `task_dirty_limit` for `tid`.
+    pub fn bdi_thresh(&mut self, bdi: usize, thresh: u64, tid: Option<u32>) -> u64 {
+        let sum_min: u32 = self.bdis.iter().map(|b| b.min_ratio).sum();
+        let mut local = std::mem::take(&mut self.bdis[bdi].completions);
+        let (num, den) = self.prop_completions.fraction(&mut local);
+        self.bdis[bdi].completions = local;
+        let b = &self.bdis[bdi];
+        let mut limit = bdi_share(thresh, num, den, b.min_ratio, b.max_ratio, sum_min);
+        if let (Some(t), true) = (tid, self.profile.task_dirty_limit) {
+            let mut local = std::mem::take(&mut self.tasks[t as usize].dirties);
+            let (n, d) = self.prop_dirties.fraction(&mut local);
+            self.tasks[t as usize].dirties = local;
+            limit = task_limit(limit, n, d);
+        }
+        limit
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::SysctlConfig;
+
+    fn sysctl(ratio: u32, bg: u32) -> SysctlConfig {
+        SysctlConfig {
+            dirty_ratio: ratio,
+            dirty_background_ratio: bg,
+            dirty_bytes: 0,
+            dirty_background_bytes: 0,
+            dirty_expire_centisecs: 3000,
+            dirty_writeback_centisecs: 500,
+            swappiness: 60,
+            laptop_mode: false,
+        }
+    }
+
+    /// Writeback spec test vector 4.
+    #[test]
+    fn global_thresholds() {
+        let l = dirty_limits(1_000_000, &sysctl(20, 10), 4096);
+        assert_eq!((l.thresh, l.background), (200_000, 100_000));
+        let l = dirty_limits(1_000_000, &sysctl(20, 30), 4096);
+        assert_eq!(l.background, 100_000);
+        let mut s = sysctl(20, 10);
+        s.dirty_bytes = 8192 * 3 + 1;
+        assert_eq!(dirty_limits(1_000_000, &s, 4096).thresh, 7);
+    }
+
+    /// Test vector 13: device threshold.
+    #[test]
+    fn device_threshold() {
+        assert_eq!(bdi_share(200_000, 1, 4, 0, 100, 0), 50_000);
+        assert_eq!(bdi_share(200_000, 1, 4, 0, 1, 0), 2_000);
+        assert_eq!(bdi_share(200_000, 1, 4, 10, 100, 10), 65_000);
+    }
+
+    #[test]
+    fn task_limit_takes_up_to_an_eighth() {
+        assert_eq!(task_limit(80_000, 1, 1), 70_000);
+        assert_eq!(task_limit(80_000, 0, 1), 80_000);
+        assert_eq!(task_limit(80_000, 1, 2), 75_000);
+    }
+}

@@ -1,0 +1,10 @@
+//! Page-cache writeback: dirty limits, per-device proportions, dirty
+//! throttling, flusher threads and the per-inode writeback walk.
+
+pub mod account;
+pub mod bdi;
+pub mod flusher;
+pub mod limits;
+pub mod pass;
+pub mod proportions;
+pub mod throttle;

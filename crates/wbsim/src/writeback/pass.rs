@@ -1,0 +1,198 @@
+//! One writeback pass over a device's dirty inodes, resumable when the task
+//! has to wait for a request (3.0 `fs/fs-writeback.c`:
+//! `writeback_inodes_wb`, `queue_io`, `move_expired_inodes`,
+//! `writeback_single_inode`, `requeue_io`, `redirty_tail`;
+//! `mm/page-writeback.c: write_cache_pages`).
+//!
+//! In 3.0 the `nr_to_write` budget (1024 pages for the flusher,
+//! `write_chunk` for a throttled writer) is shared by all inodes of the
+//! pass; an inode that used up the budget with pages left goes to
+//! `b_more_io`, one that stopped for another reason to `b_dirty`.
+
+use crate::fs::inode::InodeList;
+use crate::mm::page::{flags, NIL};
+use crate::sim::Ns;
+use crate::system::System;
+
+/// `MAX_WRITEBACK_PAGES`.
+pub const MAX_WRITEBACK_PAGES: i64 = 1024;
+
+/// The state of one `writeback_inodes_wb` call.
+#[derive(Debug, Clone, Copy)]
+pub struct WbPass {
+    pub bdi: usize,
+    pub nr_to_write: i64,
+    pub written: u64,
+    pub older_than_this: Option<Ns>,
+    started: bool,
+    /// Inode being written (`NIL` between inodes) and its
+    /// `write_cache_pages` position.
+    inode: u32,
+    index: u32,
+    end: u32,
+    cycled: bool,
+    done_index: u32,
+}
+
+/// Result of running a pass until it ends or must wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PassResult {
+    Done,
+    /// Waiting in `get_request_wait` for a free request on this device.
+    WaitRequest,
+}
+
+impl WbPass {
+    pub fn new(bdi: usize, nr_to_write: i64, older_than_this: Option<Ns>) -> WbPass {
+        WbPass {
+            bdi,
+            nr_to_write,
+            written: 0,
+            older_than_this,
+            started: false,
+            inode: NIL,
+            index: 0,
+            end: 0,
+            cycled: false,
+            done_index: 0,
+        }
+    }
+}
+
+/// Who is writing: decides the filesystem's `->writepage` answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WritebackCaller {
+    /// A flusher thread or a writer in `balance_dirty_pages`.
+    Writeback,
+    /// A journal thread's data=ordered pass.
+    Journal,
+}
+
+impl System {
+    /// `queue_io`: splice `b_more_io` onto `b_io`, then move inodes dirtied
+    /// before `older_than_this` from the tail of `b_dirty`.
+    fn queue_io(&mut self, bdi: usize, older_than_this: Option<Ns>) {
+        while let Some(ino) = self.bdis[bdi].b_more_io.pop_back() {
+            self.bdis[bdi].b_io.push_front(ino);
+            self.inodes[ino as usize].list = InodeList::Io;
+        }
+        while let Some(&ino) = self.bdis[bdi].b_dirty.back() {
+            if let Some(cutoff) = older_than_this {
+                if self.inodes[ino as usize].dirtied_when > cutoff {
+                    break;
+                }
+            }
+            self.bdis[bdi].b_dirty.pop_back();
+            self.bdis[bdi].b_io.push_front(ino);
+            self.inodes[ino as usize].list = InodeList::Io;
+        }
+    }
+
+    /// Run `writeback_inodes_wb` for `pass` until it finishes or must wait.
+    pub fn writeback_pass(&mut self, tid: u32, pass: &mut WbPass, caller: WritebackCaller) -> PassResult {
+        let bdi = pass.bdi;
+        if !pass.started {
+            pass.started = true;
+            if self.bdis[bdi].b_io.is_empty() {
+                self.queue_io(bdi, pass.older_than_this);
+            }
+        }
+        loop {
+            if pass.inode == NIL {
+                if pass.nr_to_write <= 0 {
+                    return PassResult::Done;
+                }
+                let Some(ino) = self.bdis[bdi].b_io.pop_back() else {
+                    return PassResult::Done;
+                };
+                let inode = &mut self.inodes[ino as usize];
+                if inode.in_writeback {
+                    // I_SYNC held by another task: requeue_io.
+                    inode.list = InodeList::MoreIo;
+                    self.bdis[bdi].b_more_io.push_front(ino);
+                    continue;
+                }
+                inode.in_writeback = true;
+                inode.list = InodeList::None;
+                pass.inode = ino;
+                pass.index = inode.writeback_index;
+                pass.done_index = pass.index;
+                pass.end = u32::MAX;
+                pass.cycled = pass.index == 0;
+            }
+            if self.write_cache_pages(tid, pass, caller) == PassResult::WaitRequest {
+                return PassResult::WaitRequest;
+            }
+            self.finish_inode(pass);
+        }
+    }
+
+    /// `writeback_single_inode`'s requeue decision after `do_writepages`.
+    fn finish_inode(&mut self, pass: &mut WbPass) {
+        let ino = pass.inode;
+        pass.inode = NIL;
+        let bdi = pass.bdi;
+        let now = self.now;
+        let inode = &mut self.inodes[ino as usize];
+        inode.in_writeback = false;
+        inode.writeback_index = pass.done_index;
+        if inode.list != InodeList::None {
+            return; // re-dirtied onto a list while we wrote it
+        }
+        if inode.nr_dirty == 0 {
+            return;
+        }
+        if pass.nr_to_write <= 0 {
+            inode.list = InodeList::MoreIo;
+            self.bdis[bdi].b_more_io.push_front(ino);
+        } else {
+            // redirty_tail: keep b_dirty time-ordered.
+            inode.list = InodeList::Dirty;
+            if let Some(&newest) = self.bdis[bdi].b_dirty.front() {
+                if self.inodes[newest as usize].dirtied_when > self.inodes[ino as usize].dirtied_when {
+                    self.inodes[ino as usize].dirtied_when = now;
+                }
+            }
+            self.bdis[bdi].b_dirty.push_front(ino);
+        }
+    }
+
+    /// `write_cache_pages` (3.0, WB_SYNC_NONE, range_cyclic): walk dirty
+    /// pages from `writeback_index`, wrap once to the start, skip pages under
+    /// writeback, decrement `nr_to_write` per `->writepage` call even when
+    /// the filesystem redirties the page.
+    fn write_cache_pages(&mut self, tid: u32, pass: &mut WbPass, caller: WritebackCaller) -> PassResult {
+        let ino = pass.inode;
+        loop {
+            let next = self.inodes[ino as usize].next_dirty(pass.index, pass.end);
+            let Some(idx) = next else {
+                if !pass.cycled {
+                    pass.cycled = true;
+                    pass.end = self.inodes[ino as usize].writeback_index;
+                    pass.index = 0;
+                    continue;
+                }
+                return PassResult::Done;
+            };
+            let pfn = self.inodes[ino as usize].page(idx);
+            debug_assert_ne!(pfn, NIL);
+            if self.pages[pfn as usize].has(flags::WRITEBACK) {
+                pass.index = idx + 1;
+                continue;
+            }
+            if caller == WritebackCaller::Writeback && self.must_wait_for_request_of(tid, ino, idx) {
+                return PassResult::WaitRequest;
+            }
+            pass.done_index = idx + 1;
+            pass.index = idx + 1;
+            self.charge_sys(tid, self.cost.writeback_page_ns);
+            if self.fs_writepage_writeback(tid, pfn, caller) {
+                pass.written += 1;
+            }
+            pass.nr_to_write -= 1;
+            if pass.nr_to_write <= 0 {
+                return PassResult::Done;
+            }
+        }
+    }
+}

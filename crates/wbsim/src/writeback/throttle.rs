@@ -1,0 +1,143 @@
+//! Dirty throttling before IO-less throttling: Linux 3.0
+//! `balance_dirty_pages_ratelimited_nr` and `balance_dirty_pages`
+//! (2.6.37 – 3.1 form, read from a 3.0-era `mm/page-writeback.c`).
+//!
+//! The writer itself writes back `write_chunk` pages of its device when the
+//! device is over its share, and otherwise sleeps in `io_schedule_timeout`
+//! with a pause doubling from one jiffy to HZ/10.
+
+use super::pass::{PassResult, WbPass, WritebackCaller};
+use crate::system::task::Step;
+use crate::system::System;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BdpState {
+    pub active: bool,
+    bdi: usize,
+    write_chunk: u64,
+    pages_written: u64,
+    pause_ns: u64,
+    dirty_exceeded: bool,
+    last_reclaimable: u64,
+    pass: Option<WbPass>,
+}
+
+/// `writeback_set_ratelimit` (2.6.24 – 3.1): total pages / (cpus * 32),
+/// clamped to [16, 4 MiB of pages].
+pub fn ratelimit_pages(total_pages: u64, cpus: u64) -> u64 {
+    (total_pages / (cpus * 32)).clamp(16, (4 << 20) / 4096)
+}
+
+impl System {
+    /// `balance_dirty_pages_ratelimited_nr`: count pages dirtied on this CPU
+    /// and enter `balance_dirty_pages` once the CPU's count reaches
+    /// `ratelimit_pages` (8 while the device is over its limit).
+    pub fn balance_dirty_pages_ratelimited(&mut self, tid: u32, bdi: usize, nr_dirtied: u64) {
+        if nr_dirtied == 0 {
+            return;
+        }
+        let cpu = self.tasks[tid as usize].cpu;
+        let limit = if self.bdis[bdi].dirty_exceeded { 8 } else { self.ratelimit_pages };
+        self.bdp_ratelimits[cpu] += nr_dirtied;
+        if self.bdp_ratelimits[cpu] >= limit {
+            let count = self.bdp_ratelimits[cpu];
+            self.bdp_ratelimits[cpu] = 0;
+            self.tasks[tid as usize].bdp = BdpState {
+                active: true,
+                bdi,
+                write_chunk: count.max(self.ratelimit_pages) * 3 / 2,
+                pages_written: 0,
+                pause_ns: self.jiffies_ns(1),
+                dirty_exceeded: false,
+                last_reclaimable: 0,
+                pass: None,
+            };
+        }
+    }
+
+    /// Run `balance_dirty_pages` for `tid` until it returns (`None`) or
+    /// the task must sleep (`Some(step)`); resumable.
+    pub fn balance_dirty_pages(&mut self, tid: u32) -> Option<Step> {
+        let mut st = self.tasks[tid as usize].bdp;
+        let step = self.bdp_loop(tid, &mut st);
+        self.tasks[tid as usize].bdp = st;
+        step
+    }
+
+    fn bdp_loop(&mut self, tid: u32, st: &mut BdpState) -> Option<Step> {
+        let bdi = st.bdi;
+        loop {
+            if let Some(mut pass) = st.pass {
+                if self.writeback_pass(tid, &mut pass, WritebackCaller::Writeback)
+                    == PassResult::WaitRequest
+                {
+                    st.pass = Some(pass);
+                    return Some(Step::Wait(None));
+                }
+                self.flush_plug(bdi);
+                st.pass = None;
+                st.pages_written += pass.written;
+                if st.pages_written >= st.write_chunk {
+                    break;
+                }
+                let step = Step::SleepUntil(self.now + st.pause_ns);
+                st.pause_ns = (st.pause_ns * 2).min(self.jiffies_ns(self.hz / 10));
+                return Some(step);
+            }
+            let nr_reclaimable = self.nr_dirty;
+            let nr_writeback = self.nr_writeback;
+            st.last_reclaimable = nr_reclaimable;
+            let limits = self.global_dirty_limits();
+            if self.profile.bdi_ramp_violation_allowed
+                && nr_reclaimable + nr_writeback <= (limits.background + limits.thresh) / 2
+            {
+                break;
+            }
+            let bdi_thresh = self.bdi_thresh(bdi, limits.thresh, Some(tid));
+            let (bdi_rec, bdi_wb) = (self.bdis[bdi].reclaimable, self.bdis[bdi].writeback);
+            st.dirty_exceeded =
+                bdi_rec + bdi_wb > bdi_thresh || nr_reclaimable + nr_writeback > limits.thresh;
+            if !st.dirty_exceeded {
+                break;
+            }
+            self.bdis[bdi].dirty_exceeded = true;
+            if bdi_rec > bdi_thresh {
+                st.pass = Some(WbPass::new(bdi, st.write_chunk as i64, None));
+                continue;
+            }
+            let step = Step::SleepUntil(self.now + st.pause_ns);
+            st.pause_ns = (st.pause_ns * 2).min(self.jiffies_ns(self.hz / 10));
+            return Some(step);
+        }
+        st.active = false;
+        if !st.dirty_exceeded && self.bdis[bdi].dirty_exceeded {
+            self.bdis[bdi].dirty_exceeded = false;
+        }
+        if self.bdis[bdi].writeback_running {
+            return None;
+        }
+        let bg = self.global_dirty_limits().background;
+        let start = if self.sysctl.laptop_mode {
+            st.pages_written > 0
+        } else {
+            st.last_reclaimable > bg
+        };
+        if start {
+            self.bdi_start_background_writeback(bdi);
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Writeback spec test vector 10 (2.6.24 form, unchanged to 3.1).
+    #[test]
+    fn ratelimit_pages_is_capped() {
+        assert_eq!(ratelimit_pages(1_048_576, 4), 1024);
+        assert_eq!(ratelimit_pages(100_000, 4), 781);
+        assert_eq!(ratelimit_pages(100, 4), 16);
+    }
+}
