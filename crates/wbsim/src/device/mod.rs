@@ -7,6 +7,9 @@
 //! when a write does not continue where the previous one ended: cheap flash
 //! translation layers then do a read-modify-write of a whole erase block.
 
+use rand::Rng;
+use rand_pcg::Pcg64Mcg;
+
 use crate::block::SECTOR_BYTES;
 use crate::scenario::DeviceConfig;
 use crate::sim::{Ns, NS_PER_SEC, NS_PER_US};
@@ -22,7 +25,15 @@ pub struct UsbStick {
     last_end_sector: u64,
     pub busy: bool,
     pub stats: DeviceStats,
+    /// Service-time variation: flash controllers' write latency varies with
+    /// internal garbage collection; the model draws each request's transfer
+    /// time uniformly within ±`JITTER` of nominal from the device's own
+    /// random stream (an order-of-magnitude input, not fitted).
+    rng: Pcg64Mcg,
 }
+
+/// Relative half-width of the per-request transfer-time variation.
+pub const JITTER: f64 = 0.05;
 
 #[derive(Debug, Clone, Default)]
 pub struct DeviceStats {
@@ -33,7 +44,7 @@ pub struct DeviceStats {
 }
 
 impl UsbStick {
-    pub fn new(cfg: &DeviceConfig) -> UsbStick {
+    pub fn new(cfg: &DeviceConfig, rng: Pcg64Mcg) -> UsbStick {
         UsbStick {
             seq_write_bytes_per_s: cfg.seq_write_mib_per_s * 1024.0 * 1024.0,
             command_overhead_ns: (cfg.command_overhead_us * NS_PER_US as f64) as Ns,
@@ -42,6 +53,7 @@ impl UsbStick {
             last_end_sector: 0,
             busy: false,
             stats: DeviceStats::default(),
+            rng,
         }
     }
 
@@ -49,7 +61,8 @@ impl UsbStick {
     /// sequentiality state and statistics.
     pub fn service_write(&mut self, start_sector: u64, nr_sectors: u64) -> Ns {
         let bytes = nr_sectors * SECTOR_BYTES;
-        let transfer = (bytes as f64 / self.seq_write_bytes_per_s * NS_PER_SEC as f64) as Ns;
+        let factor = 1.0 + self.rng.gen_range(-JITTER..=JITTER);
+        let transfer = (bytes as f64 / self.seq_write_bytes_per_s * NS_PER_SEC as f64 * factor) as Ns;
         let sequential = start_sector == self.last_end_sector;
         let penalty = if sequential {
             0
@@ -86,12 +99,12 @@ mod tests {
 
     #[test]
     fn sequential_writes_pay_no_penalty() {
-        let mut d = UsbStick::new(&cfg());
-        let first = d.service_write(0, 240);
-        let second = d.service_write(240, 240);
-        let transfer = (240.0 * 512.0 / (20.0 * 1048576.0) * 1e9) as u64;
-        assert_eq!(first, 100_000 + transfer);
-        assert_eq!(second, first);
+        let mut d = UsbStick::new(&cfg(), crate::sim::rng_stream(1, 0));
+        let transfer = 240.0 * 512.0 / (20.0 * 1048576.0) * 1e9;
+        for s in 0..2 {
+            let t = d.service_write(240 * s, 240) as f64 - 100_000.0;
+            assert!((t - transfer).abs() <= transfer * JITTER + 1.0, "{t} vs {transfer}");
+        }
         let scattered = d.service_write(100_000, 8);
         assert!(scattered > 5_000_000);
         assert_eq!(d.stats.sequential_requests, 2);

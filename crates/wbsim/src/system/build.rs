@@ -48,7 +48,6 @@ fn daemon_interval_s(fs: FsType) -> Option<(DaemonKind, u64)> {
 }
 
 pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System {
-    let _ = seed; // the 3.0 model has no random inputs yet; kept for the contract
     let ncpus = sc.machine.cpus as usize;
 
     // Zones and page frames, all free at boot.
@@ -138,7 +137,8 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
     // Devices, their queues, bdis and block-device inodes.
     let mut blockdev_inode = Vec::new();
     for (d, dc) in sc.devices.iter().enumerate() {
-        sys.devices.push(UsbStick::new(dc));
+        // Random stream 1000 + device index, derived from the run seed.
+        sys.devices.push(UsbStick::new(dc, crate::sim::rng_stream(seed, 1000 + d as u64)));
         sys.queues.push(RequestQueue::new(dc.nr_requests, dc.max_request_kib as u64 * 2));
         sys.request_waiters.push(VecDeque::new());
         sys.bdis.push(Bdi::new(&dc.name, Some(d)));
