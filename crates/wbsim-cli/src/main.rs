@@ -9,7 +9,11 @@ use clap::{Parser, Subcommand};
 use rayon::prelude::*;
 
 #[derive(Parser)]
-#[command(name = "wbsim", version, about = "Simulate Linux page-cache writeback and reclaim")]
+#[command(
+    name = "wbsim",
+    version,
+    about = "Simulate Linux page-cache writeback and reclaim"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -63,8 +67,17 @@ fn main() -> ExitCode {
             kernel,
             json,
             check,
-        } => cmd_run(&scenario, seed, runs, kernel.as_deref(), json.as_deref(), check),
-        Command::Reproduce { id, runs, json } => reproduce::cmd_reproduce(id.as_deref(), runs, json.as_deref()),
+        } => cmd_run(
+            &scenario,
+            seed,
+            runs,
+            kernel.as_deref(),
+            json.as_deref(),
+            check,
+        ),
+        Command::Reproduce { id, runs, json } => {
+            reproduce::cmd_reproduce(id.as_deref(), runs, json.as_deref())
+        }
         Command::Kernels => {
             for name in wbsim::kernel::preset_names() {
                 println!("{name}");
@@ -121,9 +134,18 @@ fn cmd_run(
 /// Write a file via a temporary sibling and a rename, so that a failure
 /// never leaves half a file behind.
 pub fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().ok_or_else(|| format!("{}: not a file name", path.display()))?;
-    let tmp = dir.join(format!(".{}.tmp{}", name.to_string_lossy(), std::process::id()));
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .ok_or_else(|| format!("{}: not a file name", path.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
     std::fs::write(&tmp, text).map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);

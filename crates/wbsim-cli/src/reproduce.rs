@@ -15,13 +15,30 @@ use serde::Serialize;
 
 /// Built-in scenarios (copied into the binary; no files needed at run time).
 const ZONE_DIRTY_V2: &[(&str, &str)] = &[
-    ("xfs", include_str!("../../../scenarios/zone-dirty-v2/xfs.toml")),
-    ("fuse-ntfs", include_str!("../../../scenarios/zone-dirty-v2/fuse-ntfs.toml")),
-    ("btrfs", include_str!("../../../scenarios/zone-dirty-v2/btrfs.toml")),
-    ("ext4", include_str!("../../../scenarios/zone-dirty-v2/ext4.toml")),
+    (
+        "xfs",
+        include_str!("../../../scenarios/zone-dirty-v2/xfs.toml"),
+    ),
+    (
+        "fuse-ntfs",
+        include_str!("../../../scenarios/zone-dirty-v2/fuse-ntfs.toml"),
+    ),
+    (
+        "btrfs",
+        include_str!("../../../scenarios/zone-dirty-v2/btrfs.toml"),
+    ),
+    (
+        "ext4",
+        include_str!("../../../scenarios/zone-dirty-v2/ext4.toml"),
+    ),
 ];
 const ZONE_DIRTY_V2_TARGETS: &str = include_str!("../../../validation/zone-dirty-v2.toml");
-const NOT_YET: &[&str] = &["writeback-plug", "bdi-period-shift", "zone-dirty-v1", "reclaim-writeback"];
+const NOT_YET: &[&str] = &[
+    "writeback-plug",
+    "bdi-period-shift",
+    "zone-dirty-v1",
+    "reclaim-writeback",
+];
 
 #[derive(Serialize)]
 struct Cell {
@@ -55,11 +72,20 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-pub fn cmd_reproduce(id: Option<&str>, runs: Option<u32>, json: Option<&Path>) -> Result<(), String> {
-    let known: Vec<&str> = std::iter::once("zone-dirty-v2").chain(NOT_YET.iter().copied()).collect();
+pub fn cmd_reproduce(
+    id: Option<&str>,
+    runs: Option<u32>,
+    json: Option<&Path>,
+) -> Result<(), String> {
+    let known: Vec<&str> = std::iter::once("zone-dirty-v2")
+        .chain(NOT_YET.iter().copied())
+        .collect();
     if let Some(id) = id {
         if !known.contains(&id) {
-            return Err(format!("unknown experiment `{id}`; known: {}", known.join(", ")));
+            return Err(format!(
+                "unknown experiment `{id}`; known: {}",
+                known.join(", ")
+            ));
         }
         if id != "zone-dirty-v2" {
             println!("{id}: not yet implemented");
@@ -98,22 +124,36 @@ pub fn cmd_reproduce(id: Option<&str>, runs: Option<u32>, json: Option<&Path>) -
     bar.finish_and_clear();
 
     let mut cells = Vec::new();
-    let rows = targets.get("result").and_then(|r| r.as_array()).cloned().unwrap_or_default();
+    let rows = targets
+        .get("result")
+        .and_then(|r| r.as_array())
+        .cloned()
+        .unwrap_or_default();
     println!("zone-dirty-v2 (seed 000): 10 GiB dd to a USB stick, {runs} runs per row, kernel 3.0-vanilla");
-    println!("{:<40} {:>12} {:>12}  note", "cell", "published", "simulated");
+    println!(
+        "{:<40} {:>12} {:>12}  note",
+        "cell", "published", "simulated"
+    );
     for row in rows {
         let fs = row.get("fs").and_then(|v| v.as_str()).unwrap_or("");
         let kernel = row.get("kernel").and_then(|v| v.as_str()).unwrap_or("");
         if kernel != "vanilla" {
             continue;
         }
-        let mine: Vec<_> = results.iter().filter(|(f, _)| f == fs).map(|(_, r)| r).collect();
+        let mine: Vec<_> = results
+            .iter()
+            .filter(|(f, _)| f == fs)
+            .map(|(_, r)| r)
+            .collect();
         let secs: Vec<f64> = mine.iter().map(|r| r.elapsed_seconds).collect();
         let writes: Vec<f64> = mine
             .iter()
             .map(|r| r.vmstat.get("nr_vmscan_write").copied().unwrap_or(0) as f64)
             .collect();
-        let pub_secs = row.get("seconds").and_then(|v| v.as_float()).unwrap_or(f64::NAN);
+        let pub_secs = row
+            .get("seconds")
+            .and_then(|v| v.as_float())
+            .unwrap_or(f64::NAN);
         let pub_writes = row
             .get("nr_vmscan_write")
             .and_then(|v| v.as_array())
@@ -129,7 +169,12 @@ pub fn cmd_reproduce(id: Option<&str>, runs: Option<u32>, json: Option<&Path>) -
         let mean = secs.iter().sum::<f64>() / secs.len() as f64;
         for (name, published, simulated, note) in [
             (format!("{fs}/{kernel}/seconds"), pub_secs, mean, secs_note),
-            (format!("{fs}/{kernel}/nr_vmscan_write_median"), pub_writes, median(writes), no_band),
+            (
+                format!("{fs}/{kernel}/nr_vmscan_write_median"),
+                pub_writes,
+                median(writes),
+                no_band,
+            ),
         ] {
             let note = note.to_string();
             println!("{name:<40} {published:>12.1} {simulated:>12.1}  {note}");

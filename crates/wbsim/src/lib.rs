@@ -38,7 +38,11 @@ pub fn simulate(sc: &Scenario, profile: &KernelProfile, seed: u64, opts: &RunOpt
 }
 
 /// Simulate and return the final machine state too (tests, invariants).
-pub fn simulate_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> (system::System, RunReport) {
+pub fn simulate_system(
+    sc: &Scenario,
+    profile: &KernelProfile,
+    seed: u64,
+) -> (system::System, RunReport) {
     let mut sys = system::build_system(sc, profile, seed);
     let outcome = sys.run();
     let r = report::run_report(&sys, seed, outcome);
@@ -51,7 +55,10 @@ pub fn run_seeds(first: u64, runs: u32) -> Vec<u64> {
 }
 
 /// Resolve the kernel profile: an override preset name, else the scenario's.
-pub fn resolve_profile(sc: &Scenario, kernel_override: Option<&str>) -> Result<KernelProfile, String> {
+pub fn resolve_profile(
+    sc: &Scenario,
+    kernel_override: Option<&str>,
+) -> Result<KernelProfile, String> {
     kernel::preset(kernel_override.unwrap_or(&sc.kernel))
 }
 

@@ -54,7 +54,9 @@ fn profile() -> kernel::KernelProfile {
 #[test]
 fn invariants_hold_after_every_event() {
     for fs in FILESYSTEMS {
-        let opts = RunOptions { check_every_event: true };
+        let opts = RunOptions {
+            check_every_event: true,
+        };
         // Panics with the violated invariant if any check fails.
         let r = simulate(&small(fs), &profile(), 3, &opts);
         assert_eq!(r.outcome, wbsim::system::Outcome::Completed, "{fs}");
@@ -65,7 +67,8 @@ fn invariants_hold_after_every_event() {
 fn invariants_hold_at_the_end_and_all_data_is_accounted() {
     for fs in FILESYSTEMS {
         let (sys, r) = simulate_system(&small(fs), &profile(), 1);
-        sys.check_invariants().unwrap_or_else(|e| panic!("{fs}: {e}"));
+        sys.check_invariants()
+            .unwrap_or_else(|e| panic!("{fs}: {e}"));
         let v = |k: &str| r.vmstat[k];
         // Every page dd wrote was dirtied at least once (512 MiB).
         // Every page dd wrote (160 MiB) was dirtied at least once (for
@@ -73,7 +76,10 @@ fn invariants_hold_at_the_end_and_all_data_is_accounted() {
         let data_pages = 160 * 256;
         assert!(v("nr_dirtied") >= data_pages, "{fs}");
         // Written + still dirty or under writeback covers all data.
-        assert!(v("nr_written") + v("nr_dirty") + v("nr_writeback") >= data_pages, "{fs}");
+        assert!(
+            v("nr_written") + v("nr_dirty") + v("nr_writeback") >= data_pages,
+            "{fs}"
+        );
         assert!(r.elapsed_seconds > 0.0);
     }
 }
@@ -82,17 +88,23 @@ fn invariants_hold_at_the_end_and_all_data_is_accounted() {
 fn same_seed_same_bytes_and_seeds_differ() {
     for fs in ["xfs", "fuse-ntfs"] {
         let sc = small(fs);
-        let a = serde_json::to_string(&simulate(&sc, &profile(), 5, &RunOptions::default())).unwrap();
-        let b = serde_json::to_string(&simulate(&sc, &profile(), 5, &RunOptions::default())).unwrap();
+        let a =
+            serde_json::to_string(&simulate(&sc, &profile(), 5, &RunOptions::default())).unwrap();
+        let b =
+            serde_json::to_string(&simulate(&sc, &profile(), 5, &RunOptions::default())).unwrap();
         assert_eq!(a, b, "{fs}: same seed must give byte-identical reports");
-        let c = serde_json::to_string(&simulate(&sc, &profile(), 6, &RunOptions::default())).unwrap();
+        let c =
+            serde_json::to_string(&simulate(&sc, &profile(), 6, &RunOptions::default())).unwrap();
         assert_ne!(a, c, "{fs}: a different seed must change the run");
     }
 }
 
 /// The full-size zone-dirty-v2 scenario of one filesystem.
 fn seed000(fs: &str) -> Scenario {
-    let path = format!("{}/../../scenarios/zone-dirty-v2/{fs}.toml", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/../../scenarios/zone-dirty-v2/{fs}.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
     wbsim::scenario::load_scenario(std::path::Path::new(&path)).unwrap()
 }
 
@@ -106,14 +118,18 @@ fn seed000(fs: &str) -> Scenario {
 fn filesystems_answer_reclaim_differently() {
     let run = |fs| {
         let (sys, r) = simulate_system(&seed000(fs), &profile(), 1);
-        sys.check_invariants().unwrap_or_else(|e| panic!("{fs}: {e}"));
+        sys.check_invariants()
+            .unwrap_or_else(|e| panic!("{fs}: {e}"));
         r
     };
     let (xfs, ext4, btrfs, fuse) = (run("xfs"), run("ext4"), run("btrfs"), run("fuse-ntfs"));
     let data_pages = 10 << 18; // 10 GiB in pages
     for (name, r) in [("ext4", &ext4), ("btrfs", &btrfs)] {
         let writes = r.vmstat["nr_vmscan_write"];
-        assert!(writes > 20 * xfs.vmstat["nr_vmscan_write"], "{name}: {writes}");
+        assert!(
+            writes > 20 * xfs.vmstat["nr_vmscan_write"],
+            "{name}: {writes}"
+        );
         // Each refused call re-dirtied its page: counted in nr_dirtied.
         assert!(r.vmstat["nr_dirtied"] >= data_pages + writes, "{name}");
     }
@@ -121,7 +137,11 @@ fn filesystems_answer_reclaim_differently() {
     // Accepted reclaim writes do not re-dirty: only ntfs-3g's own metadata
     // updates add to the data pages.
     assert!(fuse.vmstat["nr_dirtied"] < data_pages + fuse.vmstat["nr_vmscan_write"]);
-    assert!(btrfs.vmstat["pgactivate"] > 100, "{}", btrfs.vmstat["pgactivate"]);
+    assert!(
+        btrfs.vmstat["pgactivate"] > 100,
+        "{}",
+        btrfs.vmstat["pgactivate"]
+    );
     assert_eq!(xfs.vmstat["pgactivate"], 0);
     for r in [&xfs, &ext4, &btrfs, &fuse] {
         assert_eq!(r.outcome, wbsim::system::Outcome::Completed);

@@ -235,7 +235,14 @@ mod tests {
         assert_eq!(q.submit(1240, 8, seg(30)), Submitted::NewRequest);
         let r = q.request(q.queued[0]);
         assert_eq!((r.start_sector, r.nr_sectors), (1000, 240));
-        assert_eq!(r.segs, vec![Segment { inode: 1, first_index: 0, nr_pages: 30 }]);
+        assert_eq!(
+            r.segs,
+            vec![Segment {
+                inode: 1,
+                first_index: 0,
+                nr_pages: 30
+            }]
+        );
         // Front merge.
         assert_eq!(q.submit(992, 8, seg(99)), Submitted::NewRequest); // first is full
         assert_eq!(q.submit(984, 8, seg(98)), Submitted::Merged);

@@ -95,15 +95,20 @@ impl System {
         let (start, nr) = (r.start_sector, r.nr_sectors);
         let service: Ns = self.devices[dev].service_write(start, nr);
         self.devices[dev].busy = true;
-        self.events
-            .push(self.now + service, EventKind::DeviceComplete { device: dev as u32 });
+        self.events.push(
+            self.now + service,
+            EventKind::DeviceComplete { device: dev as u32 },
+        );
     }
 
     /// The device finished its request: end writeback on every page it
     /// carried, free the request, wake a task waiting for one, and start
     /// the next request.
     pub fn device_complete(&mut self, dev: usize, at: Ns) {
-        let slot = *self.queues[dev].in_flight.front().expect("completion without request");
+        let slot = *self.queues[dev]
+            .in_flight
+            .front()
+            .expect("completion without request");
         let nsegs = self.queues[dev].request(slot).segs.len();
         for s in 0..nsegs {
             let seg = self.queues[dev].request(slot).segs[s];

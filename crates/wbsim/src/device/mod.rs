@@ -62,7 +62,8 @@ impl UsbStick {
     pub fn service_write(&mut self, start_sector: u64, nr_sectors: u64) -> Ns {
         let bytes = nr_sectors * SECTOR_BYTES;
         let factor = 1.0 + self.rng.gen_range(-JITTER..=JITTER);
-        let transfer = (bytes as f64 / self.seq_write_bytes_per_s * NS_PER_SEC as f64 * factor) as Ns;
+        let transfer =
+            (bytes as f64 / self.seq_write_bytes_per_s * NS_PER_SEC as f64 * factor) as Ns;
         let sequential = start_sector == self.last_end_sector;
         let penalty = if sequential {
             0
@@ -103,7 +104,10 @@ mod tests {
         let transfer = 240.0 * 512.0 / (20.0 * 1048576.0) * 1e9;
         for s in 0..2 {
             let t = d.service_write(240 * s, 240) as f64 - 100_000.0;
-            assert!((t - transfer).abs() <= transfer * JITTER + 1.0, "{t} vs {transfer}");
+            assert!(
+                (t - transfer).abs() <= transfer * JITTER + 1.0,
+                "{t} vs {transfer}"
+            );
         }
         let scattered = d.service_write(100_000, 8);
         assert!(scattered > 5_000_000);

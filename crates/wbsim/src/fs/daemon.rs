@@ -117,7 +117,8 @@ impl System {
         let cluster = md.ntfs_data_first_cluster + req.file_index as u64;
         if !self.daemon_state(tid).meta_done {
             self.charge_sys(tid, self.cost.fuse_request_ns);
-            let bitmap = md.ntfs_bitmap_first_page + (cluster / NTFS_CLUSTERS_PER_BITMAP_PAGE) as u32;
+            let bitmap =
+                md.ntfs_bitmap_first_page + (cluster / NTFS_CLUSTERS_PER_BITMAP_PAGE) as u32;
             let d1 = self.ntfs_touch(tid, blockdev, bitmap);
             let d2 = self.ntfs_touch(tid, blockdev, md.ntfs_mft_page);
             self.daemon_state(tid).meta_done = true;

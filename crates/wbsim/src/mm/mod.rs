@@ -6,8 +6,10 @@ pub mod vmstat;
 pub mod zone;
 
 use crate::system::System;
-use page::{flags, list_add_head, list_add_tail, list_del, Holder, Pfn, LRU_ACTIVE_FILE,
-    LRU_INACTIVE_FILE, NIL};
+use page::{
+    flags, list_add_head, list_add_tail, list_del, Holder, Pfn, LRU_ACTIVE_FILE, LRU_INACTIVE_FILE,
+    NIL,
+};
 use vmstat::{Ev, ZoneEv};
 
 /// `PAGEVEC_SIZE` (3.0).
@@ -56,7 +58,11 @@ impl System {
             if zone.present_pages == 0 || zone.nr_free() == 0 {
                 continue;
             }
-            let mark = if use_min { zone.wmark_min } else { zone.wmark_low };
+            let mark = if use_min {
+                zone.wmark_min
+            } else {
+                zone.wmark_low
+            };
             if no_watermarks || zone.watermark_ok(mark, classzone) {
                 return Some(self.take_free_page(z));
             }
@@ -119,7 +125,11 @@ impl System {
     pub fn lru_unlink(&mut self, pfn: Pfn) {
         let p = self.pages[pfn as usize];
         let lru = p.holder.lru().expect("page not on an LRU list");
-        list_del(&mut self.pages, &mut self.zones[p.zone as usize].lru[lru], pfn);
+        list_del(
+            &mut self.pages,
+            &mut self.zones[p.zone as usize].lru[lru],
+            pfn,
+        );
         self.pages[pfn as usize].flags &= !flags::LRU;
     }
 
@@ -148,8 +158,16 @@ impl System {
         let p = self.pages[pfn as usize];
         if p.holder == Holder::InactiveFile && !p.has(flags::DIRTY) && !p.has(flags::ACTIVE) {
             let z = p.zone as usize;
-            list_del(&mut self.pages, &mut self.zones[z].lru[LRU_INACTIVE_FILE], pfn);
-            list_add_tail(&mut self.pages, &mut self.zones[z].lru[LRU_INACTIVE_FILE], pfn);
+            list_del(
+                &mut self.pages,
+                &mut self.zones[z].lru[LRU_INACTIVE_FILE],
+                pfn,
+            );
+            list_add_tail(
+                &mut self.pages,
+                &mut self.zones[z].lru[LRU_INACTIVE_FILE],
+                pfn,
+            );
             self.vmstat.inc(Ev::PgRotated, 1);
         }
     }

@@ -136,7 +136,11 @@ impl System {
         }
         // Scanned well past the target: ask the flushers for that much.
         if st.total_scanned > SWAP_CLUSTER_MAX + SWAP_CLUSTER_MAX / 2 {
-            let nr = if self.sysctl.laptop_mode { 0 } else { st.total_scanned };
+            let nr = if self.sysctl.laptop_mode {
+                0
+            } else {
+                st.total_scanned
+            };
             self.wakeup_flusher_threads(nr);
             st.may_writepage = true;
         }

@@ -43,7 +43,11 @@ impl System {
         let mut nr = [0u64; 2]; // [inactive_file, active_file]
         for (i, lru) in [LRU_INACTIVE_FILE, LRU_ACTIVE_FILE].into_iter().enumerate() {
             let size = z.lru[lru].len;
-            let mut scan = if sc.priority == 0 { size } else { size >> sc.priority };
+            let mut scan = if sc.priority == 0 {
+                size
+            } else {
+                size >> sc.priority
+            };
             if scan == 0 && force_scan {
                 scan = SWAP_CLUSTER_MAX.min(size);
             }
@@ -116,7 +120,11 @@ impl System {
         z.nr_isolated_file += nr_taken;
         z.pages_scanned += nr_taken;
         z.recent_scanned[1] += nr_taken;
-        let scan_ev = if sc.is_kswapd { ZoneEv::PgScanKswapd } else { ZoneEv::PgScanDirect };
+        let scan_ev = if sc.is_kswapd {
+            ZoneEv::PgScanKswapd
+        } else {
+            ZoneEv::PgScanDirect
+        };
         self.vmstat.zinc(zone, scan_ev, nr_taken);
         sc.nr_scanned += nr_taken;
         self.charge_sys(sc.tid, nr_taken * self.cost.scan_page_ns);
@@ -124,7 +132,11 @@ impl System {
         let reclaimed = self.shrink_page_list(zone, &buf, sc);
         self.zones[zone].nr_isolated_file -= nr_taken;
         sc.nr_reclaimed += reclaimed;
-        let steal_ev = if sc.is_kswapd { ZoneEv::PgStealKswapd } else { ZoneEv::PgStealDirect };
+        let steal_ev = if sc.is_kswapd {
+            ZoneEv::PgStealKswapd
+        } else {
+            ZoneEv::PgStealDirect
+        };
         self.vmstat.zinc(zone, steal_ev, reclaimed);
         if sc.is_kswapd {
             self.vmstat.inc(Ev::KswapdSteal, reclaimed);

@@ -148,11 +148,25 @@ fn mean_stddev(xs: &[f64]) -> (f64, f64) {
 /// The text summary: one line per run, then the mean and stddev.
 pub fn format_text(r: &Report) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "scenario {}  kernel {}  runs {}", r.scenario, r.kernel, r.runs.len());
+    let _ = writeln!(
+        s,
+        "scenario {}  kernel {}  runs {}",
+        r.scenario,
+        r.kernel,
+        r.runs.len()
+    );
     let _ = writeln!(
         s,
         "{:>6} {:>10} {:>8} {:>8} {:>8} {:>13} {:>10} {:>9} {:>9}",
-        "seed", "elapsed_s", "user_s", "sys_s", "kswapd_s", "nr_vmscan_wr", "pgactivate", "allocstal", "outcome"
+        "seed",
+        "elapsed_s",
+        "user_s",
+        "sys_s",
+        "kswapd_s",
+        "nr_vmscan_wr",
+        "pgactivate",
+        "allocstal",
+        "outcome"
     );
     for run in &r.runs {
         let v = |k: &str| run.vmstat.get(k).copied().unwrap_or(0);
@@ -181,7 +195,12 @@ pub fn format_text(r: &Report) -> String {
     if let Some(last) = r.runs.last() {
         let _ = writeln!(s, "\nvmstat deltas (seed {}):", last.seed);
         for k in SUMMARY_COUNTERS {
-            let _ = writeln!(s, "  {:<24} {}", k, last.vmstat.get(*k).copied().unwrap_or(0));
+            let _ = writeln!(
+                s,
+                "  {:<24} {}",
+                k,
+                last.vmstat.get(*k).copied().unwrap_or(0)
+            );
         }
         let _ = writeln!(s, "\ndevices (seed {}):", last.seed);
         for d in &last.devices {

@@ -70,7 +70,12 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         .min_free_kbytes
         .unwrap_or_else(|| default_min_free_kbytes(total_pages));
     setup_watermarks(&mut zones, min_free_kbytes);
-    let ratios: Vec<u64> = sc.machine.zones.iter().map(|z| lowmem_reserve_ratio(z.kind)).collect();
+    let ratios: Vec<u64> = sc
+        .machine
+        .zones
+        .iter()
+        .map(|z| lowmem_reserve_ratio(z.kind))
+        .collect();
     setup_lowmem_reserve(&mut zones, &ratios);
     let mut pages = Vec::with_capacity(total_pages as usize);
     for (zi, z) in zones.iter_mut().enumerate() {
@@ -138,19 +143,30 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
     let mut blockdev_inode = Vec::new();
     for (d, dc) in sc.devices.iter().enumerate() {
         // Random stream 1000 + device index, derived from the run seed.
-        sys.devices.push(UsbStick::new(dc, crate::sim::rng_stream(seed, 1000 + d as u64)));
-        sys.queues.push(RequestQueue::new(dc.nr_requests, dc.max_request_kib as u64 * 2));
+        sys.devices.push(UsbStick::new(
+            dc,
+            crate::sim::rng_stream(seed, 1000 + d as u64),
+        ));
+        sys.queues.push(RequestQueue::new(
+            dc.nr_requests,
+            dc.max_request_kib as u64 * 2,
+        ));
         sys.request_waiters.push(VecDeque::new());
         sys.bdis.push(Bdi::new(&dc.name, Some(d)));
         let id = sys.inodes.len() as u32;
         // The partition starts at 1 MiB (2048 sectors).
-        sys.inodes.push(Inode::new(id, 0, d, MappingKind::BlockDevice, 2048));
+        sys.inodes
+            .push(Inode::new(id, 0, d, MappingKind::BlockDevice, 2048));
         blockdev_inode.push(id);
     }
 
     // Filesystems, with placement of data, metadata and logs.
     for (f, fc) in sc.filesystems.iter().enumerate() {
-        let dev = sc.devices.iter().position(|d| d.name == fc.device).unwrap_or(0);
+        let dev = sc
+            .devices
+            .iter()
+            .position(|d| d.name == fc.device)
+            .unwrap_or(0);
         let cap = sys.devices[dev].capacity_sectors;
         let bdi = if fc.fs_type == FsType::FuseNtfs {
             let mut b = Bdi::new("fuse", None);
@@ -218,7 +234,8 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         let fsi = &sys.filesystems[f];
         let id = sys.inodes.len() as u32;
         let base = fsi.data_cursor_sector;
-        sys.inodes.push(Inode::new(id, f, fsi.bdi, MappingKind::Regular, base));
+        sys.inodes
+            .push(Inode::new(id, f, fsi.bdi, MappingKind::Regular, base));
         // Reserve the file's extent (contiguous allocation).
         sys.filesystems[f].data_cursor_sector += tc.dd.total_bytes().div_ceil(512);
         let tid = sys.tasks.len() as u32;
@@ -227,13 +244,31 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             pending_daemons.push((d, f));
             d
         });
-        let w = WriterState::new(id, sys.filesystems[f].bdi, fuse_daemon, tc.dd.bs_bytes, tc.dd.count);
-        sys.tasks.push(Task::new(&tc.name, cpu(), TaskKind::Writer(Box::new(w)), true));
+        let w = WriterState::new(
+            id,
+            sys.filesystems[f].bdi,
+            fuse_daemon,
+            tc.dd.bs_bytes,
+            tc.dd.count,
+        );
+        sys.tasks.push(Task::new(
+            &tc.name,
+            cpu(),
+            TaskKind::Writer(Box::new(w)),
+            true,
+        ));
         sys.workload_left += 1;
-        sys.events.push(0, EventKind::RunTask { task: tid, token: 0 });
+        sys.events.push(
+            0,
+            EventKind::RunTask {
+                task: tid,
+                token: 0,
+            },
+        );
         if fuse_daemon.is_some() {
             let st = FsDaemonState::new(DaemonKind::Fuse, f, 0);
-            sys.tasks.push(Task::new("ntfs-3g", cpu(), TaskKind::FsDaemon(st), false));
+            sys.tasks
+                .push(Task::new("ntfs-3g", cpu(), TaskKind::FsDaemon(st), false));
         }
     }
     // Filesystem threads.
@@ -246,18 +281,35 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             };
             let tid = sys.tasks.len() as u32;
             let st = FsDaemonState::new(kind, f, secs * NS_PER_SEC);
-            sys.tasks.push(Task::new(name, cpu(), TaskKind::FsDaemon(st), false));
-            sys.events.push(secs * NS_PER_SEC, EventKind::RunTask { task: tid, token: 0 });
+            sys.tasks
+                .push(Task::new(name, cpu(), TaskKind::FsDaemon(st), false));
+            sys.events.push(
+                secs * NS_PER_SEC,
+                EventKind::RunTask {
+                    task: tid,
+                    token: 0,
+                },
+            );
         }
     }
     // kswapd0 and one flusher per bdi.
     sys.kswapd_task = sys.tasks.len() as u32;
-    sys.tasks.push(Task::new("kswapd0", cpu(), TaskKind::Kswapd(KswapdState::default()), false));
+    sys.tasks.push(Task::new(
+        "kswapd0",
+        cpu(),
+        TaskKind::Kswapd(KswapdState::default()),
+        false,
+    ));
     for b in 0..sys.bdis.len() {
         let tid = sys.tasks.len() as u32;
         sys.bdis[b].flusher = tid;
         let name = format!("flush-{}", sys.bdis[b].name);
-        sys.tasks.push(Task::new(&name, cpu(), TaskKind::Flusher(FlusherState::new(b)), false));
+        sys.tasks.push(Task::new(
+            &name,
+            cpu(),
+            TaskKind::Flusher(FlusherState::new(b)),
+            false,
+        ));
     }
     let _ = NS_PER_MS;
     sys

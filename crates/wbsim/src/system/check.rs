@@ -22,7 +22,10 @@ impl System {
                 Holder::Free => {
                     free[z] += 1;
                     if p.flags != 0 || p.inode != NIL {
-                        return Err(format!("free page {pfn} has flags {:#x} or a mapping", p.flags));
+                        return Err(format!(
+                            "free page {pfn} has flags {:#x} or a mapping",
+                            p.flags
+                        ));
                     }
                 }
                 Holder::Pagevec => pagevec += 1,
@@ -39,7 +42,10 @@ impl System {
             if p.inode != NIL {
                 file_pages += 1;
                 if self.inodes[p.inode as usize].page(p.index) != pfn as u32 {
-                    return Err(format!("page {pfn} not found at its index in inode {}", p.inode));
+                    return Err(format!(
+                        "page {pfn} not found at its index in inode {}",
+                        p.inode
+                    ));
                 }
             }
             if p.has(flags::DIRTY) {
@@ -51,35 +57,50 @@ impl System {
                 both += p.has(flags::DIRTY) as u64;
             }
             if (p.has(flags::DIRTY) || p.has(flags::WRITEBACK)) && p.inode == NIL {
-                return Err(format!("page {pfn} is dirty or under writeback without a mapping"));
+                return Err(format!(
+                    "page {pfn} is dirty or under writeback without a mapping"
+                ));
             }
         }
         for (z, zone) in self.zones.iter().enumerate() {
             if zone.free.len != free[z] {
-                return Err(format!("zone {} free list {} != free frames {}", zone.name, zone.free.len, free[z]));
+                return Err(format!(
+                    "zone {} free list {} != free frames {}",
+                    zone.name, zone.free.len, free[z]
+                ));
             }
             if free[z] > zone.present_pages {
-                return Err(format!("zone {} has more free pages than present", zone.name));
+                return Err(format!(
+                    "zone {} has more free pages than present",
+                    zone.name
+                ));
             }
-            for l in 0..NR_LRU_LISTS {
-                if zone.lru[l].len != lru[z][l] {
+            for (l, (list, frames)) in zone.lru.iter().zip(lru[z]).enumerate() {
+                if list.len != frames {
                     return Err(format!(
-                        "zone {} LRU {l} length {} != frames {}",
-                        zone.name, zone.lru[l].len, lru[z][l]
+                        "zone {} LRU {l} length {} != frames {frames}",
+                        zone.name, list.len
                     ));
                 }
             }
             if zone.nr_dirty != zone_dirty[z] {
-                return Err(format!("zone {} nr_dirty {} != dirty frames {}", zone.name, zone.nr_dirty, zone_dirty[z]));
+                return Err(format!(
+                    "zone {} nr_dirty {} != dirty frames {}",
+                    zone.name, zone.nr_dirty, zone_dirty[z]
+                ));
             }
         }
         let in_pagevecs: u64 = self.pagevecs.iter().map(|p| p.len as u64).sum();
         if pagevec != in_pagevecs {
-            return Err(format!("{pagevec} frames marked pagevec, pagevecs hold {in_pagevecs}"));
+            return Err(format!(
+                "{pagevec} frames marked pagevec, pagevecs hold {in_pagevecs}"
+            ));
         }
         let isolated_count: u64 = self.zones.iter().map(|z| z.nr_isolated_file).sum();
         if isolated != isolated_count {
-            return Err(format!("{isolated} isolated frames, zones count {isolated_count}"));
+            return Err(format!(
+                "{isolated} isolated frames, zones count {isolated_count}"
+            ));
         }
         let total: u64 = free.iter().sum::<u64>()
             + lru.iter().flatten().sum::<u64>()
@@ -87,7 +108,10 @@ impl System {
             + isolated
             + kernel;
         if total != self.pages.len() as u64 {
-            return Err(format!("frames by holder sum to {total}, machine has {}", self.pages.len()));
+            return Err(format!(
+                "frames by holder sum to {total}, machine has {}",
+                self.pages.len()
+            ));
         }
         if dirty != self.nr_dirty || writeback != self.nr_writeback {
             return Err(format!(
@@ -111,7 +135,10 @@ impl System {
             ));
         }
         let limit = self.pages.len() as u64;
-        for (name, v) in [("nr_dirty", self.nr_dirty), ("nr_writeback", self.nr_writeback)] {
+        for (name, v) in [
+            ("nr_dirty", self.nr_dirty),
+            ("nr_writeback", self.nr_writeback),
+        ] {
             if v > limit {
                 return Err(format!("{name} = {v} has wrapped below zero"));
             }

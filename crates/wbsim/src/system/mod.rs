@@ -165,7 +165,8 @@ impl System {
         if start > self.now {
             self.tasks[tid as usize].token += 1;
             let token = self.tasks[tid as usize].token;
-            self.events.push(start, EventKind::RunTask { task: tid, token });
+            self.events
+                .push(start, EventKind::RunTask { task: tid, token });
             return;
         }
         self.tasks[tid as usize].token += 1;
@@ -191,14 +192,16 @@ impl System {
                 Step::SleepUntil(t) => {
                     let token = self.tasks[tid as usize].token;
                     self.tasks[tid as usize].nr_switches += 1;
-                    self.events.push(t.max(self.now), EventKind::RunTask { task: tid, token });
+                    self.events
+                        .push(t.max(self.now), EventKind::RunTask { task: tid, token });
                     break;
                 }
                 Step::Wait(timeout) => {
                     self.tasks[tid as usize].nr_switches += 1;
                     if let Some(t) = timeout {
                         let token = self.tasks[tid as usize].token;
-                        self.events.push(t.max(self.now), EventKind::RunTask { task: tid, token });
+                        self.events
+                            .push(t.max(self.now), EventKind::RunTask { task: tid, token });
                     }
                     break;
                 }

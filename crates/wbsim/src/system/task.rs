@@ -1,12 +1,12 @@
 //! Tasks: resumable state machines the engine runs on simulated CPUs.
 
-use crate::reclaim::kswapd::KswapdState;
+use crate::fs::FsDaemonState;
 use crate::reclaim::direct::AllocState;
+use crate::reclaim::kswapd::KswapdState;
 use crate::sim::Ns;
 use crate::workload::WriterState;
 use crate::writeback::flusher::FlusherState;
 use crate::writeback::throttle::BdpState;
-use crate::fs::FsDaemonState;
 
 /// What a task's step asks of the scheduler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -37,7 +37,13 @@ pub struct WriterState {
 }
 
 impl WriterState {
-    pub fn new(inode: u32, bdi: usize, fuse_daemon: Option<u32>, bs_bytes: u64, count: u64) -> Self {
+    pub fn new(
+        inode: u32,
+        bdi: usize,
+        fuse_daemon: Option<u32>,
+        bs_bytes: u64,
+        count: u64,
+    ) -> Self {
         WriterState {
             inode,
             bdi,
@@ -58,7 +64,14 @@ impl System {
     /// find or allocate the page, copy, dirty it (unless write-through) and
     /// `mark_page_accessed`. `Ok(true)` if the page became dirty; `Err`
     /// when the allocation must sleep (call again after waking).
-    pub fn write_page_cached(&mut self, tid: u32, ino: u32, idx: u32, bytes: u64, dirty: bool) -> Result<bool, Step> {
+    pub fn write_page_cached(
+        &mut self,
+        tid: u32,
+        ino: u32,
+        idx: u32,
+        bytes: u64,
+        dirty: bool,
+    ) -> Result<bool, Step> {
         let mut pfn = self.inodes[ino as usize].page(idx);
         if pfn == crate::mm::page::NIL {
             pfn = match self.alloc_page_for_task(tid) {
@@ -110,7 +123,10 @@ impl System {
             // syscalls; /dev/zero's clear_user is kernel time.
             self.charge_user(tid, self.cost.dd_user_per_call_ns);
             let bs = self.writer_state(tid).bs_bytes;
-            self.charge_sys(tid, 2 * self.cost.syscall_ns + bs * self.cost.copy_per_kib_ns / 1024);
+            self.charge_sys(
+                tid,
+                2 * self.cost.syscall_ns + bs * self.cost.copy_per_kib_ns / 1024,
+            );
             self.tasks[tid as usize].backing_dev = Some(bdi);
         }
         let w = self.writer_state(tid);
@@ -132,7 +148,13 @@ impl System {
             // One WRITE request per page (max_write 4096), wait for reply.
             self.writer_state(tid).awaiting_reply = true;
             self.charge_sys(tid, self.cost.fuse_request_ns);
-            self.fuse_send(daemon, FuseRequest { writer: tid, file_index: idx });
+            self.fuse_send(
+                daemon,
+                FuseRequest {
+                    writer: tid,
+                    file_index: idx,
+                },
+            );
             if call_done {
                 self.tasks[tid as usize].backing_dev = None;
             }

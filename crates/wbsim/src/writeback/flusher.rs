@@ -95,7 +95,11 @@ impl System {
     /// `wakeup_flusher_threads(nr_pages)` from reclaim: queue non-cyclic
     /// work on every device with dirty IO (0 = all dirty pages).
     pub fn wakeup_flusher_threads(&mut self, nr_pages: u64) {
-        let nr = if nr_pages == 0 { self.nr_dirty } else { nr_pages };
+        let nr = if nr_pages == 0 {
+            self.nr_dirty
+        } else {
+            nr_pages
+        };
         for bdi in 0..self.bdis.len() {
             if !self.bdis[bdi].has_dirty_io() {
                 continue;
@@ -166,7 +170,8 @@ impl System {
             if let Some(work) = f.work {
                 // wb_writeback loop head.
                 let stop = work.nr_pages <= 0
-                    || ((work.for_background || work.for_kupdate) && !self.bdis[bdi].work.is_empty())
+                    || ((work.for_background || work.for_kupdate)
+                        && !self.bdis[bdi].work.is_empty())
                     || (work.for_background && !self.over_bground_thresh());
                 if stop {
                     f.work = None;

@@ -14,7 +14,11 @@ pub struct DirtyLimits {
 /// `global_dirty_limits` (3.0) from dirtyable memory and the sysctls. No 5 %
 /// floor any more; `*_bytes` win over ratios; background is halved if it is
 /// not below the hard limit.
-pub fn dirty_limits(dirtyable: u64, s: &crate::scenario::SysctlConfig, page_bytes: u64) -> DirtyLimits {
+pub fn dirty_limits(
+    dirtyable: u64,
+    s: &crate::scenario::SysctlConfig,
+    page_bytes: u64,
+) -> DirtyLimits {
     let thresh = if s.dirty_bytes > 0 {
         s.dirty_bytes.div_ceil(page_bytes)
     } else {
@@ -33,9 +37,20 @@ pub fn dirty_limits(dirtyable: u64, s: &crate::scenario::SysctlConfig, page_byte
 
 /// `bdi_dirty_limit`: the device's share of `thresh` by its fraction of
 /// recent completions, plus its min_ratio, capped by max_ratio.
-pub fn bdi_share(thresh: u64, num: u64, den: u64, min_ratio: u32, max_ratio: u32, sum_min_ratio: u32) -> u64 {
+pub fn bdi_share(
+    thresh: u64,
+    num: u64,
+    den: u64,
+    min_ratio: u32,
+    max_ratio: u32,
+    sum_min_ratio: u32,
+) -> u64 {
     let mut share = thresh * (100 - sum_min_ratio as u64) / 100;
-    share = if den == 0 { 0 } else { (share as u128 * num as u128 / den as u128) as u64 };
+    share = if den == 0 {
+        0
+    } else {
+        (share as u128 * num as u128 / den as u128) as u64
+    };
     share += thresh * min_ratio as u64 / 100;
     share.min(thresh * max_ratio as u64 / 100)
 }

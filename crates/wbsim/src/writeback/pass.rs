@@ -89,7 +89,12 @@ impl System {
     }
 
     /// Run `writeback_inodes_wb` for `pass` until it finishes or must wait.
-    pub fn writeback_pass(&mut self, tid: u32, pass: &mut WbPass, caller: WritebackCaller) -> PassResult {
+    pub fn writeback_pass(
+        &mut self,
+        tid: u32,
+        pass: &mut WbPass,
+        caller: WritebackCaller,
+    ) -> PassResult {
         let bdi = pass.bdi;
         if !pass.started {
             pass.started = true;
@@ -149,7 +154,9 @@ impl System {
             // redirty_tail: keep b_dirty time-ordered.
             inode.list = InodeList::Dirty;
             if let Some(&newest) = self.bdis[bdi].b_dirty.front() {
-                if self.inodes[newest as usize].dirtied_when > self.inodes[ino as usize].dirtied_when {
+                if self.inodes[newest as usize].dirtied_when
+                    > self.inodes[ino as usize].dirtied_when
+                {
                     self.inodes[ino as usize].dirtied_when = now;
                 }
             }
@@ -161,7 +168,12 @@ impl System {
     /// pages from `writeback_index`, wrap once to the start, skip pages under
     /// writeback, decrement `nr_to_write` per `->writepage` call even when
     /// the filesystem redirties the page.
-    fn write_cache_pages(&mut self, tid: u32, pass: &mut WbPass, caller: WritebackCaller) -> PassResult {
+    fn write_cache_pages(
+        &mut self,
+        tid: u32,
+        pass: &mut WbPass,
+        caller: WritebackCaller,
+    ) -> PassResult {
         let ino = pass.inode;
         loop {
             let next = self.inodes[ino as usize].next_dirty(pass.index, pass.end);
@@ -180,7 +192,8 @@ impl System {
                 pass.index = idx + 1;
                 continue;
             }
-            if caller == WritebackCaller::Writeback && self.must_wait_for_request_of(tid, ino, idx) {
+            if caller == WritebackCaller::Writeback && self.must_wait_for_request_of(tid, ino, idx)
+            {
                 return PassResult::WaitRequest;
             }
             pass.done_index = idx + 1;

@@ -37,7 +37,11 @@ impl System {
             return;
         }
         let cpu = self.tasks[tid as usize].cpu;
-        let limit = if self.bdis[bdi].dirty_exceeded { 8 } else { self.ratelimit_pages };
+        let limit = if self.bdis[bdi].dirty_exceeded {
+            8
+        } else {
+            self.ratelimit_pages
+        };
         self.bdp_ratelimits[cpu] += nr_dirtied;
         if self.bdp_ratelimits[cpu] >= limit {
             let count = self.bdp_ratelimits[cpu];
