@@ -1,0 +1,288 @@
+use super::*;
+use crate::workload::dd::DdCommand;
+use proptest::prelude::*;
+
+/// The zone-dirty-v2 example: a 3.0 kernel box writing 10 GiB of zeroes to a USB stick.
+const ZONE_DIRTY_V2: &str = r#"kernel = "3.0-vanilla"
+
+[machine]
+cpus = 4
+hz = 1000
+min_free_kbytes = 11584
+total_mib = 3765
+
+[[machine.zone]]
+name = "DMA"
+size_mib = 15
+
+[[machine.zone]]
+name = "DMA32"
+size_mib = 3246
+
+[[machine.zone]]
+name = "Normal"
+size_mib = 504
+
+[[device]]
+name = "sdb"
+model = "usb-stick"
+capacity_gib = 16
+seq_write_mib_per_s = 19.53
+max_request_kib = 120
+command_overhead_us = 250.0
+small_write_penalty_us = 3000.0
+nr_requests = 128
+
+[[fs]]
+type = "xfs"
+device = "sdb"
+mount = "disk"
+
+[sysctl]
+dirty_ratio = 20
+dirty_background_ratio = 10
+
+[[task]]
+name = "dd"
+command = "dd if=/dev/zero of=disk/zeroes bs=32k count=$((10 << 15))"
+
+[run]
+seed = 1
+runs = 1
+time_limit_s = 7200
+"#;
+
+/// Parse `ZONE_DIRTY_V2` with `from` replaced by `to` (which must occur once).
+fn parse_edited(from: &str, to: &str) -> Result<Scenario, ScenarioError> {
+    assert_eq!(ZONE_DIRTY_V2.matches(from).count(), 1, "{from}");
+    parse_scenario(&ZONE_DIRTY_V2.replace(from, to), "scenarios/edited.toml")
+}
+
+/// Check error cases, one per line: `from | to | line | key | message part`.
+/// Each case replaces `from` (which must occur once) with `to` (`\n` allowed)
+/// and expects an error at that line and key whose message contains the part.
+fn check_cases(cases: &str) {
+    for case in cases.lines().filter(|l| !l.trim().is_empty()) {
+        let cols: Vec<&str> = case.split(" | ").map(str::trim).collect();
+        let [from, to, line, key, words] = cols[..] else {
+            panic!("bad case {case:?}");
+        };
+        let e = parse_edited(from, &to.replace("\\n", "\n")).unwrap_err();
+        assert_eq!(e.file, "scenarios/edited.toml");
+        let line: usize = line.parse().unwrap();
+        assert_eq!((e.line, e.key.as_deref()), (Some(line), Some(key)), "{e}");
+        assert!(e.message.contains(words), "{words:?} not in: {e}");
+    }
+}
+
+#[test]
+fn zone_dirty_v2_parses_exactly() {
+    let s = parse_scenario(ZONE_DIRTY_V2, "examples/zone-dirty-v2.toml").unwrap();
+    let expected = Scenario {
+        name: "zone-dirty-v2".into(),
+        kernel: "3.0-vanilla".into(),
+        machine: MachineConfig {
+            cpus: 4,
+            zones: vec![
+                ZoneConfig {
+                    kind: ZoneKind::Dma,
+                    size_mib: 15,
+                },
+                ZoneConfig {
+                    kind: ZoneKind::Dma32,
+                    size_mib: 3246,
+                },
+                ZoneConfig {
+                    kind: ZoneKind::Normal,
+                    size_mib: 504,
+                },
+            ],
+            min_free_kbytes: Some(11584),
+            hz: 1000,
+        },
+        devices: vec![DeviceConfig {
+            name: "sdb".into(),
+            model: DeviceModel::UsbStick,
+            capacity_gib: 16,
+            seq_write_mib_per_s: 19.53,
+            max_request_kib: 120,
+            command_overhead_us: 250.0,
+            small_write_penalty_us: 3000.0,
+            nr_requests: 128,
+        }],
+        filesystems: vec![FsConfig {
+            fs_type: FsType::Xfs,
+            device: "sdb".into(),
+            mount: "disk".into(),
+        }],
+        sysctl: SysctlConfig::default(),
+        tasks: vec![TaskConfig {
+            name: "dd".into(),
+            command: "dd if=/dev/zero of=disk/zeroes bs=32k count=$((10 << 15))".into(),
+            dd: DdCommand {
+                input: "/dev/zero".into(),
+                output: "disk/zeroes".into(),
+                bs_bytes: 32768,
+                count: 327680,
+                conv_fsync: false,
+                oflag_direct: false,
+            },
+        }],
+        run: RunConfig::default(),
+    };
+    assert_eq!(s, expected);
+    assert_eq!(s.tasks[0].dd.total_bytes(), 10 << 30);
+}
+
+#[test]
+fn defaults_fill_optional_keys() {
+    let text = "kernel = \"k\"\n[machine]\n[[machine.zone]]\nname = \"Normal\"\nsize_mib = 1\n\
+                [[device]]\nname = \"d\"\nmodel = \"usb-stick\"\ncapacity_gib = 1\n\
+                seq_write_mib_per_s = 1\nmax_request_kib = 4\n\
+                [[fs]]\ntype = \"ext4\"\ndevice = \"d\"\nmount = \"m\"\n\
+                [[task]]\ncommand = \"dd if=/dev/zero of=m/f bs=1 count=1\"\n";
+    let s = parse_scenario(text, "min").unwrap();
+    assert_eq!(
+        (s.name.as_str(), s.machine.cpus, s.machine.hz),
+        ("min", 2, 1000)
+    );
+    assert_eq!(s.machine.min_free_kbytes, None);
+    assert_eq!(s.devices[0].nr_requests, 128);
+    assert_eq!(s.devices[0].command_overhead_us, 0.0);
+    assert_eq!(s.sysctl, SysctlConfig::default());
+    assert_eq!(s.tasks[0].name, "task0");
+    assert_eq!(
+        s.run,
+        RunConfig {
+            seed: 1,
+            runs: 1,
+            time_limit_s: 7200
+        }
+    );
+}
+
+#[test]
+fn unknown_keys_name_line_and_key() {
+    check_cases(
+        r#"
+kernel = | x = 1\nkernel = | 1 | x | unknown key `x`; allowed keys here: device, fs, kernel, machine, run, sysctl, task
+cpus = 4 | cpus = 4\nfoo = 1 | 5 | machine.foo | unknown key `foo`; allowed keys here: cpus, hz, min_free_kbytes, total_mib, zone
+size_mib = 3246 | size_mib = 3246\nsize = 3 | 16 | machine.zone[1].size | unknown key `size`; allowed keys here: name, size_mib
+nr_requests = 128 | nr_requests = 128\nqueue = 4 | 30 | device[0].queue | unknown key `queue`; allowed keys here: capacity_gib, command_overhead_us,
+dirty_ratio = 20 | dirty_ratio = 20\ndirty = 1 | 38 | sysctl.dirty | allowed keys here: dirty_background_bytes,
+"#,
+    );
+}
+
+#[test]
+fn bad_numbers_name_line_and_key() {
+    check_cases(
+        r#"
+size_mib = 3246 | size_mib = -5 | 15 | machine.zone[1].size_mib | must be greater than 0 (got -5)
+size_mib = 504 | size_mib = 0 | 19 | machine.zone[2].size_mib | must be greater than 0 (got 0)
+capacity_gib = 16 | capacity_gib = -1 | 24 | device[0].capacity_gib | must be greater than 0 (got -1)
+19.53 | -1.5 | 25 | device[0].seq_write_mib_per_s | must be a finite number greater than 0 (got -1.5)
+19.53 | nan | 25 | device[0].seq_write_mib_per_s | must be a finite number greater than 0 (got NaN)
+= 120 | = 122 | 26 | device[0].max_request_kib | must be a multiple of 4 (one 4 KiB page) (got 122)
+= 250.0 | = -1 | 27 | device[0].command_overhead_us | must be a finite number >= 0 (got -1)
+cpus = 4 | cpus = "4" | 4 | machine.cpus | expected an integer, found a string ("4")
+cpus = 4 | cpus = 0 | 4 | machine.cpus | must be between 1 and 256 (got 0)
+hz = 1000 | hz = 200 | 5 | machine.hz | must be one of 100, 250, 300, 1000 (got 200)
+= 11584 | = 64 | 6 | machine.min_free_kbytes | must be between 128 and 65536 (got 64)
+dirty_ratio = 20 | dirty_ratio = 101 | 37 | sysctl.dirty_ratio | must be between 0 and 100 (got 101)
+dirty_ratio = 20 | dirty_ratio = 0 | 37 | sysctl.dirty_ratio | leaves no dirty limit
+dirty_ratio = 20 | dirty_bytes = 100 | 37 | sysctl.dirty_bytes | must be 0 (use dirty_ratio) or at least 8192
+runs = 1 | runs = 0 | 46 | run.runs | must be between 1 and 1000 (got 0)
+seed = 1 | seed = -1 | 45 | run.seed | must be at least 0 (got -1)
+"#,
+    );
+}
+
+#[test]
+fn zone_larger_than_total_points_at_zone() {
+    check_cases(
+        r#"
+size_mib = 3246 | size_mib = 4000 | 15 | machine.zone[1].size_mib | zone DMA32 is 4000 MiB, larger than total_mib = 3765
+total_mib = 3765 | total_mib = 3766 | 7 | machine.total_mib | zone sizes sum to 3765 MiB (DMA 15 + DMA32 3246 + Normal 504) but total_mib = 3766
+"#,
+    );
+}
+
+#[test]
+fn structural_errors() {
+    check_cases(
+        r#"
+name = "Normal" | name = "DMA32" | 18 | machine.zone[2].name | duplicate zone `DMA32`; zones must be listed in ascending order
+name = "Normal" | name = "HighMem" | 18 | machine.zone[2].name | unknown zone `HighMem`; allowed: DMA, DMA32, Normal
+device = "sdb" | device = "sdc" | 33 | fs[0].device | no [[device]] named `sdc`; defined devices: sdb
+mount = "disk" | mount = "/disk" | 34 | fs[0].mount | must be a relative path without leading or trailing '/'
+model = "usb-stick" | model = "nvme" | 23 | device[0].model | unknown device model `nvme`; allowed: usb-stick
+[[fs]] | [fs] | 31 | fs | expected an array of tables written as [[fs]], found a table
+nr_requests = 128 | nr_requests = 128\n[[device]]\nname = "sdb"\nmodel = "usb-stick"\ncapacity_gib = 1\nseq_write_mib_per_s = 1\nmax_request_kib = 4 | 31 | device[1].name | duplicate device name `sdb` (also used by device[0]); device names must be unique
+capacity_gib = 16 | # none | 21 | device[0].capacity_gib | missing required key `capacity_gib`
+"#,
+    );
+    let e = parse_edited("kernel = \"3.0-vanilla\"", "").unwrap_err();
+    assert_eq!((e.line, e.key.as_deref()), (None, Some("kernel")), "{e}");
+    assert!(e.message.contains("missing required key `kernel`"), "{e}");
+    let e = parse_edited("[machine]", "[machine\n").unwrap_err();
+    assert_eq!((e.line, e.key.as_deref()), (Some(3), None), "{e}");
+    assert!(e.message.starts_with("invalid TOML"), "{e}");
+}
+
+#[test]
+fn bad_dd_command_reported_at_command_line() {
+    check_cases(
+        r#"
+bs=32k | bs=32q | 42 | task[0].command | bs=32q: malformed size; expected a number with an optional suffix c, w, b, kB, K, MB, M, GB, G (e.g. bs=32k)
+of=disk/zeroes | of=usb/zeroes | 42 | task[0].command | of=usb/zeroes is not on any filesystem; it must be a file under one of the mounts: disk/
+"#,
+    );
+    let e = parse_edited("bs=32k", "bs=32q").unwrap_err().to_string();
+    assert!(
+        e.starts_with("scenarios/edited.toml:42: key `task[0].command`: bs=32q"),
+        "{e}"
+    );
+}
+
+#[test]
+fn missing_file_mentions_path() {
+    let path = Path::new("/nonexistent/wbsim/zone-dirty-v2.toml");
+    let e = load_scenario(path).unwrap_err();
+    assert_eq!((e.line, e.key.as_deref()), (None, None));
+    assert_eq!(e.file, "/nonexistent/wbsim/zone-dirty-v2.toml");
+    assert!(e.message.starts_with("cannot read file: "), "{e}");
+    assert!(
+        e.to_string()
+            .contains("/nonexistent/wbsim/zone-dirty-v2.toml"),
+        "{e}"
+    );
+}
+
+#[test]
+fn load_reads_a_real_file() {
+    let path = std::env::temp_dir().join(format!("wbsim-scenario-{}.toml", std::process::id()));
+    std::fs::write(&path, ZONE_DIRTY_V2).unwrap();
+    let loaded = load_scenario(&path);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(loaded.unwrap().tasks[0].dd.count, 327680);
+}
+
+proptest! {
+    #[test]
+    fn parse_scenario_never_panics(text in "\\PC*") {
+        let _ = parse_scenario(&text, "fuzz.toml");
+    }
+
+    #[test]
+    fn parse_scenario_never_panics_on_edited_example(
+        at in 0usize..2000, junk in "[-=\\[\\]a-z0-9 \"\\n.]{0,12}"
+    ) {
+        let mut cut = at.min(ZONE_DIRTY_V2.len());
+        while !ZONE_DIRTY_V2.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let text = format!("{}{junk}{}", &ZONE_DIRTY_V2[..cut], &ZONE_DIRTY_V2[cut..]);
+        let _ = parse_scenario(&text, "fuzz.toml");
+    }
+}
