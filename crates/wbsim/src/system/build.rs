@@ -133,6 +133,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         filesystems: Vec::new(),
         tasks: Vec::new(),
         cpu_busy_until: vec![0; ncpus],
+        step_cost_ns: 0,
         kswapd_task: 0,
         kswapd_awake_ns: 0,
         events_processed: 0,

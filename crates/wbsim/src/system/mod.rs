@@ -79,7 +79,10 @@ pub struct System {
 
     // tasks
     pub tasks: Vec<Task>,
+    /// When each CPU finishes the work of the step it last ran.
     pub cpu_busy_until: Vec<Ns>,
+    /// CPU time charged by the step being run.
+    pub step_cost_ns: Ns,
     pub kswapd_task: u32,
     pub kswapd_awake_ns: Ns,
     pub events_processed: u64,
@@ -87,17 +90,18 @@ pub struct System {
 }
 
 impl System {
-    /// Charge kernel CPU time to the running task and advance the clock.
+    /// Charge kernel CPU time to the running task. The step's effects are
+    /// applied at its start; its CPU keeps it busy for the charged time.
     #[inline]
     pub fn charge_sys(&mut self, tid: u32, ns: Ns) {
         self.tasks[tid as usize].sys_ns += ns;
-        self.now += ns;
+        self.step_cost_ns += ns;
     }
 
     #[inline]
     pub fn charge_user(&mut self, tid: u32, ns: Ns) {
         self.tasks[tid as usize].user_ns += ns;
-        self.now += ns;
+        self.step_cost_ns += ns;
     }
 
     /// Jiffies to nanoseconds (`HZ` from the scenario).
@@ -158,64 +162,65 @@ impl System {
         Outcome::Completed
     }
 
+    /// Run a task on its CPU. Each step's state changes happen at the
+    /// step's start; the CPU time it charged keeps the CPU busy, so the
+    /// task's next step (and any other task of that CPU) runs after it.
+    /// Consecutive steps run back to back while no other event comes first.
     fn run_task(&mut self, tid: u32, at: Ns) {
         let cpu = self.tasks[tid as usize].cpu;
-        // The CPU may still be busy with another task that ran past `at`.
-        let start = at.max(self.cpu_busy_until[cpu]);
-        if start > self.now {
-            self.tasks[tid as usize].token += 1;
+        if self.cpu_busy_until[cpu] > at {
+            // Another task of this CPU is still running: wait for it.
             let token = self.tasks[tid as usize].token;
-            self.events
-                .push(start, EventKind::RunTask { task: tid, token });
+            self.events.push(
+                self.cpu_busy_until[cpu],
+                EventKind::RunTask { task: tid, token },
+            );
             return;
         }
         self.tasks[tid as usize].token += 1;
+        let token = self.tasks[tid as usize].token;
         loop {
+            self.step_cost_ns = 0;
             let step = self.step_task(tid);
+            let cost = self.step_cost_ns;
+            let end = self.now + cost;
+            self.cpu_busy_until[cpu] = end;
             match step {
                 Step::Continue => {
-                    if let Some(next) = self.events.peek_time() {
-                        if self.now >= next {
-                            let token = self.tasks[tid as usize].token;
-                            self.events
-                                .push(self.now, EventKind::RunTask { task: tid, token });
-                            break;
-                        }
+                    let next = self.events.peek_time().unwrap_or(Ns::MAX);
+                    if end < next && end <= self.time_limit_ns {
+                        self.now = end;
+                        continue;
                     }
-                    if self.now > self.time_limit_ns {
-                        let token = self.tasks[tid as usize].token;
-                        self.events
-                            .push(self.now, EventKind::RunTask { task: tid, token });
-                        break;
-                    }
+                    self.events
+                        .push(end, EventKind::RunTask { task: tid, token });
                 }
                 Step::SleepUntil(t) => {
-                    let token = self.tasks[tid as usize].token;
                     self.tasks[tid as usize].nr_switches += 1;
-                    self.events
-                        .push(t.max(self.now), EventKind::RunTask { task: tid, token });
-                    break;
+                    self.events.push(
+                        t.saturating_add(cost),
+                        EventKind::RunTask { task: tid, token },
+                    );
                 }
                 Step::Wait(timeout) => {
                     self.tasks[tid as usize].nr_switches += 1;
                     if let Some(t) = timeout {
-                        let token = self.tasks[tid as usize].token;
-                        self.events
-                            .push(t.max(self.now), EventKind::RunTask { task: tid, token });
+                        self.events.push(
+                            t.saturating_add(cost),
+                            EventKind::RunTask { task: tid, token },
+                        );
                     }
-                    break;
                 }
                 Step::Exit => {
                     let task = &mut self.tasks[tid as usize];
-                    task.exited_ns = Some(self.now);
+                    task.exited_ns = Some(end);
                     if task.is_workload {
                         self.workload_left -= 1;
                     }
-                    break;
                 }
             }
+            break;
         }
-        self.cpu_busy_until[cpu] = self.now;
     }
 
     fn step_task(&mut self, tid: u32) -> Step {
