@@ -148,3 +148,49 @@ fn filesystems_answer_reclaim_differently() {
         assert!(r.elapsed_seconds > 400.0 && r.elapsed_seconds < 2000.0);
     }
 }
+
+/// Two dd processes that never wait for IO (64 MiB each into a 1 GiB
+/// machine) are CPU-bound: on one CPU they take twice as long as on two.
+#[test]
+fn tasks_share_a_cpu_and_use_several() {
+    let scenario = |cpus: u32| {
+        let text = format!(
+            r#"
+kernel = "3.0-vanilla"
+[machine]
+cpus = {cpus}
+[[machine.zone]]
+name = "DMA32"
+size_mib = 1024
+[[device]]
+name = "sdb"
+model = "usb-stick"
+capacity_gib = 16
+seq_write_mib_per_s = 20.0
+max_request_kib = 120
+[[fs]]
+type = "xfs"
+device = "sdb"
+mount = "disk"
+[sysctl]
+dirty_ratio = 40
+[[task]]
+command = "dd if=/dev/zero of=disk/a bs=32k count=2048"
+[[task]]
+command = "dd if=/dev/zero of=disk/b bs=32k count=2048"
+"#
+        );
+        parse_scenario(&text, "cpu.toml").unwrap()
+    };
+    let one = simulate(&scenario(1), &profile(), 1, &RunOptions::default());
+    let two = simulate(&scenario(2), &profile(), 1, &RunOptions::default());
+    let cpu = one.user_seconds + one.system_seconds;
+    assert!(
+        (one.elapsed_seconds - cpu).abs() < 0.05 * cpu,
+        "one CPU: {one:?}"
+    );
+    assert!(
+        (two.elapsed_seconds - cpu / 2.0).abs() < 0.05 * cpu,
+        "two CPUs: {two:?}"
+    );
+}
