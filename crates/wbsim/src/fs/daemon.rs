@@ -113,14 +113,18 @@ impl System {
         let blockdev = self.filesystems[fs].blockdev_inode;
         let bdi = self.inodes[blockdev as usize].bdi;
         self.tasks[tid as usize].backing_dev = Some(bdi);
-        let md = self.filesystems[fs].metadata.clone();
-        let cluster = md.ntfs_data_first_cluster + req.file_index as u64;
+        let md = &self.filesystems[fs].metadata;
+        let (first_cluster, bitmap_first, mft_page) = (
+            md.ntfs_data_first_cluster,
+            md.ntfs_bitmap_first_page,
+            md.ntfs_mft_page,
+        );
+        let cluster = first_cluster + req.file_index as u64;
         if !self.daemon_state(tid).meta_done {
             self.charge_sys(tid, self.cost.fuse_request_ns);
-            let bitmap =
-                md.ntfs_bitmap_first_page + (cluster / NTFS_CLUSTERS_PER_BITMAP_PAGE) as u32;
+            let bitmap = bitmap_first + (cluster / NTFS_CLUSTERS_PER_BITMAP_PAGE) as u32;
             let d1 = self.ntfs_touch(tid, blockdev, bitmap);
-            let d2 = self.ntfs_touch(tid, blockdev, md.ntfs_mft_page);
+            let d2 = self.ntfs_touch(tid, blockdev, mft_page);
             self.daemon_state(tid).meta_done = true;
             self.balance_dirty_pages_ratelimited(tid, bdi, d1 + d2);
             if self.tasks[tid as usize].bdp.active {

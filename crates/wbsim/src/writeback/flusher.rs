@@ -18,7 +18,7 @@ pub struct WbWork {
     pub range_cyclic: bool,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct FlusherState {
     pub bdi: usize,
     /// Sleeping with no timeout or until `timer_at`.
@@ -122,7 +122,7 @@ impl System {
     /// One scheduling step of a flusher thread.
     pub fn flusher_step(&mut self, tid: u32) -> Step {
         let mut f = match &mut self.tasks[tid as usize].kind {
-            TaskKind::Flusher(f) => f.clone(),
+            TaskKind::Flusher(f) => *f,
             _ => unreachable!(),
         };
         f.sleeping = false;
