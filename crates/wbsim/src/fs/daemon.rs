@@ -227,6 +227,10 @@ impl System {
     /// `writeback_index = done_index`, i.e. just past the last dirty page —
     /// the "write index still advanced" effect of seed 000. Pages under
     /// writeback are skipped (the model does not wait on them).
+    /// UNVERIFIED: the 3.0 jbd2 source was not available; the whole-range
+    /// call follows the recollection of `journal_submit_inode_data_buffers`
+    /// and the `write_cache_pages` rule that a whole-range call with budget
+    /// left stores `done_index` (read in a 3.0-era `mm/page-writeback.c`).
     fn journal_write_inode(&mut self, tid: u32, ino: u32) {
         let mut idx = 0;
         let mut done_index = None;
