@@ -49,8 +49,9 @@ impl System {
         pfn
     }
 
-    /// `get_page_from_freelist`: first zone in the zonelist above `mark`
-    /// (a closure picks low or min), or `None`.
+    /// `get_page_from_freelist`: the first zone of the zonelist that passes
+    /// its low (or, with `use_min`, min) watermark, or any zone with a free
+    /// page when `no_watermarks` (ALLOC_NO_WATERMARKS); `None` if none.
     pub fn get_page_from_freelist(&mut self, use_min: bool, no_watermarks: bool) -> Option<Pfn> {
         let classzone = self.preferred_zone();
         for z in (0..self.zones.len()).rev() {

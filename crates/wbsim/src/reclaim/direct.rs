@@ -31,8 +31,6 @@ pub struct AllocState {
     total_scanned: u64,
     nr_reclaimed: u64,
     may_writepage: bool,
-    /// Direct reclaim entries and time spent, for reports.
-    pub stall_started_ns: u64,
 }
 
 /// What an allocation attempt produced.
@@ -75,7 +73,6 @@ impl System {
                         total_scanned: 0,
                         nr_reclaimed: 0,
                         may_writepage: !self.sysctl.laptop_mode,
-                        stall_started_ns: self.now,
                     };
                 }
                 Phase::Reclaim => {

@@ -29,8 +29,6 @@ pub struct KswapdState {
     /// Woke from the congestion wait in the middle of a priority loop.
     after_wait: bool,
     awake_since: Ns,
-    /// Number of times kswapd was woken from full sleep.
-    pub wakeups: u64,
 }
 
 impl System {
@@ -62,15 +60,12 @@ impl System {
         }
         if k.phase == Phase::Sleeping {
             k.awake_since = self.now;
-            k.wakeups += 1;
         }
         // A napping kswapd sees the wake-up as "low watermark hit quickly".
-        k.phase = if k.phase == Phase::Napping {
+        if k.phase == Phase::Napping {
             self.vmstat.inc(Ev::KswapdLowWmarkHitQuickly, 1);
-            Phase::Balance
-        } else {
-            Phase::Balance
-        };
+        }
+        k.phase = Phase::Balance;
         self.loop_again(&mut k);
         self.set_kswapd_state(k);
         self.wake_task(self.kswapd_task);

@@ -155,7 +155,7 @@ impl System {
         for &pfn in isolated {
             let p = self.pages[pfn as usize];
             if p.has(flags::WRITEBACK) {
-                self.putback(pfn, false);
+                self.putback(pfn);
                 continue;
             }
             // page_check_references for an unmapped file page: a set
@@ -165,13 +165,13 @@ impl System {
             if p.has(flags::DIRTY) {
                 nr_dirty += 1;
                 if referenced || !sc.may_writepage || !self.reclaim_may_write_file(sc) {
-                    self.putback(pfn, false);
+                    self.putback(pfn);
                     continue;
                 }
                 let bdi = self.inodes[p.inode as usize].bdi;
                 if !self.may_write_to_queue(sc, bdi) {
                     nr_congested += 1;
-                    self.putback(pfn, false);
+                    self.putback(pfn);
                     continue;
                 }
                 // pageout(): clear dirty for IO, set PG_reclaim, ->writepage.
@@ -183,7 +183,7 @@ impl System {
                         if !self.pages[pfn as usize].has(flags::WRITEBACK) {
                             self.pages[pfn as usize].flags &= !flags::RECLAIM;
                         }
-                        self.putback(pfn, false);
+                        self.putback(pfn);
                         continue;
                     }
                     WritepageResult::CompletedSync => {
@@ -198,14 +198,11 @@ impl System {
             self.charge_sys(sc.tid, self.cost.page_free_ns);
             reclaimed += 1;
         }
-        if nr_dirty > 0 && nr_dirty == nr_congested && !self.is_memcg_reclaim() {
+        // Global reclaim only (no memcg in the model).
+        if nr_dirty > 0 && nr_dirty == nr_congested {
             self.zones[zone].congested = true;
         }
         reclaimed
-    }
-
-    fn is_memcg_reclaim(&self) -> bool {
-        false
     }
 
     /// Profile switches on file writeback from reclaim (3.0: always).
@@ -229,14 +226,8 @@ impl System {
         !congested || self.tasks[sc.tid as usize].backing_dev == Some(bdi)
     }
 
-    /// `putback_lru_pages`: back to the head of the inactive (or active) list.
-    fn putback(&mut self, pfn: u32, activate: bool) {
-        if activate {
-            self.pages[pfn as usize].flags |= flags::ACTIVE;
-            self.vmstat.inc(Ev::PgActivate, 1);
-            self.lru_link_head(pfn, LRU_ACTIVE_FILE);
-        } else {
-            self.lru_link_head(pfn, LRU_INACTIVE_FILE);
-        }
+    /// `putback_lru_pages`: a kept page goes back to the inactive head.
+    fn putback(&mut self, pfn: u32) {
+        self.lru_link_head(pfn, LRU_INACTIVE_FILE);
     }
 }

@@ -4,7 +4,7 @@
 //! JSON contract (kept stable; fields may be added, never renamed or
 //! removed): `{ "scenario", "kernel", "runs": [ { "seed", "outcome",
 //! "elapsed_seconds", "user_seconds", "system_seconds",
-//! "kswapd_awake_seconds", "vmstat": { counter: delta }, "devices": [ {
+//! "kswapd_awake_seconds", "context_switches", "vmstat": { counter: delta }, "devices": [ {
 //! "name", "write_iops", "write_mb_per_second", "avg_write_request_kib",
 //! ... } ] } ] }`.
 
@@ -39,6 +39,8 @@ pub struct RunReport {
     pub user_seconds: f64,
     pub system_seconds: f64,
     pub kswapd_awake_seconds: f64,
+    /// Voluntary sleeps of the workload tasks (perf's context-switches).
+    pub context_switches: u64,
     /// /proc/vmstat counter deltas over the run.
     pub vmstat: BTreeMap<String, i64>,
     pub devices: Vec<DeviceReport>,
@@ -116,6 +118,7 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
         user_seconds: secs(workload.iter().map(|t| t.user_ns).sum()),
         system_seconds: secs(workload.iter().map(|t| t.sys_ns).sum()),
         kswapd_awake_seconds: secs(sys.kswapd_awake_ns),
+        context_switches: workload.iter().map(|t| t.nr_switches).sum(),
         vmstat,
         devices,
         sim_events: sys.events_processed,

@@ -17,7 +17,7 @@ use crate::mm::zone::{default_min_free_kbytes, setup_lowmem_reserve, setup_water
 use crate::mm::Pagevec;
 use crate::reclaim::kswapd::KswapdState;
 use crate::scenario::{FsType, Scenario, ZoneKind};
-use crate::sim::{CostTable, EventKind, EventQueue, NS_PER_MS, NS_PER_SEC};
+use crate::sim::{CostTable, EventKind, EventQueue, NS_PER_SEC};
 use crate::workload::WriterState;
 use crate::writeback::bdi::Bdi;
 use crate::writeback::flusher::FlusherState;
@@ -53,7 +53,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
     // Zones and page frames, all free at boot.
     let mut zones = Vec::new();
     let mut start = 0u32;
-    for (i, zc) in sc.machine.zones.iter().enumerate() {
+    for zc in &sc.machine.zones {
         let pages = zc.size_mib * PAGES_PER_MIB;
         let (name, suffix) = match zc.kind {
             ZoneKind::Dma => ("DMA", "dma"),
@@ -62,7 +62,6 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         };
         zones.push(Zone::new(name, suffix, start, pages));
         start += pages as u32;
-        let _ = i;
     }
     let total_pages = start as u64;
     let min_free_kbytes = sc
@@ -312,6 +311,5 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             false,
         ));
     }
-    let _ = NS_PER_MS;
     sys
 }

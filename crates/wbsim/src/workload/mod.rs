@@ -30,7 +30,6 @@ pub struct WriterState {
     pub pos_bytes: u64,
     /// Bytes left in the current write(2) call (0 = between calls).
     pub call_left: u64,
-    pub dirtied_in_call: u64,
     /// A FUSE request is in flight.
     pub awaiting_reply: bool,
     pub bytes_written: u64,
@@ -52,7 +51,6 @@ impl WriterState {
             calls_left: count,
             pos_bytes: 0,
             call_left: 0,
-            dirtied_in_call: 0,
             awaiting_reply: false,
             bytes_written: 0,
         }
@@ -117,7 +115,6 @@ impl System {
             }
             w.calls_left -= 1;
             w.call_left = w.bs_bytes;
-            w.dirtied_in_call = 0;
             let bdi = w.bdi;
             // dd's read() from /dev/zero and write(): user loop plus two
             // syscalls; /dev/zero's clear_user is kernel time.
@@ -134,16 +131,14 @@ impl System {
         let idx = (pos / 4096) as u32;
         let bytes = (4096 - pos % 4096).min(call_left);
         let dirty = daemon.is_none();
-        let newly = match self.write_page_cached(tid, ino, idx, bytes, dirty) {
-            Ok(n) => n,
-            Err(step) => return step,
-        };
+        if let Err(step) = self.write_page_cached(tid, ino, idx, bytes, dirty) {
+            return step;
+        }
         let w = self.writer_state(tid);
         w.pos_bytes += bytes;
         w.call_left -= bytes;
         w.bytes_written += bytes;
-        w.dirtied_in_call += newly as u64;
-        let (call_done, bdi, dirtied) = (w.call_left == 0, w.bdi, w.dirtied_in_call);
+        let (call_done, bdi) = (w.call_left == 0, w.bdi);
         if let Some(daemon) = daemon {
             // One WRITE request per page (max_write 4096), wait for reply.
             self.writer_state(tid).awaiting_reply = true;
@@ -160,7 +155,6 @@ impl System {
             }
             return Step::Wait(None);
         }
-        let _ = dirtied;
         // 3.0 generic_perform_write calls balance_dirty_pages_ratelimited
         // after every page copied.
         self.balance_dirty_pages_ratelimited(tid, bdi, 1);

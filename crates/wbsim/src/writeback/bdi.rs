@@ -32,8 +32,6 @@ pub struct Bdi {
     pub work: VecDeque<super::flusher::WbWork>,
     /// The flusher is running a writeback pass (`writeback_in_progress`).
     pub writeback_running: bool,
-    /// Background writeback was requested.
-    pub background_requested: bool,
 }
 
 impl Bdi {
@@ -53,7 +51,6 @@ impl Bdi {
             flusher: u32::MAX,
             work: VecDeque::new(),
             writeback_running: false,
-            background_requested: false,
         }
     }
 

@@ -88,7 +88,6 @@ impl System {
     /// `bdi_start_background_writeback`: just wake the flusher; it runs
     /// background writeback once it has no queued work.
     pub fn bdi_start_background_writeback(&mut self, bdi: usize) {
-        self.bdis[bdi].background_requested = true;
         self.wake_flusher(bdi);
     }
 
@@ -181,7 +180,6 @@ impl System {
                     self.now
                         .saturating_sub(self.sysctl.dirty_expire_centisecs as Ns * 10 * NS_PER_MS)
                 });
-                let _ = work.range_cyclic; // all modelled writeback is cyclic per inode
                 f.pass = Some(WbPass::new(bdi, MAX_WRITEBACK_PAGES, older));
                 continue;
             }
@@ -206,7 +204,6 @@ impl System {
             }
             if !background_checked && self.over_bground_thresh() && self.bdis[bdi].reclaimable > 0 {
                 background_checked = true;
-                self.bdis[bdi].background_requested = false;
                 f.work = Some(WbWork {
                     nr_pages: i64::MAX,
                     for_kupdate: false,
@@ -219,7 +216,7 @@ impl System {
         }
         self.bdis[bdi].writeback_running = false;
         f.sleeping = true;
-        if self.bdis[bdi].has_dirty_io() && interval_nonzero(self) {
+        if self.bdis[bdi].has_dirty_io() && self.writeback_interval_ns() > 0 {
             let at = self.now + self.writeback_interval_ns();
             f.timer_at = Some(at);
             Step::Wait(Some(at))
@@ -227,8 +224,4 @@ impl System {
             Step::Wait(None)
         }
     }
-}
-
-fn interval_nonzero(s: &System) -> bool {
-    s.sysctl.dirty_writeback_centisecs > 0
 }
