@@ -144,6 +144,8 @@ fn filesystems_answer_reclaim_differently() {
     );
     assert_eq!(xfs.vmstat["pgactivate"], 0);
     for r in [&xfs, &ext4, &btrfs, &fuse] {
+        // No request exceeds usb-storage's 120 KiB.
+        assert!(r.devices[0].max_write_request_kib <= 120.0);
         assert_eq!(r.outcome, wbsim::system::Outcome::Completed);
         assert!(r.elapsed_seconds > 400.0 && r.elapsed_seconds < 2000.0);
     }

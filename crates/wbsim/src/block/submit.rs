@@ -55,15 +55,22 @@ impl System {
         self.vmstat.inc(Ev::PgpgOut, 4);
     }
 
-    /// Submit IO that has no page-cache pages behind it (a log write).
+    /// Submit IO that has no page-cache pages behind it (a log write), split
+    /// into bios of at most `max_sectors`.
     pub fn submit_raw_write(&mut self, tid: u32, dev: usize, sector: u64, nr_sectors: u64) {
         let seg = Segment {
             inode: crate::mm::page::NIL,
             first_index: 0,
             nr_pages: 0,
         };
-        if self.queues[dev].submit(sector, nr_sectors, seg) == Submitted::NewRequest {
-            self.charge_sys(tid, self.cost.request_submit_ns);
+        let max = self.queues[dev].max_sectors;
+        let mut done = 0;
+        while done < nr_sectors {
+            let n = (nr_sectors - done).min(max);
+            if self.queues[dev].submit(sector + done, n, seg) == Submitted::NewRequest {
+                self.charge_sys(tid, self.cost.request_submit_ns);
+            }
+            done += n;
         }
         self.vmstat.inc(Ev::PgpgOut, nr_sectors / 2);
         self.kick_device(dev);

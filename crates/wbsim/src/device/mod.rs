@@ -41,6 +41,7 @@ pub struct DeviceStats {
     pub write_bytes: u64,
     pub sequential_requests: u64,
     pub busy_ns: Ns,
+    pub max_request_bytes: u64,
 }
 
 impl UsbStick {
@@ -74,6 +75,7 @@ impl UsbStick {
         let t = self.command_overhead_ns + transfer + penalty;
         self.stats.write_requests += 1;
         self.stats.write_bytes += bytes;
+        self.stats.max_request_bytes = self.stats.max_request_bytes.max(bytes);
         self.stats.sequential_requests += sequential as u64;
         self.stats.busy_ns += t;
         t

@@ -22,6 +22,7 @@ pub struct DeviceReport {
     pub write_iops: f64,
     pub write_mb_per_second: f64,
     pub avg_write_request_kib: f64,
+    pub max_write_request_kib: f64,
     pub write_requests: u64,
     pub write_bytes: u64,
     /// Requests that continued where the previous one ended.
@@ -99,6 +100,7 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
                 } else {
                     d.stats.write_bytes as f64 / 1024.0 / reqs as f64
                 },
+                max_write_request_kib: d.stats.max_request_bytes as f64 / 1024.0,
                 write_requests: reqs,
                 write_bytes: d.stats.write_bytes,
                 sequential_fraction: if reqs == 0 {
