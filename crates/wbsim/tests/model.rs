@@ -196,3 +196,17 @@ command = "dd if=/dev/zero of=disk/b bs=32k count=2048"
         "two CPUs: {two:?}"
     );
 }
+
+/// Per-zone dirty limits (seed 000's series): `__GFP_WRITE` allocations
+/// skip zones over their share, so reclaim stops meeting dirty pages.
+#[test]
+fn per_zone_dirty_limits_stop_reclaim_writes() {
+    let per_zone = kernel::preset("3.0+per-zone-dirty").unwrap();
+    for fs in ["btrfs", "fuse-ntfs"] {
+        let sc = seed000(fs);
+        let vanilla = simulate(&sc, &profile(), 1, &RunOptions::default());
+        let patched = simulate(&sc, &per_zone, 1, &RunOptions::default());
+        assert!(vanilla.vmstat["nr_vmscan_write"] > 10_000, "{fs} vanilla");
+        assert!(patched.vmstat["nr_vmscan_write"] < 1_000, "{fs} per-zone");
+    }
+}

@@ -19,6 +19,7 @@
 
 use crate::fs::inode::MappingKind;
 use crate::mm::page::{Pfn, NIL};
+use crate::mm::{Gfp, Mark};
 use crate::scenario::FsType;
 use crate::system::System;
 
@@ -105,11 +106,11 @@ impl System {
     pub fn touch_metadata_page(&mut self, tid: u32, ino: u32, index: u32, modify: bool) -> Pfn {
         let mut pfn = self.inodes[ino as usize].page(index);
         if pfn == NIL {
-            pfn = match self.get_page_from_freelist(false, false) {
+            pfn = match self.get_page_from_freelist(Mark::Low, Gfp { write: false }) {
                 Some(p) => p,
                 None => {
                     self.wake_all_kswapd();
-                    self.get_page_from_freelist(true, true)
+                    self.get_page_from_freelist(Mark::NoWatermarks, Gfp { write: false })
                         .expect("no free page at all for metadata")
                 }
             };

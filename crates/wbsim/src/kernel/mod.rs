@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 pub enum DirtyLimitScope {
     /// Global and per-device limits only (≤ 3.2).
     Global,
+    /// Per-zone dirty limits steering `__GFP_WRITE` allocations (3.3 – 4.7,
+    /// Johannes Weiner's series of Sep 2011).
+    PerZone,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,7 +36,13 @@ pub struct KernelProfile {
     pub kswapd_writepage_max_priority: u32,
 }
 
-const PRESETS: &[(&str, &str)] = &[("3.0-vanilla", include_str!("presets/3.0-vanilla.toml"))];
+const PRESETS: &[(&str, &str)] = &[
+    ("3.0-vanilla", include_str!("presets/3.0-vanilla.toml")),
+    (
+        "3.0+per-zone-dirty",
+        include_str!("presets/3.0+per-zone-dirty.toml"),
+    ),
+];
 
 /// Names of the built-in presets.
 pub fn preset_names() -> Vec<&'static str> {

@@ -25,9 +25,20 @@ pub struct Pagevec {
 /// The allocation flags the model distinguishes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Gfp {
-    /// `__GFP_WRITE`: a page-cache page allocated to be written (3.3+ hint;
-    /// in 3.0 only recorded).
+    /// `__GFP_WRITE`: a page-cache page allocated to be written
+    /// (`grab_cache_page_write_begin`, per-zone dirty limits series).
     pub write: bool,
+}
+
+/// Which watermark an allocation attempt must respect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    /// Fast path, `ALLOC_WMARK_LOW`.
+    Low,
+    /// Slow path, `ALLOC_WMARK_MIN`.
+    Min,
+    /// `ALLOC_NO_WATERMARKS`.
+    NoWatermarks,
 }
 
 impl System {
@@ -50,23 +61,30 @@ impl System {
     }
 
     /// `get_page_from_freelist`: the first zone of the zonelist that passes
-    /// its low (or, with `use_min`, min) watermark, or any zone with a free
-    /// page when `no_watermarks` (ALLOC_NO_WATERMARKS); `None` if none.
-    pub fn get_page_from_freelist(&mut self, use_min: bool, no_watermarks: bool) -> Option<Pfn> {
+    /// the watermark; `None` if none. With per-zone dirty limits (3.3,
+    /// Johannes Weiner) a `__GFP_WRITE` allocation in the fast path skips
+    /// zones over their dirty limit (`zone_dirty_ok`); the slow path, at the
+    /// min watermark, ignores dirty limits so allocations still succeed when
+    /// every zone is over.
+    pub fn get_page_from_freelist(&mut self, mark: Mark, gfp: Gfp) -> Option<Pfn> {
         let classzone = self.preferred_zone();
+        let spread_dirty = gfp.write
+            && mark == Mark::Low
+            && self.profile.dirty_limit_scope == crate::kernel::DirtyLimitScope::PerZone;
         for z in (0..self.zones.len()).rev() {
             let zone = &self.zones[z];
             if zone.present_pages == 0 || zone.nr_free() == 0 {
                 continue;
             }
-            let mark = if use_min {
-                zone.wmark_min
-            } else {
-                zone.wmark_low
+            let ok = match mark {
+                Mark::Low => zone.watermark_ok(zone.wmark_low, classzone),
+                Mark::Min => zone.watermark_ok(zone.wmark_min, classzone),
+                Mark::NoWatermarks => true,
             };
-            if no_watermarks || zone.watermark_ok(mark, classzone) {
-                return Some(self.take_free_page(z));
+            if !ok || (spread_dirty && !self.zone_dirty_ok(z)) {
+                continue;
             }
+            return Some(self.take_free_page(z));
         }
         None
     }

@@ -10,6 +10,7 @@
 use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::mm::page::Pfn;
 use crate::mm::vmstat::Ev;
+use crate::mm::{Gfp, Mark};
 use crate::system::task::Step;
 use crate::system::System;
 
@@ -44,9 +45,9 @@ pub enum Alloc {
 impl System {
     /// Allocate one page-cache page for task `tid` (GFP_HIGHUSER_MOVABLE;
     /// may enter direct reclaim and sleep).
-    pub fn alloc_page_for_task(&mut self, tid: u32) -> Alloc {
+    pub fn alloc_page_for_task(&mut self, tid: u32, gfp: Gfp) -> Alloc {
         let mut st = self.tasks[tid as usize].alloc;
-        let r = self.alloc_loop(tid, &mut st);
+        let r = self.alloc_loop(tid, &mut st, gfp);
         self.tasks[tid as usize].alloc = st;
         if let Alloc::Page(_) = r {
             self.charge_sys(tid, self.cost.page_alloc_ns);
@@ -54,16 +55,16 @@ impl System {
         r
     }
 
-    fn alloc_loop(&mut self, tid: u32, st: &mut AllocState) -> Alloc {
+    fn alloc_loop(&mut self, tid: u32, st: &mut AllocState, gfp: Gfp) -> Alloc {
         loop {
             match st.phase {
                 Phase::Start => {
-                    if let Some(pfn) = self.get_page_from_freelist(false, false) {
+                    if let Some(pfn) = self.get_page_from_freelist(Mark::Low, gfp) {
                         return Alloc::Page(pfn);
                     }
                     // Slow path: wake kswapd, retry at min.
                     self.wake_all_kswapd();
-                    if let Some(pfn) = self.get_page_from_freelist(true, false) {
+                    if let Some(pfn) = self.get_page_from_freelist(Mark::Min, gfp) {
                         return Alloc::Page(pfn);
                     }
                     self.vmstat.inc(Ev::AllocStall, 1);
@@ -81,7 +82,7 @@ impl System {
                     }
                 }
                 Phase::AfterReclaim => {
-                    if let Some(pfn) = self.get_page_from_freelist(true, false) {
+                    if let Some(pfn) = self.get_page_from_freelist(Mark::Min, gfp) {
                         *st = AllocState::default();
                         return Alloc::Page(pfn);
                     }

@@ -72,7 +72,8 @@ impl System {
     ) -> Result<bool, Step> {
         let mut pfn = self.inodes[ino as usize].page(idx);
         if pfn == crate::mm::page::NIL {
-            pfn = match self.alloc_page_for_task(tid) {
+            // grab_cache_page_write_begin: __GFP_WRITE.
+            pfn = match self.alloc_page_for_task(tid, crate::mm::Gfp { write: true }) {
                 Alloc::Page(p) => p,
                 Alloc::Sleep(step) => return Err(step),
             };

@@ -68,8 +68,53 @@ pub fn task_limit(bdi_thresh: u64, num: u64, den: u64) -> u64 {
 impl System {
     /// `determine_dirtyable_memory` (3.0): free pages plus reclaimable
     /// (file LRU; anon only with swap, which the model has none of) + 1.
+    /// With per-zone limits the free part excludes `dirty_balance_reserve`
+    /// (pages the allocator keeps back anyway).
     pub fn dirtyable_memory(&self) -> u64 {
-        self.nr_free_pages() + self.global_reclaimable_pages() + 1
+        let mut free = self.nr_free_pages();
+        if self.profile.dirty_limit_scope == crate::kernel::DirtyLimitScope::PerZone {
+            let reserve: u64 = (0..self.zones.len())
+                .map(|z| self.zone_dirty_balance_reserve(z))
+                .sum();
+            free -= free.min(reserve);
+        }
+        free + self.global_reclaimable_pages() + 1
+    }
+
+    /// A zone's `dirty_balance_reserve`: its largest `lowmem_reserve` plus
+    /// its high watermark (3.3 `calculate_totalreserve_pages`; formula
+    /// UNVERIFIED, taken from the spec), at most the zone's size.
+    pub fn zone_dirty_balance_reserve(&self, z: usize) -> u64 {
+        let zone = &self.zones[z];
+        let max_reserve = zone.lowmem_reserve.iter().copied().max().unwrap_or(0);
+        (max_reserve + zone.wmark_high).min(zone.present_pages)
+    }
+
+    /// `zone_dirtyable_memory`: the zone's free pages above its reserve plus
+    /// its file LRU pages.
+    pub fn zone_dirtyable_memory(&self, z: usize) -> u64 {
+        let zone = &self.zones[z];
+        let free = zone.nr_free();
+        free - free.min(self.zone_dirty_balance_reserve(z)) + zone.nr_file_lru()
+    }
+
+    /// `zone_dirty_limit`: the global hard limit in proportion to the zone's
+    /// dirtyable memory (`dirty_ratio` of it, or `dirty_bytes` scaled).
+    pub fn zone_dirty_limit(&self, z: usize) -> u64 {
+        let zone_mem = self.zone_dirtyable_memory(z);
+        if self.sysctl.dirty_bytes > 0 {
+            let global = self.dirtyable_memory();
+            let bytes_pages = self.sysctl.dirty_bytes.div_ceil(4096);
+            (bytes_pages as u128 * zone_mem as u128 / global as u128) as u64
+        } else {
+            self.sysctl.dirty_ratio as u64 * zone_mem / 100
+        }
+    }
+
+    /// `zone_dirty_ok`: the zone's dirty + writeback pages within its limit.
+    pub fn zone_dirty_ok(&self, z: usize) -> bool {
+        let zone = &self.zones[z];
+        zone.nr_dirty + zone.nr_writeback <= self.zone_dirty_limit(z)
     }
 
     pub fn global_dirty_limits(&self) -> DirtyLimits {
