@@ -36,9 +36,11 @@ impl System {
         false
     }
 
-    /// Put one page under writeback and submit its bio.
+    /// Put one page under writeback and submit its bio. A page being written
+    /// has its blocks allocated from then on (`MAPPED`).
     pub fn submit_page_write(&mut self, tid: u32, pfn: Pfn) {
         self.start_page_writeback(pfn);
+        self.pages[pfn as usize].flags |= crate::mm::page::flags::MAPPED;
         let p = self.pages[pfn as usize];
         let Some(dev) = self.inode_device(p.inode) else {
             return;

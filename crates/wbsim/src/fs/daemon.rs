@@ -225,27 +225,12 @@ impl System {
     /// refuses every delayed-allocation page, and because the range is the
     /// whole file with budget left, `write_cache_pages` stores
     /// `writeback_index = done_index`, i.e. just past the last dirty page —
-    /// the "write index still advanced" effect of seed 000. Pages under
-    /// writeback are skipped (the model does not wait on them).
+    /// the "write index still advanced" effect of seed 000.
     /// UNVERIFIED: the 3.0 jbd2 source was not available; the whole-range
     /// call follows the recollection of `journal_submit_inode_data_buffers`
     /// and the `write_cache_pages` rule that a whole-range call with budget
     /// left stores `done_index` (read in a 3.0-era `mm/page-writeback.c`).
     fn journal_write_inode(&mut self, tid: u32, ino: u32) {
-        let mut idx = 0;
-        let mut done_index = None;
-        while let Some(i) = self.inodes[ino as usize].next_dirty(idx, u32::MAX) {
-            idx = i + 1;
-            let pfn = self.inodes[ino as usize].page(i);
-            if self.pages[pfn as usize].has(flags::WRITEBACK) {
-                continue;
-            }
-            done_index = Some(i + 1);
-            self.charge_sys(tid, self.cost.writeback_page_ns);
-            self.fs_writepage_writeback(tid, pfn, crate::writeback::pass::WritebackCaller::Journal);
-        }
-        if let Some(d) = done_index {
-            self.inodes[ino as usize].writeback_index = d;
-        }
+        self.write_inode_whole_range(tid, ino, crate::writeback::pass::WritebackCaller::Journal);
     }
 }

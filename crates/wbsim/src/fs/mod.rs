@@ -109,7 +109,6 @@ impl System {
             }
             self.charge_sys(tid, self.cost.writeback_page_ns);
             self.submit_page_write(tid, pfn);
-            self.pages[pfn as usize].flags |= flags::MAPPED;
             idx += 1;
             budget -= 1;
         }
@@ -132,7 +131,6 @@ impl System {
             return false;
         }
         self.submit_page_write(tid, pfn);
-        self.pages[pfn as usize].flags |= flags::MAPPED;
         if regular {
             self.fs_data_written(tid, fs, p.inode, fs_type);
         }

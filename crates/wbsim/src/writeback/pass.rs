@@ -164,6 +164,22 @@ impl System {
         }
     }
 
+    /// `write_cache_pages` over the whole file (range 0..LLONG_MAX, budget
+    /// LONG_MAX), as `generic_writepages` does for a caller that names no
+    /// range; with budget left it stores `writeback_index = done_index`. Pages
+    /// under writeback are skipped (the model does not wait on them).
+    pub fn write_inode_whole_range(&mut self, tid: u32, ino: u32, caller: WritebackCaller) {
+        let bdi = self.inodes[ino as usize].bdi;
+        let mut pass = WbPass::new(bdi, i64::MAX, None);
+        pass.started = true;
+        pass.inode = ino;
+        pass.end = u32::MAX;
+        pass.cycled = true;
+        pass.done_index = self.inodes[ino as usize].writeback_index;
+        self.write_cache_pages(tid, &mut pass, caller);
+        self.inodes[ino as usize].writeback_index = pass.done_index;
+    }
+
     /// `write_cache_pages` (3.0, WB_SYNC_NONE, range_cyclic): walk dirty
     /// pages from `writeback_index`, wrap once to the start, skip pages under
     /// writeback, decrement `nr_to_write` per `->writepage` call even when
