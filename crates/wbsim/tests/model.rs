@@ -5,25 +5,14 @@
 use wbsim::scenario::{parse_scenario, Scenario};
 use wbsim::{kernel, simulate, simulate_system, RunOptions};
 
-/// A 64 MiB machine writing 160 MiB through a slow USB stick: small enough
-/// to check every invariant after every event, large enough that the page
-/// cache fills and reclaim runs.
-fn small(fs: &str) -> Scenario {
+/// A scenario on a 20 MiB/s USB stick with dirty_ratio 40: the machine
+/// section, the filesystem type and the `[[task]]` sections vary.
+fn scenario(machine: &str, fs: &str, tasks: &str, name: &str) -> Scenario {
     let text = format!(
         r#"
 kernel = "3.0-vanilla"
 [machine]
-cpus = 2
-total_mib = 64
-[[machine.zone]]
-name = "DMA"
-size_mib = 16
-[[machine.zone]]
-name = "DMA32"
-size_mib = 32
-[[machine.zone]]
-name = "Normal"
-size_mib = 16
+{machine}
 [[device]]
 name = "sdb"
 model = "usb-stick"
@@ -38,11 +27,30 @@ device = "sdb"
 mount = "disk"
 [sysctl]
 dirty_ratio = 40
-[[task]]
-command = "dd if=/dev/zero of=disk/f bs=32k count=5120"
+{tasks}
 "#
     );
-    parse_scenario(&text, &format!("{fs}.toml")).unwrap()
+    parse_scenario(&text, name).unwrap()
+}
+
+/// A 64 MiB machine writing 160 MiB through a slow USB stick: small enough
+/// to check every invariant after every event, large enough that the page
+/// cache fills and reclaim runs.
+fn small(fs: &str) -> Scenario {
+    let machine = r#"cpus = 2
+total_mib = 64
+[[machine.zone]]
+name = "DMA"
+size_mib = 16
+[[machine.zone]]
+name = "DMA32"
+size_mib = 32
+[[machine.zone]]
+name = "Normal"
+size_mib = 16"#;
+    let task = r#"[[task]]
+command = "dd if=/dev/zero of=disk/f bs=32k count=5120""#;
+    scenario(machine, fs, task, &format!("{fs}.toml"))
 }
 
 const FILESYSTEMS: [&str; 4] = ["xfs", "ext4", "btrfs", "fuse-ntfs"];
@@ -155,37 +163,15 @@ fn filesystems_answer_reclaim_differently() {
 /// machine) are CPU-bound: on one CPU they take twice as long as on two.
 #[test]
 fn tasks_share_a_cpu_and_use_several() {
-    let scenario = |cpus: u32| {
-        let text = format!(
-            r#"
-kernel = "3.0-vanilla"
-[machine]
-cpus = {cpus}
-[[machine.zone]]
-name = "DMA32"
-size_mib = 1024
-[[device]]
-name = "sdb"
-model = "usb-stick"
-capacity_gib = 16
-seq_write_mib_per_s = 20.0
-max_request_kib = 120
-[[fs]]
-type = "xfs"
-device = "sdb"
-mount = "disk"
-[sysctl]
-dirty_ratio = 40
-[[task]]
+    let machine =
+        |cpus: u32| format!("cpus = {cpus}\n[[machine.zone]]\nname = \"DMA32\"\nsize_mib = 1024");
+    let tasks = r#"[[task]]
 command = "dd if=/dev/zero of=disk/a bs=32k count=2048"
 [[task]]
-command = "dd if=/dev/zero of=disk/b bs=32k count=2048"
-"#
-        );
-        parse_scenario(&text, "cpu.toml").unwrap()
-    };
-    let one = simulate(&scenario(1), &profile(), 1, &RunOptions::default());
-    let two = simulate(&scenario(2), &profile(), 1, &RunOptions::default());
+command = "dd if=/dev/zero of=disk/b bs=32k count=2048""#;
+    let on = |cpus| scenario(&machine(cpus), "xfs", tasks, "cpu.toml");
+    let one = simulate(&on(1), &profile(), 1, &RunOptions::default());
+    let two = simulate(&on(2), &profile(), 1, &RunOptions::default());
     let cpu = one.user_seconds + one.system_seconds;
     assert!(
         (one.elapsed_seconds - cpu).abs() < 0.05 * cpu,
