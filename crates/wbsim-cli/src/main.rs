@@ -1,5 +1,7 @@
 //! The `wbsim` command.
 
+mod experiment;
+mod plot;
 mod reproduce;
 
 use std::path::{Path, PathBuf};
@@ -31,12 +33,25 @@ enum Command {
         /// Number of runs; default from the scenario.
         #[arg(long)]
         runs: Option<u32>,
-        /// Kernel preset overriding the scenario's `kernel`.
+        /// Kernel preset overriding the scenario's `kernel`; repeat it to
+        /// run the scenario on several kernels (e.g. to plot them together).
         #[arg(long)]
-        kernel: Option<String>,
-        /// Write the whole report as JSON to this file.
+        kernel: Vec<String>,
+        /// Write the whole report as JSON to this file (an array of
+        /// reports when several kernels are given).
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Write per-zone free, file LRU, dirty and writeback pages over
+        /// simulated time as CSV (every run of every kernel).
+        #[arg(long)]
+        series: Option<PathBuf>,
+        /// Plot each zone's dirty pages over time, one line per kernel
+        /// (first seed), as SVG to this file and PNG beside it.
+        #[arg(long)]
+        plot: Option<PathBuf>,
+        /// Sampling interval of the series, in milliseconds of simulated time.
+        #[arg(long, default_value_t = 250)]
+        sample_ms: u64,
         /// Check conservation invariants after every event (slow).
         #[arg(long)]
         check: bool,
@@ -66,15 +81,21 @@ fn main() -> ExitCode {
             runs,
             kernel,
             json,
+            series,
+            plot,
+            sample_ms,
             check,
-        } => cmd_run(
-            &scenario,
+        } => cmd_run(&RunArgs {
+            path: &scenario,
             seed,
             runs,
-            kernel.as_deref(),
-            json.as_deref(),
+            kernels: &kernel,
+            json: json.as_deref(),
+            series: series.as_deref(),
+            plot: plot.as_deref(),
+            sample_ms,
             check,
-        ),
+        }),
         Command::Reproduce { id, runs, json } => {
             reproduce::cmd_reproduce(id.as_deref(), runs, json.as_deref())
         }
@@ -94,39 +115,80 @@ fn main() -> ExitCode {
     }
 }
 
-fn cmd_run(
-    path: &Path,
+struct RunArgs<'a> {
+    path: &'a Path,
     seed: Option<u64>,
     runs: Option<u32>,
-    kernel: Option<&str>,
-    json: Option<&Path>,
+    kernels: &'a [String],
+    json: Option<&'a Path>,
+    series: Option<&'a Path>,
+    plot: Option<&'a Path>,
+    sample_ms: u64,
     check: bool,
-) -> Result<(), String> {
-    let sc = wbsim::scenario::load_scenario(path).map_err(|e| e.to_string())?;
-    let profile = wbsim::resolve_profile(&sc, kernel).map_err(|e| {
-        if kernel.is_some() {
-            format!("--kernel: {e}")
-        } else {
-            format!("{}: key `kernel`: {e}", path.display())
-        }
-    })?;
-    let runs = runs.unwrap_or(sc.run.runs);
+}
+
+fn cmd_run(a: &RunArgs) -> Result<(), String> {
+    let sc = wbsim::scenario::load_scenario(a.path).map_err(|e| e.to_string())?;
+    let profiles = if a.kernels.is_empty() {
+        vec![wbsim::resolve_profile(&sc, None)
+            .map_err(|e| format!("{}: key `kernel`: {e}", a.path.display()))?]
+    } else {
+        a.kernels
+            .iter()
+            .map(|k| wbsim::resolve_profile(&sc, Some(k)).map_err(|e| format!("--kernel: {e}")))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    let runs = a.runs.unwrap_or(sc.run.runs);
     if runs == 0 {
         return Err("--runs must be at least 1".into());
     }
-    let seeds = wbsim::run_seeds(seed.unwrap_or(sc.run.seed), runs);
+    if a.sample_ms == 0 {
+        return Err("--sample-ms must be at least 1".into());
+    }
+    let seeds = wbsim::run_seeds(a.seed.unwrap_or(sc.run.seed), runs);
     let opts = wbsim::RunOptions {
-        check_every_event: check,
+        check_every_event: a.check,
+        series_interval_ns: (a.series.is_some() || a.plot.is_some())
+            .then_some(a.sample_ms * 1_000_000),
     };
-    let reports: Vec<_> = seeds
-        .par_iter()
-        .map(|&s| wbsim::simulate(&sc, &profile, s, &opts))
-        .collect();
-    let report = wbsim::make_report(&sc, &profile, reports);
-    print!("{}", wbsim::report::format_text(&report));
-    if let Some(p) = json {
-        let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+    let mut reports = Vec::new();
+    for profile in &profiles {
+        let runs: Vec<_> = seeds
+            .par_iter()
+            .map(|&s| wbsim::simulate(&sc, profile, s, &opts))
+            .collect();
+        let report = wbsim::make_report(&sc, profile, runs);
+        print!("{}", wbsim::report::format_text(&report));
+        reports.push(report);
+    }
+    if let Some(p) = a.json {
+        let text = if reports.len() == 1 {
+            serde_json::to_string_pretty(&reports[0])
+        } else {
+            serde_json::to_string_pretty(&reports)
+        }
+        .map_err(|e| e.to_string())?;
         write_atomically(p, &text)?;
+    }
+    if let Some(p) = a.series {
+        let mut csv = String::from(wbsim::report::series::Series::CSV_HEADER);
+        csv.push('\n');
+        for r in &reports {
+            for run in &r.runs {
+                if let Some(series) = &run.series {
+                    series.write_csv_rows(&r.kernel, run.seed, &mut csv);
+                }
+            }
+        }
+        write_atomically(p, &csv)?;
+    }
+    if let Some(p) = a.plot {
+        let lines: Vec<(&str, &wbsim::report::series::Series)> = reports
+            .iter()
+            .filter_map(|r| Some((r.kernel.as_str(), r.runs.first()?.series.as_ref()?)))
+            .collect();
+        let title = format!("{}: dirty pages per zone (seed {})", sc.name, seeds[0]);
+        plot::write_dirty_plot(p, &title, &lines)?;
     }
     Ok(())
 }

@@ -1,11 +1,6 @@
-//! `wbsim reproduce [ID]`: run the built-in experiment of a source document
-//! and print the published and simulated figures side by side.
-//!
-//! This first version runs the vanilla rows of `zone-dirty-v2` (seed 000)
-//! on the 3.0 model. Acceptance bands and verdicts, the per-zone-dirty
-//! kernel and the other four experiments are not implemented yet and are
-//! listed as such; the xfs vanilla row is the device calibration and is
-//! never counted as reproduced.
+//! `wbsim reproduce [ID]`: run the built-in experiments (see
+//! `experiment.rs`), in parallel over all cores, and print published and
+//! simulated figures side by side with each cell's band and verdict.
 
 use std::path::Path;
 
@@ -13,63 +8,38 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
 
-/// Built-in scenarios (copied into the binary; no files needed at run time).
-const ZONE_DIRTY_V2: &[(&str, &str)] = &[
-    (
-        "xfs",
-        include_str!("../../../scenarios/zone-dirty-v2/xfs.toml"),
-    ),
-    (
-        "fuse-ntfs",
-        include_str!("../../../scenarios/zone-dirty-v2/fuse-ntfs.toml"),
-    ),
-    (
-        "btrfs",
-        include_str!("../../../scenarios/zone-dirty-v2/btrfs.toml"),
-    ),
-    (
-        "ext4",
-        include_str!("../../../scenarios/zone-dirty-v2/ext4.toml"),
-    ),
-];
-const ZONE_DIRTY_V2_TARGETS: &str = include_str!("../../../validation/zone-dirty-v2.toml");
-const NOT_YET: &[&str] = &[
-    "writeback-plug",
-    "bdi-period-shift",
-    "zone-dirty-v1",
-    "reclaim-writeback",
-];
+use crate::experiment::{self, Experiment, RunsByKey};
 
 #[derive(Serialize)]
 struct Cell {
     name: String,
-    published: f64,
+    /// `null` where the source gives no number.
+    published: Option<f64>,
     simulated: f64,
-    band: Option<[f64; 2]>,
-    pass: Option<bool>,
-    note: String,
+    /// `[low, high]`; an unbounded side is `null`.
+    band: [Option<f64>; 2],
+    pass: bool,
+    /// Used to set an input parameter: shown, never counted as reproduced.
+    calibration: bool,
 }
 
 #[derive(Serialize)]
-struct Experiment {
+struct ExperimentResult {
     id: String,
+    title: String,
+    runs_per_row: u32,
+    kernels: std::collections::BTreeMap<String, String>,
     cells: Vec<Cell>,
 }
 
 #[derive(Serialize)]
 struct Comparison {
-    experiments: Vec<Experiment>,
+    experiments: Vec<ExperimentResult>,
     not_implemented: Vec<String>,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
 }
 
 pub fn cmd_reproduce(
@@ -77,131 +47,185 @@ pub fn cmd_reproduce(
     runs: Option<u32>,
     json: Option<&Path>,
 ) -> Result<(), String> {
-    let known: Vec<&str> = std::iter::once("zone-dirty-v2")
-        .chain(NOT_YET.iter().copied())
-        .collect();
-    if let Some(id) = id {
-        if !known.contains(&id) {
-            return Err(format!(
-                "unknown experiment `{id}`; known: {}",
-                known.join(", ")
-            ));
+    let all = experiment::load_all()?;
+    let missing = experiment::not_implemented(&all);
+    let selected: Vec<&Experiment> = match id {
+        None => all.iter().collect(),
+        Some(id) => {
+            if missing.iter().any(|m| m == id) {
+                println!("{id}: not yet implemented");
+                return Ok(());
+            }
+            let e = all.iter().find(|e| e.id == id).ok_or_else(|| {
+                let mut known: Vec<&str> = all.iter().map(|e| e.id.as_str()).collect();
+                known.extend(missing.iter().map(String::as_str));
+                format!("unknown experiment `{id}`; known: {}", known.join(", "))
+            })?;
+            vec![e]
         }
-        if id != "zone-dirty-v2" {
-            println!("{id}: not yet implemented");
-            return Ok(());
-        }
+    };
+    if runs == Some(0) {
+        return Err("--runs must be at least 1".into());
     }
-    let targets: toml::Value = toml::from_str(ZONE_DIRTY_V2_TARGETS).map_err(|e| e.to_string())?;
-    let published_runs = targets
-        .get("workload")
-        .and_then(|w| w.get("runs"))
-        .and_then(|r| r.as_integer())
-        .unwrap_or(10) as u32;
-    let runs = runs.unwrap_or(published_runs).max(1);
-    let mut jobs = Vec::new();
-    for (fs, text) in ZONE_DIRTY_V2 {
-        let sc = wbsim::scenario::parse_scenario(text, &format!("zone-dirty-v2/{fs}.toml"))
-            .map_err(|e| e.to_string())?;
-        let profile = wbsim::resolve_profile(&sc, None)?;
-        for seed in wbsim::run_seeds(sc.run.seed, runs) {
-            jobs.push((fs.to_string(), sc.clone(), profile.clone(), seed));
-        }
+    let mut results = Vec::new();
+    for e in selected {
+        let r = run_experiment(e, runs)?;
+        print_experiment(&r);
+        results.push(r);
     }
-    let bar = ProgressBar::new(jobs.len() as u64);
-    bar.set_style(
-        ProgressStyle::with_template("zone-dirty-v2 {bar:30} {pos}/{len} runs {elapsed}")
-            .map_err(|e| e.to_string())?,
-    );
-    let results: Vec<(String, wbsim::report::RunReport)> = jobs
-        .par_iter()
-        .map(|(fs, sc, p, seed)| {
-            let r = wbsim::simulate(sc, p, *seed, &wbsim::RunOptions::default());
-            bar.inc(1);
-            (fs.clone(), r)
-        })
-        .collect();
-    bar.finish_and_clear();
-
-    let mut cells = Vec::new();
-    let rows = targets
-        .get("result")
-        .and_then(|r| r.as_array())
-        .cloned()
-        .unwrap_or_default();
-    println!("zone-dirty-v2 (seed 000): 10 GiB dd to a USB stick, {runs} runs per row, kernel 3.0-vanilla");
-    println!(
-        "{:<40} {:>12} {:>12}  note",
-        "cell", "published", "simulated"
-    );
-    for row in rows {
-        let fs = row.get("fs").and_then(|v| v.as_str()).unwrap_or("");
-        let kernel = row.get("kernel").and_then(|v| v.as_str()).unwrap_or("");
-        if kernel != "vanilla" {
-            continue;
+    if id.is_none() {
+        for m in &missing {
+            println!("{m}: not yet implemented");
         }
-        let mine: Vec<_> = results
-            .iter()
-            .filter(|(f, _)| f == fs)
-            .map(|(_, r)| r)
-            .collect();
-        let secs: Vec<f64> = mine.iter().map(|r| r.elapsed_seconds).collect();
-        let writes: Vec<f64> = mine
-            .iter()
-            .map(|r| r.vmstat.get("nr_vmscan_write").copied().unwrap_or(0) as f64)
-            .collect();
-        let pub_secs = row
-            .get("seconds")
-            .and_then(|v| v.as_float())
-            .unwrap_or(f64::NAN);
-        let pub_writes = row
-            .get("nr_vmscan_write")
-            .and_then(|v| v.as_array())
-            .and_then(|a| a.get(1))
-            .and_then(|v| v.as_integer().map(|i| i as f64).or_else(|| v.as_float()))
-            .unwrap_or(f64::NAN);
-        let no_band = "no band yet (issue: per-zone dirty limits)";
-        let secs_note = if fs == "xfs" {
-            "calibration (device bandwidth), not a result"
-        } else {
-            no_band
-        };
-        let mean = secs.iter().sum::<f64>() / secs.len() as f64;
-        for (name, published, simulated, note) in [
-            (format!("{fs}/{kernel}/seconds"), pub_secs, mean, secs_note),
-            (
-                format!("{fs}/{kernel}/nr_vmscan_write_median"),
-                pub_writes,
-                median(writes),
-                no_band,
-            ),
-        ] {
-            let note = note.to_string();
-            println!("{name:<40} {published:>12.1} {simulated:>12.1}  {note}");
-            cells.push(Cell {
-                name,
-                published,
-                simulated,
-                band: None,
-                pass: None,
-                note: note.clone(),
-            });
-        }
-    }
-    println!("per-zone-dirty rows: not yet implemented");
-    for other in NOT_YET {
-        println!("{other}: not yet implemented");
     }
     if let Some(p) = json {
         let cmp = Comparison {
-            experiments: vec![Experiment {
-                id: "zone-dirty-v2".into(),
-                cells,
-            }],
-            not_implemented: NOT_YET.iter().map(|s| s.to_string()).collect(),
+            experiments: results,
+            not_implemented: if id.is_none() { missing } else { Vec::new() },
         };
         let text = serde_json::to_string_pretty(&cmp).map_err(|e| e.to_string())?;
         crate::write_atomically(p, &text)?;
     }
     Ok(())
+}
+
+fn run_experiment(e: &Experiment, runs: Option<u32>) -> Result<ExperimentResult, String> {
+    let runs = runs.unwrap_or(e.runs);
+    let mut jobs = Vec::new();
+    for s in &e.scenarios {
+        let text = experiment::builtin(experiment::SCENARIO_FILES, &s.file)
+            .ok_or_else(|| format!("{}: scenario `{}` is not built in", e.id, s.file))?;
+        let sc = wbsim::scenario::parse_scenario(text, &format!("scenarios/{}", s.file))
+            .map_err(|err| err.to_string())?;
+        for (label, preset) in &e.kernels {
+            let profile = wbsim::kernel::preset(preset)?;
+            for seed in wbsim::run_seeds(sc.run.seed, runs) {
+                jobs.push((
+                    s.label.clone(),
+                    label.clone(),
+                    sc.clone(),
+                    profile.clone(),
+                    seed,
+                ));
+            }
+        }
+    }
+    let opts = wbsim::RunOptions {
+        check_every_event: false,
+        series_interval_ns: (e.series_interval_ms > 0).then_some(e.series_interval_ms * 1_000_000),
+    };
+    let bar = ProgressBar::new(jobs.len() as u64);
+    let template = format!("{} {{bar:30}} {{pos}}/{{len}} runs {{elapsed}}", e.id);
+    bar.set_style(ProgressStyle::with_template(&template).map_err(|err| err.to_string())?);
+    let reports: Vec<_> = jobs
+        .par_iter()
+        .map(|(_, _, sc, profile, seed)| {
+            let mut r = wbsim::simulate(sc, profile, *seed, &opts);
+            r.series = None;
+            bar.inc(1);
+            r
+        })
+        .collect();
+    bar.finish_and_clear();
+    let mut by_key = RunsByKey::new();
+    for ((label, kernel, ..), r) in jobs.into_iter().zip(reports) {
+        by_key.entry((label, kernel)).or_default().push(r);
+    }
+
+    let text =
+        experiment::builtin(experiment::VALIDATION_FILES, &e.published).ok_or_else(|| {
+            format!(
+                "{}: published table `{}` is not built in",
+                e.id, e.published
+            )
+        })?;
+    let table: toml::Value =
+        toml::from_str(text).map_err(|err| format!("validation/{}: {err}", e.published))?;
+    let mut cells = Vec::new();
+    for c in &e.cells {
+        let context =
+            |err: String| format!("validation/{}.bands.toml: cell `{}`: {err}", e.id, c.name);
+        let simulated =
+            experiment::eval(&c.sim, &|t| experiment::sim_term(t, &by_key)).map_err(context)?;
+        let published = match &c.published {
+            Some(p) => Some(
+                experiment::eval(p, &|t| experiment::published_term(t, &table)).map_err(context)?,
+            ),
+            None => None,
+        };
+        let [low, high] = match (c.band, c.within, published) {
+            (Some(b), _, _) => b,
+            (None, Some(w), Some(p)) => [p * (1.0 - w), p * (1.0 + w)],
+            _ => return Err(context("needs `band`, or `within` and `published`".into())),
+        };
+        cells.push(Cell {
+            name: c.name.clone(),
+            published: published.and_then(finite),
+            simulated,
+            band: [finite(low), finite(high)],
+            pass: simulated >= low && simulated <= high,
+            calibration: c.calibration,
+        });
+    }
+    Ok(ExperimentResult {
+        id: e.id.clone(),
+        title: e.title.clone(),
+        runs_per_row: runs,
+        kernels: e.kernels.clone(),
+        cells,
+    })
+}
+
+fn fmt_num(x: Option<f64>) -> String {
+    match x {
+        None => "-".into(),
+        Some(v) if v.abs() >= 1000.0 || v == v.trunc() => format!("{v:.0}"),
+        Some(v) => format!("{v:.3}"),
+    }
+}
+
+fn print_experiment(r: &ExperimentResult) {
+    println!("{}: {}", r.id, r.title);
+    let kernels: Vec<String> = r
+        .kernels
+        .iter()
+        .map(|(l, p)| format!("{l} = {p}"))
+        .collect();
+    println!(
+        "  {} runs per row; kernels: {}",
+        r.runs_per_row,
+        kernels.join(", ")
+    );
+    println!(
+        "  {:<52} {:>11} {:>11}  {:<23} verdict",
+        "cell", "published", "simulated", "band"
+    );
+    let (mut passed, mut counted) = (0, 0);
+    for c in &r.cells {
+        let band = format!(
+            "[{}, {}]",
+            c.band[0].map_or("-inf".into(), |l| fmt_num(Some(l))),
+            c.band[1].map_or("inf".into(), |h| fmt_num(Some(h)))
+        );
+        let verdict = match (c.calibration, c.pass) {
+            (true, _) => "calibration",
+            (false, true) => "pass",
+            (false, false) => "FAIL",
+        };
+        if !c.calibration {
+            counted += 1;
+            passed += usize::from(c.pass);
+        }
+        println!(
+            "  {:<52} {:>11} {:>11}  {:<23} {verdict}",
+            c.name,
+            fmt_num(c.published),
+            match finite(c.simulated) {
+                Some(v) => fmt_num(Some(v)),
+                None => format!("{}", c.simulated),
+            },
+            band
+        );
+    }
+    println!("  {passed} of {counted} cells pass\n");
 }

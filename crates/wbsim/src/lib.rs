@@ -27,14 +27,30 @@ use scenario::Scenario;
 pub struct RunOptions {
     /// Check the conservation invariants after every event (slow).
     pub check_every_event: bool,
+    /// Sample per-zone page state every this many ns of simulated time
+    /// (`RunReport::series` and `series_stats`).
+    pub series_interval_ns: Option<u64>,
 }
 
 /// Simulate one run of `sc` on `profile` with `seed`.
 pub fn simulate(sc: &Scenario, profile: &KernelProfile, seed: u64, opts: &RunOptions) -> RunReport {
     let mut sys = system::build_system(sc, profile, seed);
     sys.check_every_event = opts.check_every_event;
+    if let Some(interval_ns) = opts.series_interval_ns {
+        sys.series = Some(report::series::Series {
+            zone_names: sys.zones.iter().map(|z| z.name.to_string()).collect(),
+            interval_ns: interval_ns.max(1),
+            samples: Vec::new(),
+        });
+        sys.next_sample_ns = 0;
+    }
     let outcome = sys.run();
-    report::run_report(&sys, seed, outcome)
+    let mut r = report::run_report(&sys, seed, outcome);
+    if let Some(series) = sys.series.take() {
+        r.series_stats = series.stats();
+        r.series = Some(series);
+    }
+    r
 }
 
 /// Simulate and return the final machine state too (tests, invariants).

@@ -64,6 +64,7 @@ fn invariants_hold_after_every_event() {
     for fs in FILESYSTEMS {
         let opts = RunOptions {
             check_every_event: true,
+            ..RunOptions::default()
         };
         // Panics with the violated invariant if any check fails.
         let r = simulate(&small(fs), &profile(), 3, &opts);

@@ -68,9 +68,9 @@ impl System {
     /// every zone is over.
     pub fn get_page_from_freelist(&mut self, mark: Mark, gfp: Gfp) -> Option<Pfn> {
         let classzone = self.preferred_zone();
-        let spread_dirty = gfp.write
-            && mark == Mark::Low
-            && self.profile.dirty_limit_scope == crate::kernel::DirtyLimitScope::PerZone;
+        let spread_dirty =
+            gfp.write && mark == Mark::Low && self.profile.dirty_limit_scope.per_zone();
+        self.alloc_skipped_dirty_zone = false;
         for z in (0..self.zones.len()).rev() {
             let zone = &self.zones[z];
             if zone.present_pages == 0 || zone.nr_free() == 0 {
@@ -81,7 +81,11 @@ impl System {
                 Mark::Min => zone.watermark_ok(zone.wmark_min, classzone),
                 Mark::NoWatermarks => true,
             };
-            if !ok || (spread_dirty && !self.zone_dirty_ok(z)) {
+            if !ok {
+                continue;
+            }
+            if spread_dirty && !self.zone_dirty_ok(z) {
+                self.alloc_skipped_dirty_zone = true;
                 continue;
             }
             return Some(self.take_free_page(z));

@@ -24,9 +24,11 @@ pub enum Ev {
     KswapdHighWmarkHitQuickly,
     KswapdSkipCongestionWait,
     SlabsScanned,
+    /// Dirty file pages reclaim skipped and marked PG_reclaim (3.2+).
+    NrVmscanImmediateReclaim,
 }
 
-pub const EV_NAMES: [&str; 14] = [
+pub const EV_NAMES: [&str; 15] = [
     "nr_dirtied",
     "nr_written",
     "pgpgout",
@@ -41,6 +43,7 @@ pub const EV_NAMES: [&str; 14] = [
     "kswapd_high_wmark_hit_quickly",
     "kswapd_skip_congestion_wait",
     "slabs_scanned",
+    "nr_vmscan_immediate_reclaim",
 ];
 
 /// Per-zone event counters.

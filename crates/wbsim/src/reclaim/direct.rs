@@ -8,6 +8,7 @@
 //! the priority loop in `AllocState` and continues there when it wakes.
 
 use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use crate::kernel::DirtyLimitScope;
 use crate::mm::page::Pfn;
 use crate::mm::vmstat::Ev;
 use crate::mm::{Gfp, Mark};
@@ -32,6 +33,8 @@ pub struct AllocState {
     total_scanned: u64,
     nr_reclaimed: u64,
     may_writepage: bool,
+    /// Already stalled once for per-zone dirty limits (first version).
+    dirty_stalled: bool,
 }
 
 /// What an allocation attempt produced.
@@ -60,8 +63,23 @@ impl System {
             match st.phase {
                 Phase::Start => {
                     if let Some(pfn) = self.get_page_from_freelist(Mark::Low, gfp) {
+                        st.dirty_stalled = false;
                         return Alloc::Page(pfn);
                     }
+                    if self.alloc_skipped_dirty_zone
+                        && !st.dirty_stalled
+                        && self.profile.dirty_limit_scope == DirtyLimitScope::PerZoneFirstVersion
+                    {
+                        // First version: every zone with free pages is over its
+                        // dirty share; wake the flushers and wait once.
+                        st.dirty_stalled = true;
+                        for bdi in 0..self.bdis.len() {
+                            self.bdi_start_background_writeback(bdi);
+                        }
+                        let t = self.jiffies_ns(self.hz / 10);
+                        return Alloc::Sleep(self.congestion_wait(tid, t));
+                    }
+                    st.dirty_stalled = false;
                     // Slow path: wake kswapd, retry at min.
                     self.wake_all_kswapd();
                     if let Some(pfn) = self.get_page_from_freelist(Mark::Min, gfp) {
@@ -74,6 +92,7 @@ impl System {
                         total_scanned: 0,
                         nr_reclaimed: 0,
                         may_writepage: !self.sysctl.laptop_mode,
+                        dirty_stalled: false,
                     };
                 }
                 Phase::Reclaim => {

@@ -44,6 +44,14 @@ impl System {
         self.tasks[tid].kind = TaskKind::Kswapd(k);
     }
 
+    /// kswapd is awake: in `balance_pgdat` or in the HZ/10 nap of
+    /// `kswapd_try_to_sleep` between two balancing runs (a balancing run
+    /// itself takes microseconds of CPU, so "reclaim is going on" is the
+    /// awake period).
+    pub fn kswapd_awake(&self) -> bool {
+        self.kswapd_state().phase != Phase::Sleeping
+    }
+
     /// `wake_all_kswapd` → `wakeup_kswapd` for each zone: wake kswapd if it
     /// is waiting and the zone is below its low watermark.
     pub fn wake_all_kswapd(&mut self) {

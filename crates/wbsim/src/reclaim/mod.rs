@@ -164,7 +164,20 @@ impl System {
             self.pages[pfn as usize].flags &= !flags::REFERENCED;
             if p.has(flags::DIRTY) {
                 nr_dirty += 1;
-                if referenced || !sc.may_writepage || !self.reclaim_may_write_file(sc) {
+                // 3.2 order: the file-page rule comes before RECLAIM_CLEAN.
+                if !self.reclaim_may_write_file(sc) {
+                    if self.profile.reclaim_skip_sets_pg_reclaim {
+                        self.pages[pfn as usize].flags |= flags::RECLAIM;
+                        self.vmstat.inc(Ev::NrVmscanImmediateReclaim, 1);
+                    }
+                    self.putback(pfn);
+                    continue;
+                }
+                if referenced {
+                    self.putback(pfn);
+                    continue;
+                }
+                if !sc.may_writepage {
                     self.putback(pfn);
                     continue;
                 }

@@ -8,6 +8,8 @@
 //! "name", "write_iops", "write_mb_per_second", "avg_write_request_kib",
 //! ... } ] } ] }`.
 
+pub mod series;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -47,6 +49,13 @@ pub struct RunReport {
     pub devices: Vec<DeviceReport>,
     /// Engine events processed (a cost figure, not a kernel one).
     pub sim_events: u64,
+    /// Figures derived from the time series (see `Series::stats`), when
+    /// one was sampled.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub series_stats: BTreeMap<String, f64>,
+    /// The time series itself (written as CSV, not into the JSON report).
+    #[serde(skip)]
+    pub series: Option<series::Series>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -124,6 +133,8 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
         vmstat,
         devices,
         sim_events: sys.events_processed,
+        series_stats: BTreeMap::new(),
+        series: None,
     }
 }
 

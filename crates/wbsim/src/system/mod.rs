@@ -54,6 +54,9 @@ pub struct System {
     pub nr_dirty: u64,
     pub nr_writeback: u64,
     pub nr_writeback_temp: u64,
+    /// The last `get_page_from_freelist` passed over a zone that had free
+    /// pages only because it was over its dirty limit.
+    pub alloc_skipped_dirty_zone: bool,
     /// Reusable buffer for pages isolated by reclaim (no allocation per batch).
     pub isolate_buf: Vec<u32>,
 
@@ -87,6 +90,10 @@ pub struct System {
     pub kswapd_awake_ns: Ns,
     pub events_processed: u64,
     pub workload_left: usize,
+
+    /// Per-zone time series, when asked for (`RunOptions::series_interval_ns`).
+    pub series: Option<crate::report::series::Series>,
+    pub next_sample_ns: Ns,
 }
 
 impl System {
@@ -137,6 +144,10 @@ impl System {
             if t > self.time_limit_ns {
                 self.now = self.time_limit_ns;
                 return Outcome::TimeLimit;
+            }
+            if t >= self.next_sample_ns {
+                // State only changes at events: sample what held until `t`.
+                self.take_samples_until(t);
             }
             if t > self.now {
                 self.now = t;
@@ -230,6 +241,46 @@ impl System {
             TaskKind::Flusher(_) => self.flusher_step(tid),
             TaskKind::Kswapd(_) => self.kswapd_step(tid),
             TaskKind::FsDaemon(_) => self.fs_daemon_step(tid),
+        }
+    }
+
+    /// Record one sample per interval boundary up to and including `t`.
+    fn take_samples_until(&mut self, t: Ns) {
+        let Some(mut series) = self.series.take() else {
+            self.next_sample_ns = Ns::MAX;
+            return;
+        };
+        while self.next_sample_ns <= t {
+            let sample = self.sample_at(self.next_sample_ns);
+            series.samples.push(sample);
+            self.next_sample_ns += series.interval_ns;
+        }
+        self.series = Some(series);
+    }
+
+    fn sample_at(&self, time_ns: Ns) -> crate::report::series::Sample {
+        use crate::mm::page::{LRU_ACTIVE_FILE, LRU_INACTIVE_FILE};
+        let zones = (0..self.zones.len())
+            .map(|i| {
+                let z = &self.zones[i];
+                crate::report::series::ZoneSample {
+                    free_pages: z.nr_free(),
+                    inactive_file_pages: z.lru[LRU_INACTIVE_FILE].len,
+                    active_file_pages: z.lru[LRU_ACTIVE_FILE].len,
+                    dirty_pages: z.nr_dirty,
+                    writeback_pages: z.nr_writeback,
+                    dirty_limit_pages: if z.present_pages > 0 {
+                        self.zone_dirty_limit(i)
+                    } else {
+                        0
+                    },
+                }
+            })
+            .collect();
+        crate::report::series::Sample {
+            time_ns,
+            kswapd_awake: self.kswapd_awake(),
+            zones,
         }
     }
 

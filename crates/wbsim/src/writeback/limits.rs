@@ -95,7 +95,11 @@ impl System {
     pub fn zone_dirtyable_memory(&self, z: usize) -> u64 {
         let zone = &self.zones[z];
         let free = zone.nr_free();
-        free - free.min(self.zone_dirty_balance_reserve(z)) + zone.nr_file_lru()
+        let reserve = match self.profile.dirty_limit_scope {
+            crate::kernel::DirtyLimitScope::PerZoneFirstVersion => 0,
+            _ => self.zone_dirty_balance_reserve(z),
+        };
+        free - free.min(reserve) + zone.nr_file_lru()
     }
 
     /// `zone_dirty_limit`: the global hard limit in proportion to the zone's

@@ -1,0 +1,260 @@
+//! Built-in experiments as data: `validation/<id>.bands.toml` names the
+//! published table (`validation/<id>.toml`), the scenarios and kernels to
+//! run, and the cells to compare, each with the band it must fall in.
+//!
+//! A cell's simulated value is an expression over run statistics, such as
+//! `median(fuse-ntfs/vanilla/vmstat.nr_vmscan_write)` or
+//! `mean(a/vanilla/elapsed_seconds) / mean(a/per-zone-dirty/elapsed_seconds)`;
+//! its published value is an expression over paths into the published
+//! table, such as `result[fs=xfs,kernel=vanilla].nr_vmscan_write[1]`.
+//! Nothing here knows any experiment: it all comes from the files.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use wbsim::report::RunReport;
+
+include!(concat!(env!("OUT_DIR"), "/builtin_files.rs"));
+
+/// A built-in file's text by its path relative to `validation/` or
+/// `scenarios/`.
+pub fn builtin(table: &[(&'static str, &'static str)], path: &str) -> Option<&'static str> {
+    table.iter().find(|(p, _)| *p == path).map(|(_, t)| *t)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Experiment {
+    pub id: String,
+    pub title: String,
+    /// The published table, relative to `validation/`.
+    pub published: String,
+    /// Runs per scenario and kernel (as published).
+    pub runs: u32,
+    /// Sample the per-zone series every this many ms (for `series.*`
+    /// metrics); 0 = no series.
+    #[serde(default)]
+    pub series_interval_ms: u64,
+    /// Published kernel label → kernel preset.
+    pub kernels: BTreeMap<String, String>,
+    #[serde(rename = "scenario")]
+    pub scenarios: Vec<ScenarioRef>,
+    #[serde(rename = "cell")]
+    pub cells: Vec<CellDef>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioRef {
+    pub label: String,
+    /// Relative to `scenarios/`.
+    pub file: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CellDef {
+    pub name: String,
+    pub sim: String,
+    /// Expression over the published table; absent when the source gives
+    /// no number (a qualitative claim).
+    pub published: Option<String>,
+    /// Absolute band `[low, high]` (`inf` allowed).
+    pub band: Option<[f64; 2]>,
+    /// Band relative to the published value: ± this fraction.
+    pub within: Option<f64>,
+    /// The row was used to set an input; shown, never counted.
+    #[serde(default)]
+    pub calibration: bool,
+}
+
+/// Runs of one scenario on one kernel label.
+pub type RunsByKey = BTreeMap<(String, String), Vec<RunReport>>;
+
+/// Load the experiment definitions, sorted by id.
+pub fn load_all() -> Result<Vec<Experiment>, String> {
+    let mut out = Vec::new();
+    for (path, text) in VALIDATION_FILES {
+        if !path.ends_with(".bands.toml") {
+            continue;
+        }
+        let e: Experiment =
+            toml::from_str(text).map_err(|err| format!("validation/{path}: {err}"))?;
+        out.push(e);
+    }
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(out)
+}
+
+/// Ids of the published tables that have no experiment definition yet.
+pub fn not_implemented(defined: &[Experiment]) -> Vec<String> {
+    VALIDATION_FILES
+        .iter()
+        .filter(|(p, _)| p.ends_with(".toml") && !p.ends_with(".bands.toml"))
+        .filter_map(|(_, text)| toml::from_str::<toml::Value>(text).ok())
+        .filter_map(|v| v.get("id")?.as_str().map(str::to_string))
+        .filter(|id| defined.iter().all(|e| &e.id != id))
+        .collect()
+}
+
+/// Evaluate `expr`: terms separated by one `/` or `*`, each a number or
+/// resolved by `term`.
+pub fn eval(expr: &str, term: &dyn Fn(&str) -> Result<f64, String>) -> Result<f64, String> {
+    let mut value: Option<f64> = None;
+    let mut op = '*';
+    let mut rest = expr.trim();
+    loop {
+        let cut = rest.find([' ', '\t']).unwrap_or(rest.len());
+        let (tok, tail) = rest.split_at(cut);
+        let x = match tok.parse::<f64>() {
+            Ok(x) => x,
+            Err(_) => term(tok)?,
+        };
+        value = Some(match (value, op) {
+            (None, _) => x,
+            (Some(v), '/') => v / x,
+            (Some(v), _) => v * x,
+        });
+        let tail = tail.trim_start();
+        if tail.is_empty() {
+            return Ok(value.unwrap_or(f64::NAN));
+        }
+        op = tail.chars().next().unwrap_or(' ');
+        if op != '/' && op != '*' {
+            return Err(format!("`{expr}`: expected `/` or `*` before `{tail}`"));
+        }
+        rest = tail[1..].trim_start();
+    }
+}
+
+/// `stat(label/kernel/metric)` over the runs of one scenario and kernel.
+pub fn sim_term(tok: &str, runs: &RunsByKey) -> Result<f64, String> {
+    let (stat, inner) = tok
+        .strip_suffix(')')
+        .and_then(|t| t.split_once('('))
+        .ok_or_else(|| format!("`{tok}`: expected stat(scenario/kernel/metric)"))?;
+    let mut parts = inner.splitn(3, '/');
+    let (Some(label), Some(kernel), Some(metric)) = (parts.next(), parts.next(), parts.next())
+    else {
+        return Err(format!("`{tok}`: expected stat(scenario/kernel/metric)"));
+    };
+    let reports = runs
+        .get(&(label.to_string(), kernel.to_string()))
+        .ok_or_else(|| format!("`{tok}`: no runs of scenario `{label}` on kernel `{kernel}`"))?;
+    let values = reports
+        .iter()
+        .map(|r| metric_value(r, metric))
+        .collect::<Result<Vec<f64>, String>>()?;
+    let n = values.len() as f64;
+    match stat {
+        "mean" => Ok(values.iter().sum::<f64>() / n),
+        "median" => Ok(wbsim::report::series::median(values).unwrap_or(f64::NAN)),
+        "min" => Ok(values.into_iter().fold(f64::INFINITY, f64::min)),
+        "max" => Ok(values.into_iter().fold(f64::NEG_INFINITY, f64::max)),
+        _ => Err(format!(
+            "`{tok}`: unknown statistic `{stat}` (mean, median, min, max)"
+        )),
+    }
+}
+
+/// A run's figure by name: `elapsed_seconds`, `system_seconds`,
+/// `user_seconds`, `kswapd_awake_seconds`, `context_switches`,
+/// `vmstat.<counter>` or `series.<figure>` (see `Series::stats`).
+pub fn metric_value(r: &RunReport, metric: &str) -> Result<f64, String> {
+    if let Some(c) = metric.strip_prefix("vmstat.") {
+        return Ok(r.vmstat.get(c).copied().unwrap_or(0) as f64);
+    }
+    if let Some(s) = metric.strip_prefix("series.") {
+        return Ok(r.series_stats.get(s).copied().unwrap_or(f64::NAN));
+    }
+    Ok(match metric {
+        "elapsed_seconds" => r.elapsed_seconds,
+        "system_seconds" => r.system_seconds,
+        "user_seconds" => r.user_seconds,
+        "kswapd_awake_seconds" => r.kswapd_awake_seconds,
+        "context_switches" => r.context_switches as f64,
+        _ => return Err(format!("unknown metric `{metric}`")),
+    })
+}
+
+/// A path into the published table: `a.b[key=value,...].c[index]`.
+pub fn published_term(tok: &str, table: &toml::Value) -> Result<f64, String> {
+    let mut v = table;
+    for seg in tok.split('.') {
+        let (key, mut selectors) = match seg.find('[') {
+            Some(i) => (&seg[..i], &seg[i..]),
+            None => (seg, ""),
+        };
+        v = v
+            .get(key)
+            .ok_or_else(|| format!("`{tok}`: no key `{key}`"))?;
+        while let Some(end) = selectors.find(']') {
+            let sel = &selectors[1..end];
+            selectors = &selectors[end + 1..];
+            v = if let Ok(i) = sel.parse::<usize>() {
+                v.get(i).ok_or_else(|| format!("`{tok}`: no element {i}"))?
+            } else {
+                let arr = v
+                    .as_array()
+                    .ok_or_else(|| format!("`{tok}`: `{key}` is not a list"))?;
+                arr.iter()
+                    .find(|item| {
+                        sel.split(',').all(|kv| {
+                            let (k, want) = kv.split_once('=').unwrap_or((kv, ""));
+                            item.get(k).and_then(|x| x.as_str()) == Some(want)
+                        })
+                    })
+                    .ok_or_else(|| format!("`{tok}`: no `{key}` entry with {sel}"))?
+            };
+        }
+    }
+    v.as_float()
+        .or_else(|| v.as_integer().map(|i| i as f64))
+        .ok_or_else(|| format!("`{tok}`: not a number"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn published_paths_select_rows_and_indices() {
+        let t: toml::Value = toml::from_str(
+            "[[result]]\nfs = \"a\"\nkernel = \"k\"\nx = [1, 2, 3]\n[[result]]\nfs = \"b\"\nkernel = \"k\"\nx = [4.5, 5, 6]\n[p]\nq = 7",
+        )
+        .unwrap();
+        let term = |s: &str| published_term(s, &t);
+        assert_eq!(eval("result[fs=b,kernel=k].x[0]", &term), Ok(4.5));
+        assert_eq!(eval("result[fs=a].x[2] / p.q", &term), Ok(3.0 / 7.0));
+        assert_eq!(eval("2 * p.q", &term), Ok(14.0));
+        assert!(eval("result[fs=c].x[0]", &term)
+            .unwrap_err()
+            .contains("no `result` entry"));
+        assert!(eval("p.q + 1", &term).is_err());
+    }
+
+    #[test]
+    fn every_builtin_experiment_parses_and_resolves_its_published_values() {
+        let all = load_all().unwrap();
+        assert!(!all.is_empty());
+        for e in &all {
+            let text = builtin(VALIDATION_FILES, &e.published).expect("published table");
+            let table: toml::Value = toml::from_str(text).unwrap();
+            for c in &e.cells {
+                if let Some(p) = &c.published {
+                    eval(p, &|s| published_term(s, &table))
+                        .unwrap_or_else(|err| panic!("{}: {}: {err}", e.id, c.name));
+                }
+                assert!(
+                    c.band.is_some() || c.within.is_some(),
+                    "{}: {}",
+                    e.id,
+                    c.name
+                );
+            }
+            for s in &e.scenarios {
+                assert!(builtin(SCENARIO_FILES, &s.file).is_some(), "{}", s.file);
+            }
+        }
+    }
+}

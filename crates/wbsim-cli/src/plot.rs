@@ -1,0 +1,326 @@
+//! Dirty pages per zone over simulated time, drawn as SVG and PNG: the
+//! picture that shows whether a kernel keeps each zone under its share of
+//! the dirty limit (the point of per-zone dirty limits).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Once;
+
+use image::ImageEncoder as _;
+use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use plotters::style::{register_font, FontStyle};
+use wbsim::report::series::Series;
+
+const SIZE: (u32, u32) = (1200, 900);
+/// Family under which the embedded DejaVu Sans is registered; every text
+/// style uses it, because the CI machine may have no system fonts at all.
+const FONT: &str = "sans-serif";
+const COLOURS: [RGBColor; 6] = [
+    RGBColor(214, 39, 40),
+    RGBColor(31, 119, 180),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(255, 127, 14),
+    RGBColor(23, 190, 207),
+];
+const LIMIT_COLOUR: RGBColor = RGBColor(128, 128, 128);
+
+/// Draw each zone's dirty pages over time, one panel per zone, one line per kernel run,
+/// plus each zone's per-zone dirty limit (dashed/thin grey, from the first run) for reference.
+/// Writes `svg_path` and the same picture as PNG at `svg_path.with_extension("png")`.
+/// Both files are written atomically (temp file in the same directory, then rename); on any error nothing is left behind.
+///
+/// Zones are those of the first run, matched by name in the others. A run
+/// without samples draws no line (its legend entry remains), so a run
+/// that produced nothing still yields a readable, empty plot.
+pub fn write_dirty_plot(
+    svg_path: &Path,
+    title: &str,
+    runs: &[(&str, &Series)],
+) -> Result<(), String> {
+    let png_path = svg_path.with_extension("png");
+    if png_path == svg_path {
+        return Err(format!("{}: must not end in .png", svg_path.display()));
+    }
+    register_embedded_font();
+
+    let mut svg = String::new();
+    let area = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+    draw(area, title, runs, false)?;
+
+    let mut rgb = vec![0u8; SIZE.0 as usize * SIZE.1 as usize * 3];
+    draw(
+        BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area(),
+        title,
+        runs,
+        true,
+    )?;
+    let mut png = Vec::new();
+    image::codecs::png::PngEncoder::new(&mut png)
+        .write_image(&rgb, SIZE.0, SIZE.1, image::ColorType::Rgb8)
+        .map_err(|e| format!("encoding PNG: {e}"))?;
+
+    // Stage both before publishing either, so a failure leaves no half pair.
+    let svg_tmp = stage(svg_path, svg.as_bytes())?;
+    let png_tmp = stage(&png_path, &png).inspect_err(|_| {
+        let _ = std::fs::remove_file(&svg_tmp);
+    })?;
+    publish(&svg_tmp, svg_path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&png_tmp);
+    })?;
+    publish(&png_tmp, &png_path).inspect_err(|_| {
+        let _ = std::fs::remove_file(svg_path);
+    })
+}
+
+/// plotters' ab_glyph text backend only knows registered fonts.
+fn register_embedded_font() {
+    static ONCE: Once = Once::new();
+    // The font is compiled in and known to parse; were it ever rejected,
+    // drawing fails with "FontUnavailable", which reaches the caller as Err.
+    ONCE.call_once(|| {
+        let _ = register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
+    });
+}
+
+/// Writes `bytes` to a fresh temp file beside `path` and returns its name.
+fn stage(path: &Path, bytes: &[u8]) -> Result<PathBuf, String> {
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let name = path
+        .file_name()
+        .ok_or_else(|| format!("{}: not a file path", path.display()))?;
+    let tmp = path.with_file_name(format!(
+        ".{}.{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::write(&tmp, bytes).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("{}: {e}", path.display())
+    })?;
+    Ok(tmp)
+}
+
+fn publish(tmp: &Path, path: &Path) -> Result<(), String> {
+    std::fs::rename(tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(tmp);
+        format!("{}: {e}", path.display())
+    })
+}
+
+/// Points of one line in seconds and pages, dropping samples equal to both
+/// neighbours: the limit is mostly flat, and this keeps the SVG small
+/// without changing the drawn shape.
+fn line(
+    s: &Series,
+    zone: &str,
+    value: impl Fn(&wbsim::report::series::ZoneSample) -> u64,
+) -> Vec<(f64, u64)> {
+    let Some(z) = s.zone_names.iter().position(|n| n == zone) else {
+        return Vec::new();
+    };
+    let pts: Vec<(f64, u64)> = s
+        .samples
+        .iter()
+        .filter_map(|smp| Some((smp.time_ns as f64 / 1e9, value(smp.zones.get(z)?))))
+        .collect();
+    let n = pts.len();
+    (0..n)
+        .filter(|&i| i == 0 || i + 1 == n || pts[i - 1].1 != pts[i].1 || pts[i + 1].1 != pts[i].1)
+        .map(|i| pts[i])
+        .collect()
+}
+
+/// Draws the whole picture. `segmented` draws each line as separate
+/// segments: plotters' bitmap rasterizer turns a wide polyline into one
+/// polygon whose miter joins spike far out of the panel where dirty pages
+/// drop sharply; separate segments have no joins. SVG keeps one polyline.
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    title: &str,
+    runs: &[(&str, &Series)],
+    segmented: bool,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("drawing plot: {e}");
+    let first = runs.first().ok_or("no runs to plot")?.1;
+    if first.zone_names.is_empty() {
+        return Err("series has no zones to plot".into());
+    }
+    let x_max = runs
+        .iter()
+        .filter_map(|(_, s)| s.samples.last())
+        .map(|s| s.time_ns as f64 / 1e9)
+        .fold(0.0, f64::max);
+    let x_max = if x_max > 0.0 { x_max } else { 1.0 };
+    let x_decimals = if x_max >= 20.0 { 0 } else { 1 };
+    let limit_style = LIMIT_COLOUR.stroke_width(1);
+    let styles: Vec<ShapeStyle> = (0..runs.len())
+        .map(|i| COLOURS[i % COLOURS.len()].stroke_width(2))
+        .collect();
+
+    root.fill(&WHITE).map_err(err)?;
+    let body = root
+        .margin(10, 0, 10, 20)
+        .titled(title, (FONT, 26))
+        .map_err(err)?;
+    // A legend strip of its own, so that the key never hides data.
+    let (legend, body) = body.split_vertically(30);
+    let entries = std::iter::once(("per-zone dirty limit", limit_style))
+        .chain(runs.iter().map(|r| r.0).zip(styles.iter().copied()));
+    let mut x = 90;
+    for (i, (text, style)) in entries.enumerate() {
+        let font = TextStyle::from((FONT, 15).into_font());
+        let (dash, gap) = if i == 0 { (6, 4) } else { (30, 0) };
+        let sample = DashedPathElement::new([(x, 12), (x + 30, 12)], dash, gap, style);
+        legend.draw(&sample).map_err(err)?;
+        legend
+            .draw(&Text::new(text, (x + 38, 4), font.clone()))
+            .map_err(err)?;
+        x += 38 + legend.estimate_text_size(text, &font).map_err(err)?.0 as i32 + 30;
+    }
+
+    let panels = body.split_evenly((first.zone_names.len(), 1));
+    for (zone, panel) in first.zone_names.iter().zip(&panels) {
+        let limit = line(first, zone, |z| z.dirty_limit_pages);
+        let dirty: Vec<_> = runs
+            .iter()
+            .map(|(_, s)| line(s, zone, |z| z.dirty_pages))
+            .collect();
+        let y_max = dirty
+            .iter()
+            .chain([&limit])
+            .flatten()
+            .map(|p| p.1)
+            .max()
+            .unwrap_or(0);
+        // Integer pages on the axis: ticks stay whole even when y_max is 1.
+        let y_max = if y_max > 0 { y_max + y_max / 10 + 1 } else { 1 };
+
+        let mut chart = ChartBuilder::on(panel)
+            .caption(zone, (FONT, 18))
+            .margin(6)
+            .x_label_area_size(40)
+            .y_label_area_size(80)
+            .build_cartesian_2d(0.0..x_max, 0..y_max)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("time (s)")
+            .y_desc("dirty pages")
+            .x_label_formatter(&|v| format!("{v:.x_decimals$}"))
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 15))
+            .light_line_style(RGBColor(238, 238, 238))
+            .draw()
+            .map_err(err)?;
+
+        chart
+            .draw_series(DashedLineSeries::new(limit, 6, 4, limit_style))
+            .map_err(err)?;
+        for (pts, style) in dirty.iter().zip(&styles) {
+            if segmented {
+                let segs = pts
+                    .windows(2)
+                    .map(|w| PathElement::new([w[0], w[1]], *style));
+                chart.draw_series(segs).map_err(err)?;
+            } else {
+                chart
+                    .draw_series(LineSeries::new(pts.iter().copied(), *style))
+                    .map_err(err)?;
+            }
+        }
+    }
+    root.present().map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wbsim::report::series::{Sample, ZoneSample};
+
+    const ZONES: [&str; 3] = ["DMA", "DMA32", "Normal"];
+
+    /// A run whose dirty pages ramp up and saw-tooth as writeback catches up.
+    fn synthetic(scale: u64, samples: u64) -> Series {
+        let interval_ns = 200_000_000;
+        Series {
+            zone_names: ZONES.iter().map(|s| s.to_string()).collect(),
+            interval_ns,
+            samples: (0..samples)
+                .map(|i| Sample {
+                    time_ns: i * interval_ns,
+                    kswapd_awake: i % 7 == 0,
+                    zones: (1..=3u64)
+                        .map(|z| ZoneSample {
+                            dirty_pages: (i * scale * z) % (900 * z * z) + 10 * z,
+                            dirty_limit_pages: 700 * z * z + i / 50,
+                            ..ZoneSample::default()
+                        })
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn plot_writes_svg_and_png() {
+        let dir = tempfile::tempdir().unwrap();
+        let svg_path = dir.path().join("dirty.svg");
+        let (a, b) = (synthetic(3, 3000), synthetic(1, 2500));
+        let runs = [("3.0-vanilla", &a), ("3.0+per-zone-dirty", &b)];
+        write_dirty_plot(&svg_path, "dirty pages per zone", &runs).unwrap();
+
+        let svg = std::fs::read_to_string(&svg_path).unwrap();
+        assert!(svg.contains("<svg"));
+        for text in ZONES.iter().chain(&["3.0-vanilla", "3.0+per-zone-dirty"]) {
+            assert!(svg.contains(text), "SVG lacks {text}");
+        }
+        let png = std::fs::read(dir.path().join("dirty.png")).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        let width = u32::from_be_bytes(png[16..20].try_into().unwrap());
+        let height = u32::from_be_bytes(png[20..24].try_into().unwrap());
+        assert_eq!((width, height), SIZE);
+        let files = std::fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(files, 2, "temp files left behind");
+    }
+
+    #[test]
+    fn plot_into_missing_directory_fails_cleanly() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = synthetic(2, 100);
+        let path = dir.path().join("missing").join("dirty.svg");
+        assert!(write_dirty_plot(&path, "t", &[("k", &s)]).is_err());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    /// A run without samples still gives a plot (axes, captions, legend).
+    #[test]
+    fn plot_of_empty_series_is_valid() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = Series {
+            zone_names: ZONES.iter().map(|s| s.to_string()).collect(),
+            ..Series::default()
+        };
+        let svg_path = dir.path().join("empty.svg");
+        write_dirty_plot(&svg_path, "empty", &[("3.0-vanilla", &empty)]).unwrap();
+        assert!(std::fs::read_to_string(&svg_path)
+            .unwrap()
+            .contains("Normal"));
+        assert!(dir.path().join("empty.png").exists());
+    }
+
+    #[test]
+    fn plot_without_runs_or_zones_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("none.svg");
+        assert!(write_dirty_plot(&path, "t", &[]).is_err());
+        assert!(write_dirty_plot(&path, "t", &[("k", &Series::default())]).is_err());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}

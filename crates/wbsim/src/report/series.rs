@@ -1,0 +1,193 @@
+//! Time series of per-zone page state, sampled over simulated time: what a
+//! developer would get by reading `/proc/zoneinfo` every few hundred
+//! milliseconds during the run (`nr_free_pages`, `nr_inactive_file`,
+//! `nr_active_file`, `nr_dirty`, `nr_writeback`), plus whether kswapd was
+//! awake and each zone's per-zone dirty limit (`zone_dirty_limit`, 3.3+)
+//! at that instant.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+/// One zone's page counts at one sample instant.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct ZoneSample {
+    pub free_pages: u64,
+    pub inactive_file_pages: u64,
+    pub active_file_pages: u64,
+    pub dirty_pages: u64,
+    pub writeback_pages: u64,
+    /// The zone's share of the global dirty limit (`zone_dirty_limit`),
+    /// computed whatever the kernel's dirty-limit scope, so that vanilla
+    /// runs can be judged against the share they would have had.
+    pub dirty_limit_pages: u64,
+}
+
+/// The machine at one instant.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Sample {
+    pub time_ns: u64,
+    /// kswapd was awake (balancing, or napping between balancing runs).
+    pub kswapd_awake: bool,
+    /// One entry per zone, in `Series::zone_names` order.
+    pub zones: Vec<ZoneSample>,
+}
+
+/// Samples of one run, in time order, every `interval_ns`.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Series {
+    /// Zone names, lowest first (`DMA`, `DMA32`, `Normal`).
+    pub zone_names: Vec<String>,
+    pub interval_ns: u64,
+    pub samples: Vec<Sample>,
+}
+
+impl Series {
+    /// CSV, one row per sample and zone, with a `kernel` column so that
+    /// runs of several kernels can share one file. Header:
+    /// `kernel,seed,time_s,zone,free_pages,inactive_file_pages,
+    /// active_file_pages,dirty_pages,writeback_pages,dirty_limit_pages,kswapd_awake`.
+    pub fn write_csv_rows(&self, kernel: &str, seed: u64, out: &mut String) {
+        use std::fmt::Write as _;
+        for s in &self.samples {
+            for (name, z) in self.zone_names.iter().zip(&s.zones) {
+                let _ = writeln!(
+                    out,
+                    "{kernel},{seed},{:.3},{name},{},{},{},{},{},{},{}",
+                    s.time_ns as f64 / 1e9,
+                    z.free_pages,
+                    z.inactive_file_pages,
+                    z.active_file_pages,
+                    z.dirty_pages,
+                    z.writeback_pages,
+                    z.dirty_limit_pages,
+                    u8::from(s.kswapd_awake)
+                );
+            }
+        }
+    }
+
+    /// Summary figures of the series, by name:
+    /// * `<zone>.dirty_of_inactive_kswapd`, `all.dirty_of_inactive_kswapd`:
+    ///   median, over the samples taken while kswapd was awake, of dirty
+    ///   pages as a fraction of inactive file pages (the zone's, or the
+    ///   machine's) — the figures of seed 003's `reclaim:` trace lines (a sample-based stand-in for them);
+    /// * `<zone>.max_dirty_over_limit`: the largest ratio of the zone's
+    ///   dirty and writeback pages to its per-zone dirty limit, and
+    ///   `all.max_dirty_over_limit` the largest of those;
+    /// * `kswapd_samples`: how many samples found kswapd awake.
+    pub fn stats(&self) -> BTreeMap<String, f64> {
+        let mut out = BTreeMap::new();
+        let awake: Vec<&Sample> = self.samples.iter().filter(|s| s.kswapd_awake).collect();
+        out.insert("kswapd_samples".to_string(), awake.len() as f64);
+        let fraction =
+            |dirty: u64, inactive: u64| (inactive > 0).then(|| dirty as f64 / inactive as f64);
+        for (i, name) in self.zone_names.iter().enumerate() {
+            let fractions = awake
+                .iter()
+                .filter_map(|s| fraction(s.zones[i].dirty_pages, s.zones[i].inactive_file_pages));
+            if let Some(m) = median(fractions.collect()) {
+                out.insert(format!("{name}.dirty_of_inactive_kswapd"), m);
+            }
+            let over = self
+                .samples
+                .iter()
+                .map(|s| &s.zones[i])
+                .filter(|z| z.dirty_limit_pages > 0)
+                .map(|z| (z.dirty_pages + z.writeback_pages) as f64 / z.dirty_limit_pages as f64)
+                .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+            if let Some(m) = over {
+                out.insert(format!("{name}.max_dirty_over_limit"), m);
+            }
+        }
+        let worst = self
+            .zone_names
+            .iter()
+            .filter_map(|n| out.get(&format!("{n}.max_dirty_over_limit")).copied())
+            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+        if let Some(m) = worst {
+            out.insert("all.max_dirty_over_limit".to_string(), m);
+        }
+        let global = awake.iter().filter_map(|s| {
+            let dirty = s.zones.iter().map(|z| z.dirty_pages).sum();
+            fraction(dirty, s.zones.iter().map(|z| z.inactive_file_pages).sum())
+        });
+        if let Some(m) = median(global.collect()) {
+            out.insert("all.dirty_of_inactive_kswapd".to_string(), m);
+        }
+        out
+    }
+
+    pub const CSV_HEADER: &'static str = "kernel,seed,time_s,zone,free_pages,inactive_file_pages,active_file_pages,dirty_pages,writeback_pages,dirty_limit_pages,kswapd_awake";
+}
+
+/// The median of `xs` (mean of the middle two for an even count).
+pub fn median(mut xs: Vec<f64>) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    xs.sort_by(|a, b| a.total_cmp(b));
+    let n = xs.len();
+    Some(if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zone(inactive: u64, dirty: u64, limit: u64) -> ZoneSample {
+        ZoneSample {
+            inactive_file_pages: inactive,
+            dirty_pages: dirty,
+            dirty_limit_pages: limit,
+            ..ZoneSample::default()
+        }
+    }
+
+    #[test]
+    fn stats_use_only_kswapd_samples_for_fractions() {
+        let series = Series {
+            zone_names: vec!["DMA32".into(), "Normal".into()],
+            interval_ns: 1,
+            samples: vec![
+                Sample {
+                    time_ns: 0,
+                    kswapd_awake: false,
+                    zones: vec![zone(100, 100, 10), zone(10, 10, 5)],
+                },
+                Sample {
+                    time_ns: 1,
+                    kswapd_awake: true,
+                    zones: vec![zone(100, 10, 20), zone(10, 6, 5)],
+                },
+                Sample {
+                    time_ns: 2,
+                    kswapd_awake: true,
+                    zones: vec![zone(100, 20, 20), zone(10, 8, 5)],
+                },
+            ],
+        };
+        let st = series.stats();
+        assert_eq!(st["kswapd_samples"], 2.0);
+        assert!((st["Normal.dirty_of_inactive_kswapd"] - 0.7).abs() < 1e-12);
+        assert!((st["DMA32.dirty_of_inactive_kswapd"] - 0.15).abs() < 1e-12);
+        assert!(
+            (st["all.dirty_of_inactive_kswapd"] - (16.0 / 110.0 + 28.0 / 110.0) / 2.0).abs()
+                < 1e-12
+        );
+        assert_eq!(st["DMA32.max_dirty_over_limit"], 10.0);
+        assert_eq!(st["Normal.max_dirty_over_limit"], 2.0);
+        assert_eq!(st["all.max_dirty_over_limit"], 10.0);
+    }
+
+    #[test]
+    fn median_of_odd_even_and_empty() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(vec![]), None);
+    }
+}
