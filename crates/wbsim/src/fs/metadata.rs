@@ -58,7 +58,7 @@ pub struct MetadataState {
 impl System {
     /// Side effects of writing back (and, for delayed allocation,
     /// allocating) one data page of a regular file.
-    pub fn fs_data_written(&mut self, tid: u32, fs: usize, ino: u32, fs_type: FsType) {
+    pub fn fs_data_written(&mut self, tid: u32, fs: usize, ino: u32, index: u32, fs_type: FsType) {
         match fs_type {
             FsType::Btrfs => self.btrfs_csum_insert(tid, fs),
             FsType::Ext4 => {
@@ -66,6 +66,7 @@ impl System {
                 if !md.ordered_inodes.contains(&ino) {
                     md.ordered_inodes.push(ino);
                 }
+                self.ext4_mballoc_touch(tid, fs, ino, index);
             }
             FsType::Xfs => {
                 // One allocation transaction per writeback run of an inode
@@ -75,6 +76,29 @@ impl System {
             }
             FsType::FuseNtfs => {}
         }
+    }
+
+    /// ext4 delayed allocation at writeback (`ext4_da_writepages` →
+    /// `ext4_mb_new_blocks`, 2.6.28+): each allocation reads the block
+    /// group's block bitmap through the block device's page cache
+    /// (`ext4_read_block_bitmap` → `sb_getblk` → `touch_buffer` →
+    /// `mark_page_accessed`), so a bitmap page touched twice while on the
+    /// LRU is activated — the ext4 row of seed 000's pgactivate table. One
+    /// allocation per `MAX_WRITEBACK_PAGES` chunk of a file; groups of 128
+    /// MiB with flex_bg 16 (bitmaps of 16 groups packed at the start of the
+    /// first; mkfs.ext4 defaults, placement UNVERIFIED). The mballoc buddy
+    /// cache pages are not modelled.
+    fn ext4_mballoc_touch(&mut self, tid: u32, fs: usize, ino: u32, index: u32) {
+        const GROUP_PAGES: u64 = 32768;
+        const FLEX_GROUPS: u64 = 16;
+        if index as i64 % crate::writeback::pass::MAX_WRITEBACK_PAGES != 0 {
+            return;
+        }
+        let page = self.inodes[ino as usize].base_sector / 8 + index as u64;
+        let group = page / GROUP_PAGES;
+        let bitmap = (group - group % FLEX_GROUPS) * GROUP_PAGES + 2 + group % FLEX_GROUPS;
+        let bdev = self.filesystems[fs].blockdev_inode;
+        self.touch_metadata_page(tid, bdev, bitmap as u32, false);
     }
 
     fn btrfs_csum_insert(&mut self, tid: u32, fs: usize) {

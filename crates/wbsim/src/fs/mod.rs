@@ -132,7 +132,7 @@ impl System {
         }
         self.submit_page_write(tid, pfn);
         if regular {
-            self.fs_data_written(tid, fs, p.inode, fs_type);
+            self.fs_data_written(tid, fs, p.inode, p.index, fs_type);
         }
         true
     }

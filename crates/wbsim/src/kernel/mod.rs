@@ -16,12 +16,12 @@ pub enum DirtyLimitScope {
     /// dirtyable; when every zone is over its share the slow path ignores
     /// the limits.
     PerZone,
-    /// The first version of the series (Jul 2011, seed 003): reserves still
-    /// count as dirtyable, and when every zone is over its share the
-    /// allocation wakes the flushers and stalls once (`congestion_wait`,
-    /// HZ/10; the stall's form is UNVERIFIED, the v2 cover letter only says
-    /// v1 "included code to wake the flushers and stall the allocation")
-    /// before the slow path.
+    /// The first version of the series (Jul 2011, seed 003): as `PerZone`,
+    /// but when every zone is over its share the allocation wakes the
+    /// flushers and stalls once (`congestion_wait`, HZ/10) before the slow
+    /// path. The v2 cover letter names this stall ("code to wake the
+    /// flushers and stall the allocation") as the only change from v1; its
+    /// exact form is UNVERIFIED (the v1 patch was not found).
     PerZoneFirstVersion,
 }
 

@@ -72,7 +72,7 @@ impl System {
     /// (pages the allocator keeps back anyway).
     pub fn dirtyable_memory(&self) -> u64 {
         let mut free = self.nr_free_pages();
-        if self.profile.dirty_limit_scope == crate::kernel::DirtyLimitScope::PerZone {
+        if self.profile.dirty_limit_scope.per_zone() {
             let reserve: u64 = (0..self.zones.len())
                 .map(|z| self.zone_dirty_balance_reserve(z))
                 .sum();
@@ -95,11 +95,7 @@ impl System {
     pub fn zone_dirtyable_memory(&self, z: usize) -> u64 {
         let zone = &self.zones[z];
         let free = zone.nr_free();
-        let reserve = match self.profile.dirty_limit_scope {
-            crate::kernel::DirtyLimitScope::PerZoneFirstVersion => 0,
-            _ => self.zone_dirty_balance_reserve(z),
-        };
-        free - free.min(reserve) + zone.nr_file_lru()
+        free - free.min(self.zone_dirty_balance_reserve(z)) + zone.nr_file_lru()
     }
 
     /// `zone_dirty_limit`: the global hard limit in proportion to the zone's

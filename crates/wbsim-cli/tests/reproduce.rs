@@ -1,0 +1,133 @@
+//! `wbsim reproduce` end to end, at full size (10 GiB and 8 GiB runs, as
+//! published): the JSON comparison keeps its contract, and every cell's
+//! verdict is what the model gives today. Cells listed in `KNOWN_FAILING`
+//! are the model's open fidelity gaps (see the issue notes); the test fails
+//! if one of them starts passing (update the list) or any other cell fails.
+//! Also `wbsim run --series --plot` end to end.
+
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_wbsim");
+
+/// Cells the model does not reproduce yet: vanilla reclaim writes need the
+/// Normal zone to be refilled faster than its size share (see notes).
+const KNOWN_FAILING: &[&str] = &[
+    "fuse-ntfs vanilla nr_vmscan_write (median)",
+    "fuse-ntfs seconds vanilla/per-zone",
+    "btrfs vanilla nr_vmscan_write (median)",
+    "ext4 vanilla nr_vmscan_write (median)",
+    "copy seconds vanilla/per-zone",
+    "copy vanilla nr_vmscan_write (median)",
+    "vanilla Normal dirty / Normal inactive (kswapd)",
+];
+
+#[test]
+fn reproduce_both_experiments_full_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("cmp.json");
+    let out = Command::new(BIN)
+        .args(["reproduce", "--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    print!("{text}");
+    for other in ["writeback-plug", "bdi-period-shift", "reclaim-writeback"] {
+        assert!(
+            text.contains(&format!("{other}: not yet implemented")),
+            "{other}"
+        );
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let experiments = v["experiments"].as_array().unwrap();
+    let ids: Vec<&str> = experiments
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["zone-dirty-v1", "zone-dirty-v2"]);
+    let mut unexpected = Vec::new();
+    for e in experiments {
+        let cells = e["cells"].as_array().unwrap();
+        assert!(cells.len() >= 7, "{}", e["id"]);
+        for c in cells {
+            let name = c["name"].as_str().unwrap();
+            let band = c["band"].as_array().unwrap();
+            assert_eq!(band.len(), 2, "{name}");
+            assert!(
+                c["simulated"].is_number() || c["simulated"].is_null(),
+                "{name}"
+            );
+            assert!(c.get("published").is_some(), "{name}");
+            let pass = c["pass"].as_bool().unwrap();
+            let calibration = c["calibration"].as_bool().unwrap();
+            let expected = calibration || !KNOWN_FAILING.contains(&name);
+            if pass != expected && !calibration {
+                unexpected.push(format!("{name}: pass = {pass}"));
+            }
+        }
+    }
+    assert!(unexpected.is_empty(), "verdicts changed: {unexpected:?}");
+}
+
+#[test]
+fn series_csv_and_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/zone-dirty-v2/xfs.toml");
+    let small = std::fs::read_to_string(scenario)
+        .unwrap()
+        .replace("count=$((10 << 15))", "count=65536");
+    let sc = dir.path().join("s.toml");
+    std::fs::write(&sc, small).unwrap();
+    let csv = dir.path().join("s.csv");
+    let svg = dir.path().join("s.svg");
+    let out = Command::new(BIN)
+        .args([
+            "run",
+            sc.to_str().unwrap(),
+            "--kernel",
+            "3.1-mmotm",
+            "--kernel",
+            "3.1-mmotm+per-zone-dirty",
+        ])
+        .args([
+            "--series",
+            csv.to_str().unwrap(),
+            "--plot",
+            svg.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "kernel,seed,time_s,zone,free_pages,inactive_file_pages,active_file_pages,dirty_pages,writeback_pages,dirty_limit_pages,kswapd_awake"
+    );
+    let rows: Vec<&str> = lines.collect();
+    for kernel in ["3.1-mmotm,", "3.1-mmotm+per-zone-dirty,"] {
+        for zone in [",DMA,", ",DMA32,", ",Normal,"] {
+            assert!(
+                rows.iter()
+                    .any(|r| r.starts_with(kernel) && r.contains(zone)),
+                "{kernel}{zone}"
+            );
+        }
+    }
+    // The run writes 2 GiB into a 3.7 GiB machine: dirty pages appear.
+    assert!(rows.iter().any(|r| r.split(',').nth(7).unwrap() != "0"));
+    let svg_text = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg_text.contains("<svg") && svg_text.contains("per-zone-dirty"));
+    let png = std::fs::read(svg.with_extension("png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+}
