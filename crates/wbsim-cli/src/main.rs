@@ -1,6 +1,7 @@
 //! The `wbsim` command.
 
 mod experiment;
+mod output;
 mod plot;
 mod reproduce;
 
@@ -9,6 +10,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use rayon::prelude::*;
+
+use output::write_atomically;
 
 #[derive(Parser)]
 #[command(
@@ -191,26 +194,4 @@ fn cmd_run(a: &RunArgs) -> Result<(), String> {
         plot::write_dirty_plot(p, &title, &lines)?;
     }
     Ok(())
-}
-
-/// Write a file via a temporary sibling and a rename, so that a failure
-/// never leaves half a file behind.
-pub fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .ok_or_else(|| format!("{}: not a file name", path.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, text).map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("{}: cannot write: {e}", path.display())
-    })
 }

@@ -2,8 +2,7 @@
 //! picture that shows whether a kernel keeps each zone under its share of
 //! the dirty limit (the point of per-zone dirty limits).
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 use std::sync::Once;
 
 use image::ImageEncoder as _;
@@ -12,6 +11,8 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 use wbsim::report::series::Series;
+
+use crate::output::{publish, stage};
 
 const SIZE: (u32, u32) = (1200, 900);
 /// Family under which the embedded DejaVu Sans is registered; every text
@@ -83,32 +84,6 @@ fn register_embedded_font() {
     ONCE.call_once(|| {
         let _ = register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
     });
-}
-
-/// Writes `bytes` to a fresh temp file beside `path` and returns its name.
-fn stage(path: &Path, bytes: &[u8]) -> Result<PathBuf, String> {
-    static SEQ: AtomicU64 = AtomicU64::new(0);
-    let name = path
-        .file_name()
-        .ok_or_else(|| format!("{}: not a file path", path.display()))?;
-    let tmp = path.with_file_name(format!(
-        ".{}.{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id(),
-        SEQ.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::write(&tmp, bytes).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("{}: {e}", path.display())
-    })?;
-    Ok(tmp)
-}
-
-fn publish(tmp: &Path, path: &Path) -> Result<(), String> {
-    std::fs::rename(tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(tmp);
-        format!("{}: {e}", path.display())
-    })
 }
 
 /// Points of one line in seconds and pages, dropping samples equal to both

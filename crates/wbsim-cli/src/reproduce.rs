@@ -84,7 +84,7 @@ pub fn cmd_reproduce(
             not_implemented: if id.is_none() { missing } else { Vec::new() },
         };
         let text = serde_json::to_string_pretty(&cmp).map_err(|e| e.to_string())?;
-        crate::write_atomically(p, &text)?;
+        crate::output::write_atomically(p, &text)?;
     }
     Ok(())
 }

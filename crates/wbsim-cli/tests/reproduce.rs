@@ -21,20 +21,22 @@ const KNOWN_FAILING: &[&str] = &[
     "vanilla Normal dirty / Normal inactive (kswapd)",
 ];
 
-#[test]
-fn reproduce_both_experiments_full_size() {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("cmp.json");
-    let out = Command::new(BIN)
-        .args(["reproduce", "--json", json.to_str().unwrap()])
-        .output()
-        .unwrap();
+/// Run `wbsim` and return its standard output; fail on a non-zero exit.
+fn wbsim_ok(args: &[&str]) -> String {
+    let out = Command::new(BIN).args(args).output().unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let text = String::from_utf8(out.stdout).unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn reproduce_both_experiments_full_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("cmp.json");
+    let text = wbsim_ok(&["reproduce", "--json", json.to_str().unwrap()]);
     print!("{text}");
     for other in ["writeback-plug", "bdi-period-shift", "reclaim-writeback"] {
         assert!(
@@ -86,28 +88,18 @@ fn series_csv_and_plot() {
     std::fs::write(&sc, small).unwrap();
     let csv = dir.path().join("s.csv");
     let svg = dir.path().join("s.svg");
-    let out = Command::new(BIN)
-        .args([
-            "run",
-            sc.to_str().unwrap(),
-            "--kernel",
-            "3.1-mmotm",
-            "--kernel",
-            "3.1-mmotm+per-zone-dirty",
-        ])
-        .args([
-            "--series",
-            csv.to_str().unwrap(),
-            "--plot",
-            svg.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    wbsim_ok(&[
+        "run",
+        sc.to_str().unwrap(),
+        "--kernel",
+        "3.1-mmotm",
+        "--kernel",
+        "3.1-mmotm+per-zone-dirty",
+        "--series",
+        csv.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
     let text = std::fs::read_to_string(&csv).unwrap();
     let mut lines = text.lines();
     assert_eq!(

@@ -2,36 +2,11 @@
 //! invariants after every event, determinism, and the filesystem
 //! differences the mechanisms must produce.
 
-use wbsim::scenario::{parse_scenario, Scenario};
-use wbsim::{kernel, simulate, simulate_system, RunOptions};
+mod common;
 
-/// A scenario on a 20 MiB/s USB stick with dirty_ratio 40: the machine
-/// section, the filesystem type and the `[[task]]` sections vary.
-fn scenario(machine: &str, fs: &str, tasks: &str, name: &str) -> Scenario {
-    let text = format!(
-        r#"
-kernel = "3.0-vanilla"
-[machine]
-{machine}
-[[device]]
-name = "sdb"
-model = "usb-stick"
-capacity_gib = 16
-seq_write_mib_per_s = 20.0
-max_request_kib = 120
-command_overhead_us = 250.0
-small_write_penalty_us = 5000.0
-[[fs]]
-type = "{fs}"
-device = "sdb"
-mount = "disk"
-[sysctl]
-dirty_ratio = 40
-{tasks}
-"#
-    );
-    parse_scenario(&text, name).unwrap()
-}
+use common::scenario;
+use wbsim::scenario::Scenario;
+use wbsim::{kernel, simulate, simulate_system, RunOptions};
 
 /// A 64 MiB machine writing 160 MiB through a slow USB stick: small enough
 /// to check every invariant after every event, large enough that the page

@@ -4,16 +4,15 @@
 //! limits keep the zone's dirty pages within its share and reclaim writes
 //! nothing.
 
+mod common;
+
+use common::scenario;
 use wbsim::report::series::Series;
-use wbsim::scenario::parse_scenario;
 use wbsim::{kernel, simulate, RunOptions};
 
 /// DMA 15 MiB + DMA32 512 MiB, xfs on a USB stick, 1.5 GiB dd.
 fn no_normal_zone() -> wbsim::scenario::Scenario {
-    let text = r#"
-kernel = "3.0-vanilla"
-[machine]
-cpus = 4
+    let machine = r#"cpus = 4
 hz = 1000
 total_mib = 527
 [[machine.zone]]
@@ -21,25 +20,10 @@ name = "DMA"
 size_mib = 15
 [[machine.zone]]
 name = "DMA32"
-size_mib = 512
-[[device]]
-name = "sdb"
-model = "usb-stick"
-capacity_gib = 16
-seq_write_mib_per_s = 17.4
-max_request_kib = 120
-command_overhead_us = 250.0
-small_write_penalty_us = 5000.0
-[[fs]]
-type = "xfs"
-device = "sdb"
-mount = "disk"
-[sysctl]
-dirty_ratio = 40
-[[task]]
-command = "dd if=/dev/zero of=disk/zeroes bs=32k count=49152"
-"#;
-    parse_scenario(text, "no-normal.toml").unwrap()
+size_mib = 512"#;
+    let task = r#"[[task]]
+command = "dd if=/dev/zero of=disk/zeroes bs=32k count=49152""#;
+    scenario(machine, "xfs", task, "no-normal.toml")
 }
 
 fn run(preset: &str) -> (Series, i64) {

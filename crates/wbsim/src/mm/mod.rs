@@ -67,30 +67,35 @@ impl System {
     /// min watermark, ignores dirty limits so allocations still succeed when
     /// every zone is over.
     pub fn get_page_from_freelist(&mut self, mark: Mark, gfp: Gfp) -> Option<Pfn> {
-        let classzone = self.preferred_zone();
         let spread_dirty =
             gfp.write && mark == Mark::Low && self.profile.dirty_limit_scope.per_zone();
-        self.alloc_skipped_dirty_zone = false;
-        for z in (0..self.zones.len()).rev() {
-            let zone = &self.zones[z];
-            if zone.present_pages == 0 || zone.nr_free() == 0 {
-                continue;
-            }
-            let ok = match mark {
-                Mark::Low => zone.watermark_ok(zone.wmark_low, classzone),
-                Mark::Min => zone.watermark_ok(zone.wmark_min, classzone),
-                Mark::NoWatermarks => true,
-            };
-            if !ok {
-                continue;
-            }
-            if spread_dirty && !self.zone_dirty_ok(z) {
-                self.alloc_skipped_dirty_zone = true;
-                continue;
-            }
-            return Some(self.take_free_page(z));
+        let z = (0..self.zones.len()).rev().find(|&z| {
+            self.zone_watermark_allows(z, mark) && (!spread_dirty || self.zone_dirty_ok(z))
+        })?;
+        Some(self.take_free_page(z))
+    }
+
+    /// The zone has a free page above `mark` for a page-cache allocation
+    /// (classzone: the preferred zone, so `lowmem_reserve` applies).
+    fn zone_watermark_allows(&self, z: usize, mark: Mark) -> bool {
+        let zone = &self.zones[z];
+        if zone.present_pages == 0 || zone.nr_free() == 0 {
+            return false;
         }
-        None
+        let classzone = self.preferred_zone();
+        match mark {
+            Mark::Low => zone.watermark_ok(zone.wmark_low, classzone),
+            Mark::Min => zone.watermark_ok(zone.wmark_min, classzone),
+            Mark::NoWatermarks => true,
+        }
+    }
+
+    /// Whether a fast-path `__GFP_WRITE` allocation failed only because of
+    /// per-zone dirty limits: some zone passes the low watermark but is
+    /// over its dirty share.
+    pub fn fast_path_dirty_limited(&self) -> bool {
+        (0..self.zones.len())
+            .any(|z| self.zone_watermark_allows(z, Mark::Low) && !self.zone_dirty_ok(z))
     }
 
     /// Free a page frame back to its zone (`free_hot_cold_page`).

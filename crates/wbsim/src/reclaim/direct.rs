@@ -66,9 +66,10 @@ impl System {
                         st.dirty_stalled = false;
                         return Alloc::Page(pfn);
                     }
-                    if self.alloc_skipped_dirty_zone
-                        && !st.dirty_stalled
+                    if gfp.write
                         && self.profile.dirty_limit_scope == DirtyLimitScope::PerZoneFirstVersion
+                        && !st.dirty_stalled
+                        && self.fast_path_dirty_limited()
                     {
                         // First version: every zone with free pages is over its
                         // dirty share; wake the flushers and wait once.

@@ -95,7 +95,7 @@ impl Series {
                 .map(|s| &s.zones[i])
                 .filter(|z| z.dirty_limit_pages > 0)
                 .map(|z| (z.dirty_pages + z.writeback_pages) as f64 / z.dirty_limit_pages as f64)
-                .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+                .reduce(f64::max);
             if let Some(m) = over {
                 out.insert(format!("{name}.max_dirty_over_limit"), m);
             }
@@ -104,7 +104,7 @@ impl Series {
             .zone_names
             .iter()
             .filter_map(|n| out.get(&format!("{n}.max_dirty_over_limit")).copied())
-            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+            .reduce(f64::max);
         if let Some(m) = worst {
             out.insert("all.max_dirty_over_limit".to_string(), m);
         }

@@ -120,7 +120,6 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         nr_dirty: 0,
         nr_writeback: 0,
         nr_writeback_temp: 0,
-        alloc_skipped_dirty_zone: false,
         isolate_buf: Vec::with_capacity(64),
         bdis: Vec::new(),
         prop_completions: PropGlobal::new(shift),

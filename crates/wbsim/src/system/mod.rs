@@ -54,9 +54,6 @@ pub struct System {
     pub nr_dirty: u64,
     pub nr_writeback: u64,
     pub nr_writeback_temp: u64,
-    /// The last `get_page_from_freelist` passed over a zone that had free
-    /// pages only because it was over its dirty limit.
-    pub alloc_skipped_dirty_zone: bool,
     /// Reusable buffer for pages isolated by reclaim (no allocation per batch).
     pub isolate_buf: Vec<u32>,
 
