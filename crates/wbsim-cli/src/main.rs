@@ -148,6 +148,9 @@ fn cmd_run(a: &RunArgs) -> Result<(), String> {
     if a.sample_ms == 0 {
         return Err("--sample-ms must be at least 1".into());
     }
+    if let Some(p) = a.plot {
+        plot::png_path_for(p).map_err(|e| format!("--plot: {e}"))?;
+    }
     let seeds = wbsim::run_seeds(a.seed.unwrap_or(sc.run.seed), runs);
     let opts = wbsim::RunOptions {
         check_every_event: a.check,

@@ -2,7 +2,7 @@
 //! picture that shows whether a kernel keeps each zone under its share of
 //! the dirty limit (the point of per-zone dirty limits).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Once;
 
 use image::ImageEncoder as _;
@@ -41,10 +41,7 @@ pub fn write_dirty_plot(
     title: &str,
     runs: &[(&str, &Series)],
 ) -> Result<(), String> {
-    let png_path = svg_path.with_extension("png");
-    if png_path == svg_path {
-        return Err(format!("{}: must not end in .png", svg_path.display()));
-    }
+    let png_path = png_path_for(svg_path)?;
     register_embedded_font();
 
     let mut svg = String::new();
@@ -74,6 +71,16 @@ pub fn write_dirty_plot(
     publish(&png_tmp, &png_path).inspect_err(|_| {
         let _ = std::fs::remove_file(svg_path);
     })
+}
+
+/// Where the PNG beside `svg_path` goes; an error if that would be
+/// `svg_path` itself. Checked before any simulation runs.
+pub fn png_path_for(svg_path: &Path) -> Result<PathBuf, String> {
+    let png_path = svg_path.with_extension("png");
+    if png_path == svg_path {
+        return Err(format!("{}: must not end in .png", svg_path.display()));
+    }
+    Ok(png_path)
 }
 
 /// plotters' ab_glyph text backend only knows registered fonts.

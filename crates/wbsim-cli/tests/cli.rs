@@ -205,3 +205,25 @@ fn failed_json_write_leaves_nothing_behind() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write"));
     assert!(!target.exists());
 }
+
+#[test]
+fn plot_path_ending_in_png_is_rejected_before_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write_temp(&dir, "q.toml", &quick());
+    let target = dir.path().join("dirty.png");
+    let o = wbsim(&[
+        "run",
+        p.to_str().unwrap(),
+        "--plot",
+        target.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--plot") && err.contains("must not end in .png"),
+        "{err}"
+    );
+    // Rejected before simulating: nothing was printed.
+    assert!(o.stdout.is_empty());
+    assert!(!target.exists());
+}
