@@ -15,6 +15,7 @@ pub mod report;
 pub mod scenario;
 pub mod sim;
 pub mod system;
+pub mod trace;
 pub mod workload;
 pub mod writeback;
 

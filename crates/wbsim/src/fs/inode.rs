@@ -53,6 +53,9 @@ pub struct Inode {
     pub size_pages: u32,
     /// I_SYNC: being written back right now.
     pub in_writeback: bool,
+    /// I_DIRTY_RECLAIM (Gorman RFC patch 5): reclaim met a dirty page of
+    /// this inode; `queue_io` takes it regardless of age.
+    pub dirty_reclaim: bool,
 }
 
 impl Inode {
@@ -70,6 +73,7 @@ impl Inode {
             dirtied_when: 0,
             list: InodeList::None,
             base_sector,
+            dirty_reclaim: false,
             size_pages: 0,
             in_writeback: false,
         }

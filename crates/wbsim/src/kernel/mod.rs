@@ -50,11 +50,39 @@ pub struct KernelProfile {
     /// kswapd calls `->writepage` on dirty file pages only at priorities at
     /// or below this (12 = always, as in 3.0).
     pub kswapd_writepage_max_priority: u32,
-    /// A dirty file page that reclaim may not write gets PG_reclaim, so
-    /// `end_page_writeback` rotates it to the inactive tail for immediate
-    /// reclaim (Mel Gorman, "Immediately reclaim end-of-LRU dirty pages
-    /// when writeback completes", 3.2; counted as nr_vmscan_immediate_reclaim).
-    pub reclaim_skip_sets_pg_reclaim: bool,
+    /// What `shrink_page_list` does with a dirty file page it may not write.
+    pub skipped_dirty_file_page: SkippedDirtyPage,
+    /// Gorman RFC patch 3 (Jul 2011): after a batch, if the dirty pages met
+    /// are at least `nr_taken >> (DEF_PRIORITY - priority)`, count
+    /// nr_vmscan_throttled and `wait_iff_congested(zone, HZ/10)`.
+    pub throttle_on_dirty_isolated: bool,
+    /// Gorman RFC patch 5: the inodes of skipped dirty pages get
+    /// I_DIRTY_RECLAIM, the flushers are woken for that many pages, and
+    /// `move_expired_inodes` queues such inodes for IO regardless of age.
+    pub flush_reclaim_inodes_first: bool,
+}
+
+/// The fate of a dirty file page that reclaim is not allowed to write
+/// (`shrink_page_list`, file page and not kswapd or priority too high).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkippedDirtyPage {
+    /// Back to the inactive head, still dirty; counted in
+    /// nr_vmscan_write_skip (Gorman RFC patches 1–3, Jul 2011). Also the
+    /// 3.0 value, where the case never arises.
+    Keep,
+    /// Gorman RFC patch 4 ("Immediately reclaim end-of-LRU dirty pages when
+    /// writeback completes", Jul 2011): counted in nr_vmscan_invalidate,
+    /// then `deactivate_page` and `goto keep_dirty`. The page is still
+    /// isolated, so `lru_deactivate_fn` (which returns early without
+    /// PG_lru) leaves it alone, and `keep_dirty` skips the putback: the page
+    /// drops out of the LRU for good (`Holder::Orphaned`).
+    Orphan,
+    /// As merged for 3.2 ("Immediately reclaim end-of-LRU dirty pages when
+    /// writeback completes" v3): PG_reclaim is set and the page goes back
+    /// to the inactive head, so `end_page_writeback` rotates it to the tail;
+    /// counted in nr_vmscan_immediate_reclaim.
+    ImmediateReclaim,
 }
 
 const PRESETS: &[(&str, &str)] = &[
@@ -66,6 +94,27 @@ const PRESETS: &[(&str, &str)] = &[
     (
         "3.0+per-zone-dirty-v1",
         include_str!("presets/3.0+per-zone-dirty-v1.toml"),
+    ),
+    ("3.0-rc6", include_str!("presets/3.0-rc6.toml")),
+    (
+        "3.0-rc6+reclaim-1",
+        include_str!("presets/3.0-rc6+reclaim-1.toml"),
+    ),
+    (
+        "3.0-rc6+reclaim-1-2",
+        include_str!("presets/3.0-rc6+reclaim-1-2.toml"),
+    ),
+    (
+        "3.0-rc6+reclaim-1-3",
+        include_str!("presets/3.0-rc6+reclaim-1-3.toml"),
+    ),
+    (
+        "3.0-rc6+reclaim-1-4",
+        include_str!("presets/3.0-rc6+reclaim-1-4.toml"),
+    ),
+    (
+        "3.0-rc6+reclaim-1-5",
+        include_str!("presets/3.0-rc6+reclaim-1-5.toml"),
     ),
     ("3.1-mmotm", include_str!("presets/3.1-mmotm.toml")),
     (

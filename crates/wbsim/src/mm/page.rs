@@ -45,6 +45,13 @@ pub enum Holder {
     /// Allocated, kernel-private and never on the LRU (FUSE temporary
     /// writeback pages, XFS buffer-cache pages).
     Kernel = 7,
+    /// Off every LRU list but still in the page cache, held by a reference
+    /// reclaim never dropped: Gorman's RFC patch 4 (Jul 2011) calls
+    /// `deactivate_page` on a still-isolated dirty page, which does nothing
+    /// to a page without PG_lru, and then skips the putback (`goto
+    /// keep_dirty`). Such a page is written by the flushers like any other
+    /// but never reclaimed.
+    Orphaned = 8,
 }
 
 /// LRU list numbers as in `enum lru_list` (unevictable not modelled).

@@ -26,9 +26,14 @@ pub enum Ev {
     SlabsScanned,
     /// Dirty file pages reclaim skipped and marked PG_reclaim (3.2+).
     NrVmscanImmediateReclaim,
+    /// Gorman RFC (Jul 2011) zone stats, summed: dirty file pages skipped
+    /// (patches 1–3), throttled batches (3–5), orphaned pages (4–5).
+    NrVmscanWriteSkip,
+    NrVmscanThrottled,
+    NrVmscanInvalidate,
 }
 
-pub const EV_NAMES: [&str; 15] = [
+pub const EV_NAMES: [&str; 18] = [
     "nr_dirtied",
     "nr_written",
     "pgpgout",
@@ -44,6 +49,9 @@ pub const EV_NAMES: [&str; 15] = [
     "kswapd_skip_congestion_wait",
     "slabs_scanned",
     "nr_vmscan_immediate_reclaim",
+    "nr_vmscan_write_skip",
+    "nr_vmscan_throttled",
+    "nr_vmscan_invalidate",
 ];
 
 /// Per-zone event counters.

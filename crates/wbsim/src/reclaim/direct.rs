@@ -116,7 +116,8 @@ impl System {
                         return Alloc::Sleep(Step::SleepUntil(t));
                     }
                     let t = self.jiffies_ns(self.hz.div_ceil(50));
-                    if let Some(step) = self.wait_iff_congested(tid, t) {
+                    let zone = self.preferred_zone();
+                    if let Some(step) = self.wait_iff_congested(tid, zone, t) {
                         return Alloc::Sleep(step);
                     }
                 }
@@ -135,6 +136,7 @@ impl System {
             nr_scanned: 0,
             nr_reclaimed: st.nr_reclaimed,
             priority: st.priority,
+            stall: None,
         };
         // shrink_zones: every zone of the zonelist, highest first.
         for z in (0..self.zones.len()).rev() {
@@ -145,9 +147,22 @@ impl System {
                 continue;
             }
             self.shrink_zone(z, &mut sc);
+            if sc.stall.is_some() {
+                break;
+            }
         }
         st.total_scanned += sc.nr_scanned;
         st.nr_reclaimed = sc.nr_reclaimed;
+        if let Some(step) = sc.stall {
+            // Throttled mid-pass (Gorman RFC patch 3): after the wait, go on
+            // with the next priority, or retry the freelists.
+            if st.nr_reclaimed >= SWAP_CLUSTER_MAX || st.priority == 0 {
+                st.phase = Phase::AfterReclaim;
+            } else {
+                st.priority -= 1;
+            }
+            return Some(step);
+        }
         if st.nr_reclaimed >= SWAP_CLUSTER_MAX {
             st.phase = Phase::AfterReclaim;
             return None;
@@ -171,17 +186,17 @@ impl System {
         let nap = sc.nr_scanned > 0 && st.priority < DEF_PRIORITY - 2;
         st.priority -= 1;
         if nap {
-            return self.wait_iff_congested(tid, self.jiffies_ns(self.hz / 10));
+            let zone = self.preferred_zone();
+            return self.wait_iff_congested(tid, zone, self.jiffies_ns(self.hz / 10));
         }
         None
     }
 
-    /// `wait_iff_congested` (3.0): sleep like `congestion_wait` only if some
-    /// device is congested and the preferred zone is flagged ZONE_CONGESTED;
+    /// `wait_iff_congested` (2.6.37 – 3.x): sleep like `congestion_wait` only
+    /// if some device is congested and `zone` is flagged ZONE_CONGESTED;
     /// otherwise just yield.
-    pub fn wait_iff_congested(&mut self, tid: u32, timeout_ns: u64) -> Option<Step> {
+    pub fn wait_iff_congested(&mut self, tid: u32, zone: usize, timeout_ns: u64) -> Option<Step> {
         let any_congested = self.queues.iter().any(|q| q.congested);
-        let zone = self.preferred_zone();
         if !any_congested || !self.zones[zone].congested {
             return None;
         }

@@ -152,6 +152,7 @@ impl System {
                     nr_scanned: 0,
                     nr_reclaimed: k.nr_reclaimed,
                     priority: k.priority,
+                    stall: None,
                 };
                 self.shrink_zone(i, &mut sc);
                 k.total_scanned += sc.nr_scanned;
@@ -159,6 +160,11 @@ impl System {
                 let z = &mut self.zones[i];
                 if z.pages_scanned >= 6 * z.reclaimable_pages() {
                     z.all_unreclaimable = true;
+                }
+                if let Some(step) = sc.stall {
+                    // Throttled mid-pass: go on with the next priority.
+                    k.after_wait = true;
+                    return step;
                 }
             }
             if k.total_scanned > 2 * SWAP_CLUSTER_MAX && k.total_scanned > k.nr_reclaimed * 3 / 2 {

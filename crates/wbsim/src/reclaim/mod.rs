@@ -12,8 +12,10 @@ pub mod direct;
 pub mod kswapd;
 
 use crate::fs::WritepageResult;
+use crate::kernel::SkippedDirtyPage;
 use crate::mm::page::{flags, Holder, LRU_ACTIVE_FILE, LRU_INACTIVE_FILE, NIL};
 use crate::mm::vmstat::{Ev, ZoneEv};
+use crate::system::task::Step;
 use crate::system::System;
 
 /// `DEF_PRIORITY`.
@@ -31,6 +33,10 @@ pub struct ScanControl {
     pub nr_scanned: u64,
     pub nr_reclaimed: u64,
     pub priority: u32,
+    /// A throttle (Gorman RFC patch 3) put the reclaimer to sleep in the
+    /// middle of a pass: the caller returns this step and resumes with the
+    /// next priority (the rest of the pass is dropped).
+    pub stall: Option<Step>,
 }
 
 impl System {
@@ -71,7 +77,9 @@ impl System {
                     self.shrink_inactive_list(zone, n, sc);
                 }
             }
-            if sc.nr_reclaimed >= sc.nr_to_reclaim && sc.priority < DEF_PRIORITY {
+            if sc.stall.is_some()
+                || (sc.nr_reclaimed >= sc.nr_to_reclaim && sc.priority < DEF_PRIORITY)
+            {
                 break;
             }
         }
@@ -129,7 +137,7 @@ impl System {
         sc.nr_scanned += nr_taken;
         self.charge_sys(sc.tid, nr_taken * self.cost.scan_page_ns);
 
-        let reclaimed = self.shrink_page_list(zone, &buf, sc);
+        let (reclaimed, nr_dirty) = self.shrink_page_list(zone, &buf, sc);
         self.zones[zone].nr_isolated_file -= nr_taken;
         sc.nr_reclaimed += reclaimed;
         let steal_ev = if sc.is_kswapd {
@@ -145,13 +153,28 @@ impl System {
         // Writes issued by pageout go to the devices now (no plug in 3.0
         // shrink_page_list).
         self.flush_all_plugs();
+        // Gorman RFC patch 3: throttle a reclaimer whose batch was mostly
+        // dirty (all of it at priority 12, half at 11, ...).
+        let shift = DEF_PRIORITY - sc.priority;
+        if self.profile.throttle_on_dirty_isolated && nr_dirty > 0 && nr_dirty >= nr_taken >> shift
+        {
+            self.vmstat.inc(Ev::NrVmscanThrottled, 1);
+            let timeout = self.jiffies_ns(self.hz / 10);
+            sc.stall = self.wait_iff_congested(sc.tid, zone, timeout);
+        }
     }
 
     /// `shrink_page_list` (3.0): decide each isolated page's fate. Returns
-    /// pages freed; kept pages go back to the inactive head, activated ones
-    /// to the active head.
-    fn shrink_page_list(&mut self, zone: usize, isolated: &[u32], sc: &mut ScanControl) -> u64 {
+    /// pages freed and dirty pages met; kept pages go back to the inactive
+    /// head, activated ones to the active head.
+    fn shrink_page_list(
+        &mut self,
+        zone: usize,
+        isolated: &[u32],
+        sc: &mut ScanControl,
+    ) -> (u64, u64) {
         let (mut nr_dirty, mut nr_congested, mut reclaimed) = (0u64, 0u64, 0u64);
+        let mut nr_flush_first = 0u64;
         for &pfn in isolated {
             let p = self.pages[pfn as usize];
             if p.has(flags::WRITEBACK) {
@@ -166,11 +189,11 @@ impl System {
                 nr_dirty += 1;
                 // 3.2 order: the file-page rule comes before RECLAIM_CLEAN.
                 if !self.reclaim_may_write_file(sc) {
-                    if self.profile.reclaim_skip_sets_pg_reclaim {
-                        self.pages[pfn as usize].flags |= flags::RECLAIM;
-                        self.vmstat.inc(Ev::NrVmscanImmediateReclaim, 1);
+                    if self.profile.flush_reclaim_inodes_first {
+                        self.inodes[p.inode as usize].dirty_reclaim = true;
+                        nr_flush_first += 1;
                     }
-                    self.putback(pfn);
+                    self.skip_dirty_file_page(pfn);
                     continue;
                 }
                 if referenced {
@@ -215,7 +238,30 @@ impl System {
         if nr_dirty > 0 && nr_dirty == nr_congested {
             self.zones[zone].congested = true;
         }
-        reclaimed
+        if nr_flush_first > 0 {
+            // Gorman RFC patch 5: wake the flushers for the inodes just marked.
+            self.wakeup_flusher_threads(nr_flush_first);
+        }
+        (reclaimed, nr_dirty)
+    }
+
+    /// A dirty file page reclaim may not write (see `SkippedDirtyPage`).
+    fn skip_dirty_file_page(&mut self, pfn: u32) {
+        match self.profile.skipped_dirty_file_page {
+            SkippedDirtyPage::Keep => {
+                self.vmstat.inc(Ev::NrVmscanWriteSkip, 1);
+                self.putback(pfn);
+            }
+            SkippedDirtyPage::ImmediateReclaim => {
+                self.pages[pfn as usize].flags |= flags::RECLAIM;
+                self.vmstat.inc(Ev::NrVmscanImmediateReclaim, 1);
+                self.putback(pfn);
+            }
+            SkippedDirtyPage::Orphan => {
+                self.vmstat.inc(Ev::NrVmscanInvalidate, 1);
+                self.pages[pfn as usize].holder = Holder::Orphaned;
+            }
+        }
     }
 
     /// Profile switches on file writeback from reclaim (3.0: always).

@@ -8,6 +8,7 @@
 //! "name", "write_iops", "write_mb_per_second", "avg_write_request_kib",
 //! ... } ] } ] }`.
 
+pub mod mmtests;
 pub mod series;
 
 use std::collections::BTreeMap;

@@ -30,7 +30,7 @@ impl System {
                 }
                 Holder::Pagevec => pagevec += 1,
                 Holder::Isolated => isolated += 1,
-                Holder::Kernel => kernel += 1,
+                Holder::Kernel | Holder::Orphaned => kernel += 1,
                 h => {
                     let l = h.lru().unwrap();
                     lru[z][l] += 1;

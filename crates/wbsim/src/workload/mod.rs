@@ -13,6 +13,8 @@
 //! `balance_dirty_pages` itself.
 
 pub mod dd;
+pub mod fsmark;
+pub mod shell;
 
 use crate::fs::daemon::FuseRequest;
 use crate::reclaim::direct::Alloc;

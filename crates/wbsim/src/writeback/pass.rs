@@ -70,11 +70,28 @@ pub enum WritebackCaller {
 
 impl System {
     /// `queue_io`: splice `b_more_io` onto `b_io`, then move inodes dirtied
-    /// before `older_than_this` from the tail of `b_dirty`.
+    /// before `older_than_this` from the tail of `b_dirty`. With Gorman's
+    /// RFC patch 5, `move_expired_inodes` first takes every I_DIRTY_RECLAIM
+    /// inode whatever its age; they go where `b_io` is consumed first.
     fn queue_io(&mut self, bdi: usize, older_than_this: Option<Ns>) {
         while let Some(ino) = self.bdis[bdi].b_more_io.pop_back() {
             self.bdis[bdi].b_io.push_front(ino);
             self.inodes[ino as usize].list = InodeList::Io;
+        }
+        if self.profile.flush_reclaim_inodes_first {
+            let mut i = 0;
+            while i < self.bdis[bdi].b_dirty.len() {
+                let ino = self.bdis[bdi].b_dirty[i];
+                if self.inodes[ino as usize].dirty_reclaim {
+                    self.bdis[bdi].b_dirty.remove(i);
+                    self.bdis[bdi].b_io.push_back(ino);
+                    let inode = &mut self.inodes[ino as usize];
+                    inode.list = InodeList::Io;
+                    inode.dirty_reclaim = false;
+                } else {
+                    i += 1;
+                }
+            }
         }
         while let Some(&ino) = self.bdis[bdi].b_dirty.back() {
             if let Some(cutoff) = older_than_this {
@@ -223,5 +240,80 @@ impl System {
                 return PassResult::Done;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::fs::inode::InodeList;
+    use crate::kernel::preset;
+    use crate::scenario::parse_scenario;
+    use crate::system::build_system;
+
+    /// Two files on one xfs device; returns (system, older inode, newer inode).
+    fn two_files(kernel: &str) -> (crate::system::System, u32, u32) {
+        let text = r#"
+kernel = "3.0-rc6"
+[machine]
+cpus = 1
+[[machine.zone]]
+name = "DMA32"
+size_mib = 64
+[[device]]
+name = "sda"
+model = "usb-stick"
+capacity_gib = 16
+seq_write_mib_per_s = 20.0
+max_request_kib = 120
+command_overhead_us = 250.0
+small_write_penalty_us = 5000.0
+[[fs]]
+type = "xfs"
+device = "sda"
+mount = "disk"
+[[task]]
+command = "dd if=/dev/zero of=disk/a bs=4k count=1"
+[[task]]
+command = "dd if=/dev/zero of=disk/b bs=4k count=1"
+"#;
+        let sc = parse_scenario(text, "two.toml").unwrap();
+        let mut sys = build_system(&sc, &preset(kernel).unwrap(), 1);
+        let files: Vec<u32> = (0..sys.inodes.len() as u32)
+            .filter(|&i| sys.inodes[i as usize].kind == crate::fs::inode::MappingKind::Regular)
+            .collect();
+        let (old, new) = (files[0], files[1]);
+        let bdi = sys.inodes[old as usize].bdi;
+        // b_dirty: head = newest, tail = oldest.
+        sys.inodes[old as usize].dirtied_when = 1_000;
+        sys.inodes[new as usize].dirtied_when = 50_000_000_000;
+        for ino in [new, old] {
+            sys.bdis[bdi].b_dirty.push_back(ino);
+            sys.inodes[ino as usize].list = InodeList::Dirty;
+        }
+        sys.inodes[new as usize].dirty_reclaim = true;
+        (sys, old, new)
+    }
+
+    /// Gorman RFC patch 5: an I_DIRTY_RECLAIM inode is queued for IO even
+    /// though it is too young for this kupdate pass, and written first.
+    #[test]
+    fn reclaim_marked_inode_is_queued_regardless_of_age() {
+        let cutoff = Some(10_000);
+        let (mut sys, old, new) = two_files("3.0-rc6+reclaim-1-5");
+        let bdi = sys.inodes[old as usize].bdi;
+        sys.queue_io(bdi, cutoff);
+        let b_io: Vec<u32> = sys.bdis[bdi].b_io.iter().copied().collect();
+        // b_io is consumed from the back: the marked inode goes first.
+        assert_eq!(b_io, vec![old, new]);
+        assert!(!sys.inodes[new as usize].dirty_reclaim);
+
+        // Without patch 5 only the expired inode is queued.
+        let (mut sys, old, new) = two_files("3.0-rc6+reclaim-1-4");
+        sys.queue_io(bdi, cutoff);
+        assert_eq!(
+            sys.bdis[bdi].b_io.iter().copied().collect::<Vec<_>>(),
+            vec![old]
+        );
+        assert_eq!(sys.inodes[new as usize].list, InodeList::Dirty);
     }
 }

@@ -1,0 +1,206 @@
+//! The vmscan and writeback trace events of Linux 3.0, with the fields their
+//! `TP_printk` formats print.
+//!
+//! Sources of the layouts (3.0): `include/trace/events/vmscan.h`
+//! (`mm_vmscan_*`), `include/trace/events/writeback.h`
+//! (`writeback_congest_waited_template`), `include/trace/events/gfpflags.h`
+//! (`show_gfp_flags`). These are exactly the events Mel Gorman's
+//! `Documentation/trace/postprocess/trace-vmscan-postprocess.pl` parses
+//! (the congestion events are not read by that script; mmtests reports them).
+
+/// One trace event, as the 3.0 tracepoint records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TraceEvent {
+    /// `mm_vmscan_kswapd_sleep` (`kswapd_try_to_sleep()`): `nid=%d`.
+    KswapdSleep { nid: u32 },
+    /// `mm_vmscan_kswapd_wake` (`kswapd()`, before `balance_pgdat()`):
+    /// `nid=%d order=%d`. kswapd emits it on every pass of its loop, also
+    /// without having slept, which the script counts as a "re-wakeup".
+    KswapdWake { nid: u32, order: u32 },
+    /// `mm_vmscan_wakeup_kswapd` (`wakeup_kswapd()`, in the allocating
+    /// task): `nid=%d zid=%d order=%d`.
+    WakeupKswapd { nid: u32, zid: u32, order: u32 },
+    /// `mm_vmscan_direct_reclaim_begin` (`try_to_free_pages()`):
+    /// `order=%d may_writepage=%d gfp_flags=%s`.
+    DirectReclaimBegin {
+        order: u32,
+        may_writepage: bool,
+        gfp: GfpMask,
+    },
+    /// `mm_vmscan_direct_reclaim_end`: `nr_reclaimed=%lu`.
+    DirectReclaimEnd { nr_reclaimed: u64 },
+    /// `mm_vmscan_lru_isolate` (`isolate_lru_pages()`):
+    /// `isolate_mode=%d order=%d nr_requested=%lu nr_scanned=%lu
+    /// nr_taken=%lu contig_taken=%lu contig_dirty=%lu contig_failed=%lu`.
+    /// No `file=` field in 3.0 (added in 3.3); the `contig_*` (lumpy
+    /// reclaim) fields were removed in 3.5.
+    LruIsolate {
+        isolate_mode: IsolateMode,
+        order: u32,
+        nr_requested: u64,
+        nr_scanned: u64,
+        nr_taken: u64,
+        contig_taken: u64,
+        contig_dirty: u64,
+        contig_failed: u64,
+    },
+    /// `mm_vmscan_writepage` (`pageout()`): `page=%p pfn=%lu flags=%s`.
+    /// `page` is the `struct page` address (see [`vmemmap_page_ptr`]).
+    Writepage {
+        page: u64,
+        pfn: u64,
+        flags: ReclaimFlags,
+    },
+    /// `mm_vmscan_lru_shrink_inactive` (end of `shrink_inactive_list()`):
+    /// `nid=%d zid=%d nr_scanned=%ld nr_reclaimed=%ld priority=%d flags=%s`.
+    LruShrinkInactive {
+        nid: u32,
+        zid: u32,
+        nr_scanned: u64,
+        nr_reclaimed: u64,
+        priority: u32,
+        flags: ReclaimFlags,
+    },
+    /// `writeback_congestion_wait` (`congestion_wait()`):
+    /// `usec_timeout=%u usec_delayed=%u`.
+    CongestionWait {
+        usec_timeout: u32,
+        usec_delayed: u32,
+    },
+    /// `writeback_wait_iff_congested` (`wait_iff_congested()`):
+    /// `usec_timeout=%u usec_delayed=%u`.
+    WaitIffCongested {
+        usec_timeout: u32,
+        usec_delayed: u32,
+    },
+}
+
+impl TraceEvent {
+    /// The tracepoint name, as printed before the `:` in the trace.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TraceEvent::KswapdSleep { .. } => "mm_vmscan_kswapd_sleep",
+            TraceEvent::KswapdWake { .. } => "mm_vmscan_kswapd_wake",
+            TraceEvent::WakeupKswapd { .. } => "mm_vmscan_wakeup_kswapd",
+            TraceEvent::DirectReclaimBegin { .. } => "mm_vmscan_direct_reclaim_begin",
+            TraceEvent::DirectReclaimEnd { .. } => "mm_vmscan_direct_reclaim_end",
+            TraceEvent::LruIsolate { .. } => "mm_vmscan_lru_isolate",
+            TraceEvent::Writepage { .. } => "mm_vmscan_writepage",
+            TraceEvent::LruShrinkInactive { .. } => "mm_vmscan_lru_shrink_inactive",
+            TraceEvent::CongestionWait { .. } => "writeback_congestion_wait",
+            TraceEvent::WaitIffCongested { .. } => "writeback_wait_iff_congested",
+        }
+    }
+}
+
+/// The allocation masks the model reclaims for, printed by 3.0's
+/// `show_gfp_flags()` (`__print_flags` over the table in
+/// `include/trace/events/gfpflags.h`). Each of these four is matched
+/// whole by its own table entry before any entry that is a subset of it,
+/// so each prints as its single name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GfpMask {
+    /// `__GFP_WAIT|__GFP_IO|__GFP_FS|__GFP_HARDWALL|__GFP_HIGHMEM|__GFP_MOVABLE`
+    HighuserMovable,
+    /// `__GFP_WAIT|__GFP_IO|__GFP_FS|__GFP_HARDWALL`
+    User,
+    /// `__GFP_WAIT|__GFP_IO|__GFP_FS`
+    Kernel,
+    /// `__GFP_WAIT|__GFP_IO`
+    Nofs,
+}
+
+impl GfpMask {
+    /// The symbolic form `show_gfp_flags()` prints.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GfpMask::HighuserMovable => "GFP_HIGHUSER_MOVABLE",
+            GfpMask::User => "GFP_USER",
+            GfpMask::Kernel => "GFP_KERNEL",
+            GfpMask::Nofs => "GFP_NOFS",
+        }
+    }
+}
+
+/// LRU isolation mode of 3.0 (`include/linux/swap.h`: `ISOLATE_INACTIVE 0`,
+/// `ISOLATE_ACTIVE 1`, `ISOLATE_BOTH 2`). 3.2 replaced these with the
+/// `isolate_mode_t` bits 1/2/3, which is what later copies of the script
+/// assume.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IsolateMode {
+    /// `shrink_inactive_list()` without lumpy reclaim.
+    Inactive,
+    /// `shrink_active_list()` (rotation, not counted as scanning).
+    Active,
+    /// `shrink_inactive_list()` in lumpy reclaim mode.
+    Both,
+}
+
+impl IsolateMode {
+    /// The value 3.0 prints for `isolate_mode=%d`.
+    pub fn value(self) -> u32 {
+        match self {
+            IsolateMode::Inactive => 0,
+            IsolateMode::Active => 1,
+            IsolateMode::Both => 2,
+        }
+    }
+}
+
+/// Which LRU a reclaim write or shrink concerned (`RECLAIM_WB_ANON`,
+/// `RECLAIM_WB_FILE`, `RECLAIM_WB_MIXED` of 3.0's `vmscan.h`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReclaimLru {
+    Anon,
+    File,
+    /// Only `trace_shrink_flags()` in synchronous lumpy reclaim uses it.
+    Mixed,
+}
+
+/// The `reclaim_flags` of `mm_vmscan_writepage` and
+/// `mm_vmscan_lru_shrink_inactive`: one LRU bit plus `RECLAIM_WB_SYNC` or
+/// `RECLAIM_WB_ASYNC` (3.0's `trace_reclaim_flags()` /
+/// `trace_shrink_flags()`), printed by `show_reclaim_flags()`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReclaimFlags {
+    pub lru: ReclaimLru,
+    /// Synchronous (lumpy) reclaim I/O.
+    pub sync: bool,
+}
+
+impl ReclaimFlags {
+    /// `show_reclaim_flags()` output: the flag table is walked in the order
+    /// ANON, FILE, MIXED, SYNC, ASYNC, joined with `|`.
+    pub fn as_str(self) -> &'static str {
+        match (self.lru, self.sync) {
+            (ReclaimLru::Anon, false) => "RECLAIM_WB_ANON|RECLAIM_WB_ASYNC",
+            (ReclaimLru::Anon, true) => "RECLAIM_WB_ANON|RECLAIM_WB_SYNC",
+            (ReclaimLru::File, false) => "RECLAIM_WB_FILE|RECLAIM_WB_ASYNC",
+            (ReclaimLru::File, true) => "RECLAIM_WB_FILE|RECLAIM_WB_SYNC",
+            (ReclaimLru::Mixed, false) => "RECLAIM_WB_MIXED|RECLAIM_WB_ASYNC",
+            (ReclaimLru::Mixed, true) => "RECLAIM_WB_MIXED|RECLAIM_WB_SYNC",
+        }
+    }
+}
+
+/// Start of the x86_64 `vmemmap` array in 3.0 (`VMEMMAP_START`).
+pub const VMEMMAP_START: u64 = 0xffff_ea00_0000_0000;
+
+/// A plausible `struct page *` for `pfn` on x86_64 with
+/// `CONFIG_SPARSEMEM_VMEMMAP` and a 64-byte `struct page` (an assumption:
+/// the simulator has no page addresses; the script only checks `[0-9a-f]*`).
+pub const fn vmemmap_page_ptr(pfn: u64) -> u64 {
+    VMEMMAP_START.wrapping_add(pfn.wrapping_mul(64))
+}
+
+impl TraceEvent {
+    /// `mm_vmscan_writepage` for `pfn`, with the page address from
+    /// [`vmemmap_page_ptr`].
+    pub const fn writepage(pfn: u64, flags: ReclaimFlags) -> TraceEvent {
+        TraceEvent::Writepage {
+            page: vmemmap_page_ptr(pfn),
+            pfn,
+            flags,
+        }
+    }
+}

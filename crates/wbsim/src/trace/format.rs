@@ -1,0 +1,385 @@
+//! ftrace text output as Linux 3.0's `/sys/kernel/debug/tracing/trace`
+//! prints it.
+//!
+//! Context prefix: 3.0's `trace_print_context()` (kernel/trace/trace_output.c)
+//! prints `"%16s-%-5d [%03d] %5lu.%06lu: "` (comm, pid, cpu, seconds,
+//! microseconds); the timestamp goes through `ns2usecs()`, which rounds to
+//! the nearest microsecond. 3.0 has no irq-flags column in this format
+//! (the `irq-info` option and its `d.h.` column came later).
+//! Event body: `ftrace_raw_output_<event>()` of include/trace/ftrace.h
+//! prints `"%s: "` with the event name and then the event's `TP_printk`
+//! format followed by a newline.
+
+use std::fmt::Write;
+
+use super::event::TraceEvent;
+
+/// What 3.0's `s_show()` prints first for the nop tracer: `# tracer: nop`,
+/// `#`, then `print_func_help_header()`.
+pub const TRACE_HEADER_3_0: &str = "# tracer: nop\n\
+#\n\
+#           TASK-PID    CPU#    TIMESTAMP  FUNCTION\n\
+#              | |       |          |         |\n";
+
+/// Upper bound of one line from [`write_trace_line`] (all fields at their
+/// maximum); reserve this much to keep it allocation-free.
+pub const MAX_TRACE_LINE: usize = 320;
+
+/// `TASK_COMM_LEN - 1`: the longest comm the kernel keeps.
+const COMM_MAX: usize = 15;
+
+/// Append the header a 3.0 `trace` file starts with.
+pub fn write_trace_header(out: &mut String) {
+    out.push_str(TRACE_HEADER_3_0);
+}
+
+/// The trace timestamp in microseconds: 3.0's `ns2usecs()`
+/// (`(nsec + 500) / 1000`).
+pub const fn trace_usecs(ts_ns: u64) -> u64 {
+    ts_ns.saturating_add(500) / 1000
+}
+
+/// The longest prefix of `comm` of at most 15 bytes that ends on a char
+/// boundary (the kernel stores at most `TASK_COMM_LEN - 1` bytes).
+fn clip_comm(comm: &str) -> &str {
+    if comm.len() <= COMM_MAX {
+        return comm;
+    }
+    let mut end = COMM_MAX;
+    while !comm.is_char_boundary(end) {
+        end -= 1;
+    }
+    &comm[..end]
+}
+
+/// Append one trace line for `ev`, emitted by task `comm`/`pid` on `cpu` at
+/// `ts_ns` nanoseconds of trace clock, exactly as 3.0 prints it.
+///
+/// For `trace-vmscan-postprocess.pl` to key a task by its name, `comm`
+/// should consist of `[A-Za-z0-9-]` (its line regex); pid 0 prints as
+/// `<idle>` as `trace_find_cmdline()` does. Nothing is allocated when `out`
+/// has room for the line (at most [`MAX_TRACE_LINE`] bytes).
+pub fn write_trace_line(
+    out: &mut String,
+    comm: &str,
+    pid: u32,
+    cpu: u32,
+    ts_ns: u64,
+    ev: &TraceEvent,
+) {
+    let comm = if pid == 0 { "<idle>" } else { clip_comm(comm) };
+    let us = trace_usecs(ts_ns);
+    // fmt::Write for String never fails.
+    let _ = write!(
+        out,
+        "{:>16}-{:<5} [{:03}] {:>5}.{:06}: {}: ",
+        comm,
+        pid,
+        cpu,
+        us / 1_000_000,
+        us % 1_000_000,
+        ev.name()
+    );
+    let _ = write_fields(out, ev);
+    out.push('\n');
+}
+
+/// The `TP_printk` part of `ev` (3.0 layouts).
+fn write_fields(out: &mut String, ev: &TraceEvent) -> std::fmt::Result {
+    match *ev {
+        TraceEvent::KswapdSleep { nid } => write!(out, "nid={nid}"),
+        TraceEvent::KswapdWake { nid, order } => write!(out, "nid={nid} order={order}"),
+        TraceEvent::WakeupKswapd { nid, zid, order } => {
+            write!(out, "nid={nid} zid={zid} order={order}")
+        }
+        TraceEvent::DirectReclaimBegin {
+            order,
+            may_writepage,
+            gfp,
+        } => write!(
+            out,
+            "order={order} may_writepage={} gfp_flags={}",
+            u8::from(may_writepage),
+            gfp.as_str()
+        ),
+        TraceEvent::DirectReclaimEnd { nr_reclaimed } => {
+            write!(out, "nr_reclaimed={nr_reclaimed}")
+        }
+        TraceEvent::LruIsolate {
+            isolate_mode,
+            order,
+            nr_requested,
+            nr_scanned,
+            nr_taken,
+            contig_taken,
+            contig_dirty,
+            contig_failed,
+        } => write!(
+            out,
+            "isolate_mode={} order={order} nr_requested={nr_requested} \
+             nr_scanned={nr_scanned} nr_taken={nr_taken} contig_taken={contig_taken} \
+             contig_dirty={contig_dirty} contig_failed={contig_failed}",
+            isolate_mode.value()
+        ),
+        // %p of 3.0's vsnprintf: zero-padded lowercase hex, 16 digits on
+        // 64-bit, no 0x.
+        TraceEvent::Writepage { page, pfn, flags } => {
+            write!(out, "page={page:016x} pfn={pfn} flags={}", flags.as_str())
+        }
+        TraceEvent::LruShrinkInactive {
+            nid,
+            zid,
+            nr_scanned,
+            nr_reclaimed,
+            priority,
+            flags,
+        } => write!(
+            out,
+            "nid={nid} zid={zid} nr_scanned={nr_scanned} nr_reclaimed={nr_reclaimed} \
+             priority={priority} flags={}",
+            flags.as_str()
+        ),
+        TraceEvent::CongestionWait {
+            usec_timeout,
+            usec_delayed,
+        }
+        | TraceEvent::WaitIffCongested {
+            usec_timeout,
+            usec_delayed,
+        } => write!(
+            out,
+            "usec_timeout={usec_timeout} usec_delayed={usec_delayed}"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::event::{GfpMask, IsolateMode, ReclaimFlags, ReclaimLru};
+
+    fn line(comm: &str, pid: u32, cpu: u32, ts_ns: u64, ev: TraceEvent) -> String {
+        let mut s = String::new();
+        write_trace_line(&mut s, comm, pid, cpu, ts_ns, &ev);
+        s
+    }
+
+    const TS: u64 = 1_234_567_890_123; // 1234.567890 s after rounding
+
+    #[test]
+    fn header() {
+        let mut s = String::new();
+        write_trace_header(&mut s);
+        assert_eq!(
+            s,
+            "# tracer: nop\n#\n\
+             #           TASK-PID    CPU#    TIMESTAMP  FUNCTION\n\
+             #              | |       |          |         |\n"
+        );
+    }
+
+    #[test]
+    fn kswapd_events() {
+        assert_eq!(
+            line(
+                "kswapd0",
+                32,
+                1,
+                TS,
+                TraceEvent::KswapdWake { nid: 0, order: 0 }
+            ),
+            "         kswapd0-32    [001]  1234.567890: mm_vmscan_kswapd_wake: nid=0 order=0\n"
+        );
+        assert_eq!(
+            line("kswapd1", 33, 12, TS, TraceEvent::KswapdSleep { nid: 1 }),
+            "         kswapd1-33    [012]  1234.567890: mm_vmscan_kswapd_sleep: nid=1\n"
+        );
+        assert_eq!(
+            line(
+                "dd",
+                4242,
+                0,
+                TS,
+                TraceEvent::WakeupKswapd {
+                    nid: 0,
+                    zid: 2,
+                    order: 3
+                }
+            ),
+            "              dd-4242  [000]  1234.567890: mm_vmscan_wakeup_kswapd: nid=0 zid=2 order=3\n"
+        );
+    }
+
+    #[test]
+    fn direct_reclaim_events() {
+        let gfps = [
+            (GfpMask::HighuserMovable, "GFP_HIGHUSER_MOVABLE"),
+            (GfpMask::User, "GFP_USER"),
+            (GfpMask::Kernel, "GFP_KERNEL"),
+            (GfpMask::Nofs, "GFP_NOFS"),
+        ];
+        for (gfp, name) in gfps {
+            let ev = TraceEvent::DirectReclaimBegin {
+                order: 0,
+                may_writepage: true,
+                gfp,
+            };
+            assert_eq!(
+                line("dd", 4242, 3, TS, ev),
+                format!(
+                    "              dd-4242  [003]  1234.567890: mm_vmscan_direct_reclaim_begin: \
+                     order=0 may_writepage=1 gfp_flags={name}\n"
+                )
+            );
+        }
+        assert_eq!(
+            line("dd", 4242, 3, TS, TraceEvent::DirectReclaimEnd { nr_reclaimed: 32 }),
+            "              dd-4242  [003]  1234.567890: mm_vmscan_direct_reclaim_end: nr_reclaimed=32\n"
+        );
+    }
+
+    #[test]
+    fn lru_events() {
+        let ev = TraceEvent::LruIsolate {
+            isolate_mode: IsolateMode::Both,
+            order: 3,
+            nr_requested: 32,
+            nr_scanned: 40,
+            nr_taken: 30,
+            contig_taken: 5,
+            contig_dirty: 1,
+            contig_failed: 2,
+        };
+        assert_eq!(
+            line("kswapd0", 32, 1, TS, ev),
+            "         kswapd0-32    [001]  1234.567890: mm_vmscan_lru_isolate: isolate_mode=2 \
+             order=3 nr_requested=32 nr_scanned=40 nr_taken=30 contig_taken=5 contig_dirty=1 \
+             contig_failed=2\n"
+        );
+        let ev = TraceEvent::LruShrinkInactive {
+            nid: 0,
+            zid: 1,
+            nr_scanned: 32,
+            nr_reclaimed: 31,
+            priority: 12,
+            flags: ReclaimFlags {
+                lru: ReclaimLru::File,
+                sync: false,
+            },
+        };
+        assert_eq!(
+            line("kswapd0", 32, 1, TS, ev),
+            "         kswapd0-32    [001]  1234.567890: mm_vmscan_lru_shrink_inactive: nid=0 \
+             zid=1 nr_scanned=32 nr_reclaimed=31 priority=12 \
+             flags=RECLAIM_WB_FILE|RECLAIM_WB_ASYNC\n"
+        );
+    }
+
+    #[test]
+    fn writepage_flags() {
+        let cases = [
+            (ReclaimLru::File, false, "RECLAIM_WB_FILE|RECLAIM_WB_ASYNC"),
+            (ReclaimLru::File, true, "RECLAIM_WB_FILE|RECLAIM_WB_SYNC"),
+            (ReclaimLru::Anon, false, "RECLAIM_WB_ANON|RECLAIM_WB_ASYNC"),
+            (ReclaimLru::Anon, true, "RECLAIM_WB_ANON|RECLAIM_WB_SYNC"),
+            (ReclaimLru::Mixed, true, "RECLAIM_WB_MIXED|RECLAIM_WB_SYNC"),
+        ];
+        for (lru, sync, text) in cases {
+            let ev = TraceEvent::writepage(0x1234, ReclaimFlags { lru, sync });
+            assert_eq!(
+                line("kswapd0", 32, 1, TS, ev),
+                format!(
+                    "         kswapd0-32    [001]  1234.567890: mm_vmscan_writepage: \
+                     page=ffffea0000048d00 pfn=4660 flags={text}\n"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn congestion_events() {
+        assert_eq!(
+            line(
+                "dd",
+                4242,
+                1,
+                TS,
+                TraceEvent::CongestionWait {
+                    usec_timeout: 100000,
+                    usec_delayed: 100000
+                }
+            ),
+            "              dd-4242  [001]  1234.567890: writeback_congestion_wait: \
+             usec_timeout=100000 usec_delayed=100000\n"
+        );
+        assert_eq!(
+            line(
+                "kswapd0",
+                32,
+                1,
+                TS,
+                TraceEvent::WaitIffCongested {
+                    usec_timeout: 100000,
+                    usec_delayed: 0
+                }
+            ),
+            "         kswapd0-32    [001]  1234.567890: writeback_wait_iff_congested: \
+             usec_timeout=100000 usec_delayed=0\n"
+        );
+    }
+
+    #[test]
+    fn context_edge_cases() {
+        let ev = TraceEvent::KswapdSleep { nid: 0 };
+        // ns2usecs rounds half up: 999.9999995 s prints as 1000.000000.
+        assert_eq!(
+            line("kswapd0", 32, 0, 999_999_999_500, ev),
+            "         kswapd0-32    [000]  1000.000000: mm_vmscan_kswapd_sleep: nid=0\n"
+        );
+        assert_eq!(
+            line("kswapd0", 32, 0, 1_499, ev),
+            "         kswapd0-32    [000]     0.000001: mm_vmscan_kswapd_sleep: nid=0\n"
+        );
+        // Wide seconds and pids push the columns, as printf does.
+        assert_eq!(
+            line("kswapd0", 1234567, 0, 123_456_000_000_000, ev),
+            "         kswapd0-1234567 [000] 123456.000000: mm_vmscan_kswapd_sleep: nid=0\n"
+        );
+        // comm is clipped to 15 bytes; pid 0 is <idle>.
+        assert_eq!(
+            line("averyverylongcommand", 7, 0, 0, ev),
+            " averyverylongco-7     [000]     0.000000: mm_vmscan_kswapd_sleep: nid=0\n"
+        );
+        assert_eq!(
+            line("swapper", 0, 0, 0, ev),
+            "          <idle>-0     [000]     0.000000: mm_vmscan_kswapd_sleep: nid=0\n"
+        );
+    }
+
+    #[test]
+    fn no_allocation_when_capacity_suffices() {
+        let mut s = String::with_capacity(4096);
+        let ptr = s.as_ptr();
+        let ev = TraceEvent::LruIsolate {
+            isolate_mode: IsolateMode::Inactive,
+            order: 0,
+            nr_requested: u64::MAX,
+            nr_scanned: u64::MAX,
+            nr_taken: u64::MAX,
+            contig_taken: u64::MAX,
+            contig_dirty: u64::MAX,
+            contig_failed: u64::MAX,
+        };
+        write_trace_line(
+            &mut s,
+            "averyverylongcommand",
+            u32::MAX,
+            u32::MAX,
+            u64::MAX,
+            &ev,
+        );
+        assert!(s.len() <= MAX_TRACE_LINE, "{}", s.len());
+        assert_eq!(s.capacity(), 4096);
+        assert_eq!(s.as_ptr(), ptr);
+    }
+}
