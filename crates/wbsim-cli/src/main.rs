@@ -1,5 +1,6 @@
 //! The `wbsim` command.
 
+mod compare;
 mod experiment;
 mod output;
 mod plot;
@@ -55,6 +56,11 @@ enum Command {
         /// Sampling interval of the series, in milliseconds of simulated time.
         #[arg(long, default_value_t = 250)]
         sample_ms: u64,
+        /// Write the vmscan and writeback tracepoints of the run as 3.0
+        /// ftrace text (readable by trace-vmscan-postprocess.pl); needs a
+        /// single run of a single kernel.
+        #[arg(long)]
+        trace: Option<PathBuf>,
         /// Check conservation invariants after every event (slow).
         #[arg(long)]
         check: bool,
@@ -70,6 +76,21 @@ enum Command {
         /// Write the comparison as JSON to this file.
         #[arg(long)]
         json: Option<PathBuf>,
+    },
+    /// Run a scenario on several kernels and print an mmtests-style
+    /// comparison, one column per kernel (the first is the baseline).
+    Compare {
+        /// Scenario file (TOML).
+        scenario: PathBuf,
+        /// Kernel presets, in column order; at least two.
+        #[arg(long)]
+        kernel: Vec<String>,
+        /// Seed (default from the scenario).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Also write the report to this file.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// List the built-in kernel presets.
     Kernels,
@@ -87,6 +108,7 @@ fn main() -> ExitCode {
             series,
             plot,
             sample_ms,
+            trace,
             check,
         } => cmd_run(&RunArgs {
             path: &scenario,
@@ -97,11 +119,18 @@ fn main() -> ExitCode {
             series: series.as_deref(),
             plot: plot.as_deref(),
             sample_ms,
+            trace: trace.as_deref(),
             check,
         }),
         Command::Reproduce { id, runs, json } => {
             reproduce::cmd_reproduce(id.as_deref(), runs, json.as_deref())
         }
+        Command::Compare {
+            scenario,
+            kernel,
+            seed,
+            out,
+        } => compare::cmd_compare(&scenario, &kernel, seed, out.as_deref()),
         Command::Kernels => {
             for name in wbsim::kernel::preset_names() {
                 println!("{name}");
@@ -118,6 +147,31 @@ fn main() -> ExitCode {
     }
 }
 
+/// One run with its trace streamed to a temporary file, renamed into place
+/// when complete.
+fn run_traced(
+    sc: &wbsim::scenario::Scenario,
+    profile: &wbsim::kernel::KernelProfile,
+    seed: u64,
+    opts: &wbsim::RunOptions,
+    path: &Path,
+) -> Result<wbsim::report::RunReport, String> {
+    let tmp = output::temp_path_for(path)?;
+    let file = std::fs::File::create(&tmp)
+        .map_err(|e| format!("--trace {}: cannot create: {e}", path.display()))?;
+    let out = Box::new(std::io::BufWriter::with_capacity(1 << 20, file));
+    match wbsim::simulate_traced(sc, profile, seed, opts, out) {
+        Ok(r) => {
+            output::publish(&tmp, path)?;
+            Ok(r)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(format!("--trace {}: cannot write: {e}", path.display()))
+        }
+    }
+}
+
 struct RunArgs<'a> {
     path: &'a Path,
     seed: Option<u64>,
@@ -127,6 +181,7 @@ struct RunArgs<'a> {
     series: Option<&'a Path>,
     plot: Option<&'a Path>,
     sample_ms: u64,
+    trace: Option<&'a Path>,
     check: bool,
 }
 
@@ -151,6 +206,13 @@ fn cmd_run(a: &RunArgs) -> Result<(), String> {
     if let Some(p) = a.plot {
         plot::png_path_for(p).map_err(|e| format!("--plot: {e}"))?;
     }
+    if a.trace.is_some() && (runs != 1 || profiles.len() != 1) {
+        return Err(format!(
+            "--trace needs a single run of a single kernel (got {runs} run(s) of {} kernel(s)); \
+             add --runs 1 and at most one --kernel",
+            profiles.len()
+        ));
+    }
     let seeds = wbsim::run_seeds(a.seed.unwrap_or(sc.run.seed), runs);
     let opts = wbsim::RunOptions {
         check_every_event: a.check,
@@ -159,10 +221,13 @@ fn cmd_run(a: &RunArgs) -> Result<(), String> {
     };
     let mut reports = Vec::new();
     for profile in &profiles {
-        let runs: Vec<_> = seeds
-            .par_iter()
-            .map(|&s| wbsim::simulate(&sc, profile, s, &opts))
-            .collect();
+        let runs: Vec<_> = match a.trace {
+            Some(p) => vec![run_traced(&sc, profile, seeds[0], &opts, p)?],
+            None => seeds
+                .par_iter()
+                .map(|&s| wbsim::simulate(&sc, profile, s, &opts))
+                .collect(),
+        };
         let report = wbsim::make_report(&sc, profile, runs);
         print!("{}", wbsim::report::format_text(&report));
         reports.push(report);

@@ -12,18 +12,24 @@ pub fn write_atomically(path: &Path, bytes: impl AsRef<[u8]>) -> Result<(), Stri
     publish(&tmp, path)
 }
 
-/// Write `bytes` to a fresh temporary file beside `path`; returns its name.
-pub fn stage(path: &Path, bytes: &[u8]) -> Result<PathBuf, String> {
+/// A fresh temporary name beside `path`, for streaming a file that
+/// `publish` then renames into place.
+pub fn temp_path_for(path: &Path) -> Result<PathBuf, String> {
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let name = path
         .file_name()
         .ok_or_else(|| format!("{}: not a file name", path.display()))?;
-    let tmp = path.with_file_name(format!(
+    Ok(path.with_file_name(format!(
         ".{}.{}.{}.tmp",
         name.to_string_lossy(),
         std::process::id(),
         SEQ.fetch_add(1, Ordering::Relaxed)
-    ));
+    )))
+}
+
+/// Write `bytes` to a fresh temporary file beside `path`; returns its name.
+pub fn stage(path: &Path, bytes: &[u8]) -> Result<PathBuf, String> {
+    let tmp = temp_path_for(path)?;
     std::fs::write(&tmp, bytes).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         format!("{}: cannot write: {e}", path.display())

@@ -227,3 +227,159 @@ fn plot_path_ending_in_png_is_rejected_before_running() {
     assert!(o.stdout.is_empty());
     assert!(!target.exists());
 }
+
+/// `wbsim compare` over the six kernels of seed 004 prints the mmtests
+/// sections with the seed's row names in the seed's order.
+#[test]
+fn compare_prints_the_seed_rows_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write_temp(&dir, "quick.toml", &quick());
+    let mut args = vec!["compare", p.to_str().unwrap()];
+    for k in [
+        "3.0-rc6",
+        "3.0-rc6+reclaim-1",
+        "3.0-rc6+reclaim-1-2",
+        "3.0-rc6+reclaim-1-3",
+        "3.0-rc6+reclaim-1-4",
+        "3.0-rc6+reclaim-1-5",
+    ] {
+        args.extend(["--kernel", k]);
+    }
+    let out = wbsim(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows = [
+        "MMTests Statistics: duration",
+        "User/Sys Time Running Test (seconds)",
+        "Total Elapsed Time (seconds)",
+        "MMTests Statistics: vmstat",
+        "Page Ins",
+        "Page Outs",
+        "Swap Ins",
+        "Swap Outs",
+        "Direct pages scanned",
+        "Kswapd pages scanned",
+        "Kswapd pages reclaimed",
+        "Direct pages reclaimed",
+        "Kswapd efficiency",
+        "Kswapd velocity",
+        "Direct efficiency",
+        "Direct velocity",
+        "Percentage direct scans",
+        "Page writes by reclaim",
+        "Page writes skipped",
+        "Page reclaim invalidate",
+        "Page reclaim throttled",
+        "Slabs scanned",
+        "Direct inode steals",
+        "Kswapd inode steals",
+        "Kswapd skipped wait",
+        "Compaction stalls",
+        "Compaction success",
+        "Compaction failures",
+        "Compaction pages moved",
+        "Compaction move failure",
+        "FTrace Reclaim Statistics: vmscan",
+        "Direct reclaims",
+        "Direct reclaim pages scanned",
+        "Direct reclaim pages reclaimed",
+        "Direct reclaim write file async I/O",
+        "Direct reclaim write anon async I/O",
+        "Direct reclaim write file sync I/O",
+        "Direct reclaim write anon sync I/O",
+        "Wake kswapd requests",
+        "Kswapd wakeups",
+        "Kswapd pages scanned",
+        "Kswapd pages reclaimed",
+        "Kswapd reclaim write file async I/O",
+        "Kswapd reclaim write anon async I/O",
+        "Kswapd reclaim write file sync I/O",
+        "Kswapd reclaim write anon sync I/O",
+        "Time stalled direct reclaim (seconds)",
+        "Time kswapd awake (seconds)",
+        "Total pages scanned",
+        "Total pages reclaimed",
+        "%age total pages scanned/reclaimed",
+        "%age total pages scanned/written",
+        "%age  file pages scanned/written",
+        "Percentage Time Spent Direct Reclaim",
+        "Percentage Time kswapd Awake",
+        "FTrace Reclaim Statistics: congestion_wait",
+        "Direct number congest     waited",
+        "Direct time   congest     waited",
+        "Direct full   congest     waited",
+        "Direct number conditional waited",
+        "Direct time   conditional waited",
+        "Direct full   conditional waited",
+        "KSwapd number congest     waited",
+        "KSwapd time   congest     waited",
+        "KSwapd full   congest     waited",
+        "KSwapd number conditional waited",
+        "KSwapd time   conditional waited",
+        "KSwapd full   conditional waited",
+    ];
+    let lines: Vec<&str> = text.lines().collect();
+    let mut at = 0;
+    for row in rows {
+        let found = lines[at..].iter().position(|l| l.starts_with(row));
+        let Some(i) = found else {
+            panic!("row `{row}` missing or out of order:\n{text}");
+        };
+        at += i + 1;
+        // Data rows carry one value per kernel.
+        if !row.contains("Statistics") {
+            let values = lines[at - 1][row.len()..].split_whitespace().count();
+            assert_eq!(values, 6, "{row}");
+        }
+    }
+    // Fewer than two kernels is an error, not a one-column report.
+    let out = wbsim(&["compare", p.to_str().unwrap(), "--kernel", "3.0-rc6"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at least two --kernel"));
+}
+
+/// `--trace` needs one run of one kernel; the trace is written atomically.
+#[test]
+fn trace_is_written_for_a_single_run() {
+    let dir = tempfile::tempdir().unwrap();
+    // 160 MiB through the 64 MiB machine, so reclaim runs.
+    let p = write_temp(
+        &dir,
+        "quick.toml",
+        &quick().replace("count=1024", "count=5120"),
+    );
+    let t = dir.path().join("trace.txt");
+    let out = wbsim(&[
+        "run",
+        p.to_str().unwrap(),
+        "--runs",
+        "2",
+        "--trace",
+        t.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--trace needs a single run"));
+    assert!(!t.exists());
+    let out = wbsim(&[
+        "run",
+        p.to_str().unwrap(),
+        "--runs",
+        "1",
+        "--trace",
+        t.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&t).unwrap();
+    assert!(text.starts_with("# tracer: nop"));
+    assert!(text.contains(": mm_vmscan_kswapd_wake: nid=0 order=0"));
+    // Only the trace itself is left in the directory (no temporary file).
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+}

@@ -35,7 +35,33 @@ pub struct RunOptions {
 
 /// Simulate one run of `sc` on `profile` with `seed`.
 pub fn simulate(sc: &Scenario, profile: &KernelProfile, seed: u64, opts: &RunOptions) -> RunReport {
+    simulate_inner(sc, profile, seed, opts, None).0
+}
+
+/// As [`simulate`], also writing the vmscan and writeback tracepoints as a
+/// 3.0 ftrace text file to `trace_out`.
+pub fn simulate_traced(
+    sc: &Scenario,
+    profile: &KernelProfile,
+    seed: u64,
+    opts: &RunOptions,
+    trace_out: Box<dyn std::io::Write + Send>,
+) -> std::io::Result<RunReport> {
+    let (r, written) = simulate_inner(sc, profile, seed, opts, Some(trace_out));
+    written.map(|()| r)
+}
+
+fn simulate_inner(
+    sc: &Scenario,
+    profile: &KernelProfile,
+    seed: u64,
+    opts: &RunOptions,
+    trace_out: Option<Box<dyn std::io::Write + Send>>,
+) -> (RunReport, std::io::Result<()>) {
     let mut sys = system::build_system(sc, profile, seed);
+    if let Some(out) = trace_out {
+        sys.tracer.write_to(out);
+    }
     sys.check_every_event = opts.check_every_event;
     if let Some(interval_ns) = opts.series_interval_ns {
         sys.series = Some(report::series::Series {
@@ -51,7 +77,8 @@ pub fn simulate(sc: &Scenario, profile: &KernelProfile, seed: u64, opts: &RunOpt
         r.series_stats = series.stats();
         r.series = Some(series);
     }
-    r
+    let written = sys.tracer.finish();
+    (r, written)
 }
 
 /// Simulate and return the final machine state too (tests, invariants).

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::scenario;
+use common::dirty_heavy;
 use wbsim::mm::page::Holder;
 use wbsim::report::RunReport;
 use wbsim::{kernel, simulate_system};
@@ -17,27 +17,6 @@ const PRESETS: [&str; 6] = [
     "3.0-rc6+reclaim-1-4",
     "3.0-rc6+reclaim-1-5",
 ];
-
-/// A 64 MiB machine whose dirty limit (90 %) lets dirty pages reach the
-/// LRU tail, so both kswapd and direct reclaim meet them.
-fn dirty_heavy() -> wbsim::scenario::Scenario {
-    let machine = r#"cpus = 2
-total_mib = 64
-[[machine.zone]]
-name = "DMA"
-size_mib = 16
-[[machine.zone]]
-name = "DMA32"
-size_mib = 32
-[[machine.zone]]
-name = "Normal"
-size_mib = 16"#;
-    let task = r#"[[task]]
-command = "dd if=/dev/zero of=disk/f bs=32k count=5120""#;
-    let mut sc = scenario(machine, "xfs", task, "dirty-heavy.toml");
-    sc.sysctl.dirty_ratio = 90;
-    sc
-}
 
 fn run_all() -> Vec<(RunReport, u64)> {
     let sc = dirty_heavy();

@@ -133,7 +133,7 @@ impl System {
             pfn = match self.get_page_from_freelist(Mark::Low, Gfp { write: false }) {
                 Some(p) => p,
                 None => {
-                    self.wake_all_kswapd();
+                    self.wake_all_kswapd(tid);
                     self.get_page_from_freelist(Mark::NoWatermarks, Gfp { write: false })
                         .expect("no free page at all for metadata")
                 }

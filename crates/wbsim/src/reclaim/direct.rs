@@ -12,8 +12,9 @@ use crate::kernel::DirtyLimitScope;
 use crate::mm::page::Pfn;
 use crate::mm::vmstat::Ev;
 use crate::mm::{Gfp, Mark};
-use crate::system::task::Step;
+use crate::system::task::{PendingWait, Step};
 use crate::system::System;
+use crate::trace::{GfpMask, TraceEvent};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 enum Phase {
@@ -82,11 +83,17 @@ impl System {
                     }
                     st.dirty_stalled = false;
                     // Slow path: wake kswapd, retry at min.
-                    self.wake_all_kswapd();
+                    self.wake_all_kswapd(tid);
                     if let Some(pfn) = self.get_page_from_freelist(Mark::Min, gfp) {
                         return Alloc::Page(pfn);
                     }
                     self.vmstat.inc(Ev::AllocStall, 1);
+                    let ev = TraceEvent::DirectReclaimBegin {
+                        order: 0,
+                        may_writepage: !self.sysctl.laptop_mode,
+                        gfp: GfpMask::HighuserMovable,
+                    };
+                    self.trace(tid, ev);
                     *st = AllocState {
                         phase: Phase::Reclaim,
                         priority: DEF_PRIORITY,
@@ -157,14 +164,14 @@ impl System {
             // Throttled mid-pass (Gorman RFC patch 3): after the wait, go on
             // with the next priority, or retry the freelists.
             if st.nr_reclaimed >= SWAP_CLUSTER_MAX || st.priority == 0 {
-                st.phase = Phase::AfterReclaim;
+                self.direct_reclaim_done(tid, st);
             } else {
                 st.priority -= 1;
             }
             return Some(step);
         }
         if st.nr_reclaimed >= SWAP_CLUSTER_MAX {
-            st.phase = Phase::AfterReclaim;
+            self.direct_reclaim_done(tid, st);
             return None;
         }
         // Scanned well past the target: ask the flushers for that much.
@@ -180,7 +187,7 @@ impl System {
         if st.priority == 0 {
             // Gave up; progress if anything was reclaimed (else the OOM path,
             // which the model replaces by a retry after the congestion wait).
-            st.phase = Phase::AfterReclaim;
+            self.direct_reclaim_done(tid, st);
             return None;
         }
         let nap = sc.nr_scanned > 0 && st.priority < DEF_PRIORITY - 2;
@@ -192,14 +199,36 @@ impl System {
         None
     }
 
+    /// `do_try_to_free_pages` returns: `mm_vmscan_direct_reclaim_end`, then
+    /// the freelists are retried.
+    fn direct_reclaim_done(&mut self, tid: u32, st: &mut AllocState) {
+        st.phase = Phase::AfterReclaim;
+        let ev = TraceEvent::DirectReclaimEnd {
+            nr_reclaimed: st.nr_reclaimed,
+        };
+        self.trace(tid, ev);
+    }
+
     /// `wait_iff_congested` (2.6.37 – 3.x): sleep like `congestion_wait` only
     /// if some device is congested and `zone` is flagged ZONE_CONGESTED;
     /// otherwise just yield.
     pub fn wait_iff_congested(&mut self, tid: u32, zone: usize, timeout_ns: u64) -> Option<Step> {
         let any_congested = self.queues.iter().any(|q| q.congested);
         if !any_congested || !self.zones[zone].congested {
+            // cond_resched() only: the tracepoint records no delay.
+            let ev = TraceEvent::WaitIffCongested {
+                usec_timeout: (timeout_ns / 1000) as u32,
+                usec_delayed: 0,
+            };
+            self.trace(tid, ev);
             return None;
         }
-        Some(self.congestion_wait(tid, timeout_ns))
+        let step = self.congestion_wait(tid, timeout_ns);
+        self.tasks[tid as usize].pending_wait = Some(PendingWait {
+            iff_congested: true,
+            since_ns: self.now,
+            timeout_ns,
+        });
+        Some(step)
     }
 }

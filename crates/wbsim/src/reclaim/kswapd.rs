@@ -6,6 +6,7 @@ use crate::mm::vmstat::Ev;
 use crate::sim::Ns;
 use crate::system::task::{Step, TaskKind};
 use crate::system::System;
+use crate::trace::TraceEvent;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 enum Phase {
@@ -53,16 +54,27 @@ impl System {
     }
 
     /// `wake_all_kswapd` → `wakeup_kswapd` for each zone: wake kswapd if it
-    /// is waiting and the zone is below its low watermark.
-    pub fn wake_all_kswapd(&mut self) {
+    /// is waiting (asleep or napping) and the zone is below its low
+    /// watermark; each such zone is one `mm_vmscan_wakeup_kswapd` event of
+    /// the allocating task `tid`.
+    pub fn wake_all_kswapd(&mut self, tid: u32) {
         let mut k = self.kswapd_state();
         if k.phase == Phase::Balance {
             return;
         }
-        let below_low = self
-            .zones
-            .iter()
-            .any(|z| z.present_pages > 0 && !z.watermark_ok(z.wmark_low, 0));
+        let mut below_low = false;
+        for zid in (0..self.zones.len()).rev() {
+            let z = &self.zones[zid];
+            if z.present_pages > 0 && !z.watermark_ok(z.wmark_low, 0) {
+                below_low = true;
+                let ev = TraceEvent::WakeupKswapd {
+                    nid: 0,
+                    zid: zid as u32,
+                    order: 0,
+                };
+                self.trace(tid, ev);
+            }
+        }
         if !below_low {
             return;
         }
@@ -74,9 +86,19 @@ impl System {
             self.vmstat.inc(Ev::KswapdLowWmarkHitQuickly, 1);
         }
         k.phase = Phase::Balance;
+        self.kswapd_trace_wake();
         self.loop_again(&mut k);
         self.set_kswapd_state(k);
         self.wake_task(self.kswapd_task);
+    }
+
+    /// `mm_vmscan_kswapd_wake`: 3.0's kswapd() emits it before every
+    /// `balance_pgdat` call, including after a premature nap.
+    fn kswapd_trace_wake(&mut self) {
+        self.trace(
+            self.kswapd_task,
+            TraceEvent::KswapdWake { nid: 0, order: 0 },
+        );
     }
 
     fn loop_again(&mut self, k: &mut KswapdState) {
@@ -104,10 +126,12 @@ impl System {
                 if self.kswapd_premature() {
                     self.vmstat.inc(Ev::KswapdHighWmarkHitQuickly, 1);
                     k.phase = Phase::Balance;
+                    self.kswapd_trace_wake();
                     self.loop_again(&mut k);
                     Step::Continue
                 } else {
                     k.phase = Phase::Sleeping;
+                    self.trace(tid, TraceEvent::KswapdSleep { nid: 0 });
                     self.kswapd_awake_ns += self.now - k.awake_since;
                     Step::Wait(None)
                 }

@@ -17,6 +17,28 @@ use crate::mm::page::{flags, Holder, LRU_ACTIVE_FILE, LRU_INACTIVE_FILE, NIL};
 use crate::mm::vmstat::{Ev, ZoneEv};
 use crate::system::task::Step;
 use crate::system::System;
+use crate::trace::{IsolateMode, ReclaimFlags, ReclaimLru, TraceEvent};
+
+/// `trace_reclaim_flags` / `trace_shrink_flags` for file pages, async (no
+/// lumpy reclaim in the model).
+const FILE_ASYNC: ReclaimFlags = ReclaimFlags {
+    lru: ReclaimLru::File,
+    sync: false,
+};
+
+/// `mm_vmscan_lru_isolate` for an order-0 isolation (no lumpy pages).
+fn isolate_event(mode: IsolateMode, nr_requested: u64, nr_taken: u64) -> TraceEvent {
+    TraceEvent::LruIsolate {
+        isolate_mode: mode,
+        order: 0,
+        nr_requested,
+        nr_scanned: nr_taken,
+        nr_taken,
+        contig_taken: 0,
+        contig_dirty: 0,
+        contig_failed: 0,
+    }
+}
 
 /// `DEF_PRIORITY`.
 pub const DEF_PRIORITY: u32 = 12;
@@ -102,6 +124,10 @@ impl System {
             moved += 1;
         }
         self.charge_sys(sc.tid, moved * self.cost.scan_page_ns);
+        self.trace(
+            sc.tid,
+            isolate_event(IsolateMode::Active, nr_to_scan, moved),
+        );
         self.zones[zone].recent_scanned[1] += moved;
         self.vmstat.zinc(zone, ZoneEv::PgRefill, moved);
         self.vmstat.inc(Ev::PgDeactivate, moved);
@@ -136,6 +162,10 @@ impl System {
         self.vmstat.zinc(zone, scan_ev, nr_taken);
         sc.nr_scanned += nr_taken;
         self.charge_sys(sc.tid, nr_taken * self.cost.scan_page_ns);
+        self.trace(
+            sc.tid,
+            isolate_event(IsolateMode::Inactive, nr_to_scan, nr_taken),
+        );
 
         let (reclaimed, nr_dirty) = self.shrink_page_list(zone, &buf, sc);
         self.zones[zone].nr_isolated_file -= nr_taken;
@@ -150,6 +180,15 @@ impl System {
             self.vmstat.inc(Ev::KswapdSteal, reclaimed);
         }
         self.isolate_buf = buf;
+        let ev = TraceEvent::LruShrinkInactive {
+            nid: 0,
+            zid: zone as u32,
+            nr_scanned: nr_taken,
+            nr_reclaimed: reclaimed,
+            priority: sc.priority,
+            flags: FILE_ASYNC,
+        };
+        self.trace(sc.tid, ev);
         // Writes issued by pageout go to the devices now (no plug in 3.0
         // shrink_page_list).
         self.flush_all_plugs();
@@ -214,6 +253,7 @@ impl System {
                 self.pages[pfn as usize].flags |= flags::RECLAIM;
                 let result = self.fs_writepage_reclaim(sc.tid, pfn, sc.is_kswapd);
                 self.vmstat.zinc(zone, ZoneEv::NrVmscanWrite, 1);
+                self.trace(sc.tid, TraceEvent::writepage(pfn as u64, FILE_ASYNC));
                 match result {
                     WritepageResult::Redirtied | WritepageResult::Submitted => {
                         if !self.pages[pfn as usize].has(flags::WRITEBACK) {

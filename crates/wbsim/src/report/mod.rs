@@ -54,6 +54,9 @@ pub struct RunReport {
     /// one was sampled.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub series_stats: BTreeMap<String, f64>,
+    /// Totals of the vmscan/writeback tracepoints, as
+    /// `trace-vmscan-postprocess.pl` and mmtests would compute them.
+    pub ftrace: crate::trace::ReclaimTraceStats,
     /// The time series itself (written as CSV, not into the JSON report).
     #[serde(skip)]
     pub series: Option<series::Series>,
@@ -135,6 +138,7 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
         devices,
         sim_events: sys.events_processed,
         series_stats: BTreeMap::new(),
+        ftrace: sys.tracer.stats.totals,
         series: None,
     }
 }

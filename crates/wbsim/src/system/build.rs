@@ -112,6 +112,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         check_every_event: false,
         series: None,
         next_sample_ns: u64::MAX,
+        tracer: Default::default(),
         pages,
         vmstat: Vmstat::new(zones.len()),
         zones,

@@ -91,6 +91,8 @@ pub struct System {
     /// Per-zone time series, when asked for (`RunOptions::series_interval_ns`).
     pub series: Option<crate::report::series::Series>,
     pub next_sample_ns: Ns,
+    /// vmscan/writeback tracepoints: totals always, text on request.
+    pub tracer: crate::trace::Tracer,
 }
 
 impl System {
@@ -113,6 +115,17 @@ impl System {
         jiffies * 1_000_000_000 / self.hz
     }
 
+    /// Emit a tracepoint from task `tid` at the current time.
+    pub fn trace(&mut self, tid: u32, ev: crate::trace::TraceEvent) {
+        let task = &self.tasks[tid as usize];
+        let is_kswapd = tid == self.kswapd_task;
+        // A step's effects apply at its start, but its CPU time has run up
+        // to here: stamp the event where the work it ends has got to.
+        let ts_ns = self.now + self.step_cost_ns;
+        self.tracer
+            .record(tid, &task.name, task.cpu as u32, is_kswapd, ts_ns, &ev);
+    }
+
     /// Make a task runnable now, unless it already has a fresher wake-up.
     pub fn wake_task(&mut self, tid: u32) {
         let token = self.tasks[tid as usize].token;
@@ -132,7 +145,31 @@ impl System {
     /// `congestion_wait(BLK_RW_ASYNC, timeout)`: register and ask to sleep.
     pub fn congestion_wait(&mut self, tid: u32, timeout_ns: Ns) -> Step {
         self.congestion_waiters.push(tid);
+        self.tasks[tid as usize].pending_wait = Some(task::PendingWait {
+            iff_congested: false,
+            since_ns: self.now,
+            timeout_ns,
+        });
         Step::Wait(Some(self.now + timeout_ns))
+    }
+
+    /// The task woke from a congestion wait: `writeback_congestion_wait`
+    /// or `writeback_wait_iff_congested` with the time it slept.
+    fn trace_wait_end(&mut self, tid: u32, w: task::PendingWait) {
+        let usec_timeout = (w.timeout_ns / 1000) as u32;
+        let usec_delayed = ((self.now - w.since_ns) / 1000) as u32;
+        let ev = if w.iff_congested {
+            crate::trace::TraceEvent::WaitIffCongested {
+                usec_timeout,
+                usec_delayed,
+            }
+        } else {
+            crate::trace::TraceEvent::CongestionWait {
+                usec_timeout,
+                usec_delayed,
+            }
+        };
+        self.trace(tid, ev);
     }
 
     /// Run until every workload task has exited or the time limit passes.
@@ -187,6 +224,10 @@ impl System {
         }
         self.tasks[tid as usize].token += 1;
         let token = self.tasks[tid as usize].token;
+        self.step_cost_ns = 0;
+        if let Some(w) = self.tasks[tid as usize].pending_wait.take() {
+            self.trace_wait_end(tid, w);
+        }
         loop {
             self.step_cost_ns = 0;
             let step = self.step_task(tid);

@@ -35,6 +35,15 @@ pub enum TaskKind {
     FsDaemon(FsDaemonState),
 }
 
+/// A `congestion_wait` or sleeping `wait_iff_congested` in progress: its
+/// tracepoint is emitted when the task wakes, with the time it slept.
+#[derive(Debug, Clone, Copy)]
+pub struct PendingWait {
+    pub iff_congested: bool,
+    pub since_ns: Ns,
+    pub timeout_ns: Ns,
+}
+
 #[derive(Debug)]
 pub struct Task {
     pub name: String,
@@ -60,6 +69,7 @@ pub struct Task {
     pub is_workload: bool,
     /// Context switches (voluntary sleeps).
     pub nr_switches: u64,
+    pub pending_wait: Option<PendingWait>,
 }
 
 impl Task {
@@ -78,6 +88,7 @@ impl Task {
             started_ns: 0,
             exited_ns: None,
             is_workload,
+            pending_wait: None,
             nr_switches: 0,
         }
     }

@@ -8,10 +8,12 @@
 
 pub mod event;
 pub mod format;
+pub mod sink;
 pub mod stats;
 #[cfg(test)]
 mod synthetic;
 
 pub use event::{GfpMask, IsolateMode, ReclaimFlags, ReclaimLru, TraceEvent};
 pub use format::{write_trace_header, write_trace_line};
+pub use sink::Tracer;
 pub use stats::{ReclaimTraceStats, TraceStatsCollector};

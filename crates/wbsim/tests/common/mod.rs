@@ -29,3 +29,25 @@ dirty_ratio = 40
     );
     parse_scenario(&text, name).unwrap()
 }
+
+#[allow(dead_code)] // not every test file uses every fixture
+/// A 64 MiB machine whose dirty limit (90 %) lets dirty pages reach the
+/// LRU tail, so both kswapd and direct reclaim meet them.
+pub fn dirty_heavy() -> wbsim::scenario::Scenario {
+    let machine = r#"cpus = 2
+total_mib = 64
+[[machine.zone]]
+name = "DMA"
+size_mib = 16
+[[machine.zone]]
+name = "DMA32"
+size_mib = 32
+[[machine.zone]]
+name = "Normal"
+size_mib = 16"#;
+    let task = r#"[[task]]
+command = "dd if=/dev/zero of=disk/f bs=32k count=5120""#;
+    let mut sc = scenario(machine, "xfs", task, "dirty-heavy.toml");
+    sc.sysctl.dirty_ratio = 90;
+    sc
+}

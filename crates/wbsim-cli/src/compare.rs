@@ -1,0 +1,50 @@
+//! `wbsim compare`: one scenario on several kernels, printed as Mel
+//! Gorman's mmtests reports print them (duration, vmstat, ftrace vmscan and
+//! congestion_wait sections, one column per kernel).
+
+use std::path::Path;
+
+use rayon::prelude::*;
+use wbsim::report::mmtests::{render, MmtestsColumn};
+
+use crate::output::write_atomically;
+
+pub fn cmd_compare(
+    path: &Path,
+    kernels: &[String],
+    seed: Option<u64>,
+    out: Option<&Path>,
+) -> Result<(), String> {
+    let sc = wbsim::scenario::load_scenario(path).map_err(|e| e.to_string())?;
+    if kernels.len() < 2 {
+        return Err(
+            "compare needs at least two --kernel presets (the first is the baseline)".into(),
+        );
+    }
+    let profiles = kernels
+        .iter()
+        .map(|k| wbsim::resolve_profile(&sc, Some(k)).map_err(|e| format!("--kernel: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let seed = seed.unwrap_or(sc.run.seed);
+    let opts = wbsim::RunOptions::default();
+    let columns: Vec<MmtestsColumn> = profiles
+        .par_iter()
+        .map(|p| {
+            let r = wbsim::simulate(&sc, p, seed, &opts);
+            MmtestsColumn {
+                label: p.name.clone(),
+                user_sys_seconds: r.user_seconds + r.system_seconds,
+                elapsed_seconds: r.elapsed_seconds,
+                vmstat: r.vmstat,
+                ftrace: r.ftrace,
+                fsmark: None,
+            }
+        })
+        .collect();
+    let text = render(&sc.name, &columns);
+    print!("{text}");
+    if let Some(p) = out {
+        write_atomically(p, &text)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,69 @@
+//! The engine's tracing state: every event feeds the totals; the text goes
+//! to a writer only when a trace file was asked for (`wbsim run --trace`).
+
+use std::io::Write;
+
+use super::event::TraceEvent;
+use super::format::{write_trace_header, write_trace_line, MAX_TRACE_LINE};
+use super::stats::TraceStatsCollector;
+
+/// Where trace events go.
+#[derive(Default)]
+pub struct Tracer {
+    pub stats: TraceStatsCollector,
+    out: Option<Box<dyn Write + Send>>,
+    /// Reused for each line, so tracing allocates nothing per event.
+    line: String,
+    /// The first write error; later events are dropped.
+    error: Option<std::io::Error>,
+}
+
+impl Tracer {
+    /// Start writing the ftrace text (3.0 header first) to `out`.
+    pub fn write_to(&mut self, out: Box<dyn Write + Send>) {
+        self.line = String::with_capacity(4 * MAX_TRACE_LINE);
+        write_trace_header(&mut self.line);
+        self.out = Some(out);
+        self.flush_line();
+    }
+
+    pub fn record(
+        &mut self,
+        task: u32,
+        comm: &str,
+        cpu: u32,
+        is_kswapd: bool,
+        ts_ns: u64,
+        ev: &TraceEvent,
+    ) {
+        self.stats.observe(task, is_kswapd, ts_ns, ev);
+        if self.out.is_some() {
+            self.line.clear();
+            // Task numbers become pids above the range of boot-time threads.
+            write_trace_line(&mut self.line, comm, 1000 + task, cpu, ts_ns, ev);
+            self.flush_line();
+        }
+    }
+
+    fn flush_line(&mut self) {
+        if self.error.is_some() {
+            return;
+        }
+        if let Some(out) = self.out.as_mut() {
+            if let Err(e) = out.write_all(self.line.as_bytes()) {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    /// Flush the writer and return the first error, if any.
+    pub fn finish(&mut self) -> std::io::Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        match self.out.as_mut() {
+            Some(out) => out.flush(),
+            None => Ok(()),
+        }
+    }
+}
