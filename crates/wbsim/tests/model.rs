@@ -4,29 +4,9 @@
 
 mod common;
 
-use common::scenario;
+use common::{scenario, small};
 use wbsim::scenario::Scenario;
 use wbsim::{kernel, simulate, simulate_system, RunOptions};
-
-/// A 64 MiB machine writing 160 MiB through a slow USB stick: small enough
-/// to check every invariant after every event, large enough that the page
-/// cache fills and reclaim runs.
-fn small(fs: &str) -> Scenario {
-    let machine = r#"cpus = 2
-total_mib = 64
-[[machine.zone]]
-name = "DMA"
-size_mib = 16
-[[machine.zone]]
-name = "DMA32"
-size_mib = 32
-[[machine.zone]]
-name = "Normal"
-size_mib = 16"#;
-    let task = r#"[[task]]
-command = "dd if=/dev/zero of=disk/f bs=32k count=5120""#;
-    scenario(machine, fs, task, &format!("{fs}.toml"))
-}
 
 const FILESYSTEMS: [&str; 4] = ["xfs", "ext4", "btrfs", "fuse-ntfs"];
 

@@ -30,10 +30,11 @@ dirty_ratio = 40
     parse_scenario(&text, name).unwrap()
 }
 
+/// A 64 MiB machine writing 160 MiB through a slow USB stick: small enough
+/// to check every invariant after every event, large enough that the page
+/// cache fills and reclaim runs.
 #[allow(dead_code)] // not every test file uses every fixture
-/// A 64 MiB machine whose dirty limit (90 %) lets dirty pages reach the
-/// LRU tail, so both kswapd and direct reclaim meet them.
-pub fn dirty_heavy() -> wbsim::scenario::Scenario {
+pub fn small(fs: &str) -> Scenario {
     let machine = r#"cpus = 2
 total_mib = 64
 [[machine.zone]]
@@ -47,7 +48,14 @@ name = "Normal"
 size_mib = 16"#;
     let task = r#"[[task]]
 command = "dd if=/dev/zero of=disk/f bs=32k count=5120""#;
-    let mut sc = scenario(machine, "xfs", task, "dirty-heavy.toml");
+    scenario(machine, fs, task, &format!("{fs}.toml"))
+}
+
+/// `small("xfs")` with a 90 % dirty limit, so dirty pages reach the LRU
+/// tail and both kswapd and direct reclaim meet them.
+#[allow(dead_code)]
+pub fn dirty_heavy() -> Scenario {
+    let mut sc = small("xfs");
     sc.sysctl.dirty_ratio = 90;
     sc
 }
