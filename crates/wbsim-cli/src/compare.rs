@@ -21,10 +21,7 @@ pub fn cmd_compare(
             "compare needs at least two --kernel presets (the first is the baseline)".into(),
         );
     }
-    let profiles = kernels
-        .iter()
-        .map(|k| wbsim::resolve_profile(&sc, Some(k)).map_err(|e| format!("--kernel: {e}")))
-        .collect::<Result<Vec<_>, _>>()?;
+    let profiles = crate::kernel_presets(&sc, kernels)?;
     let seed = seed.unwrap_or(sc.run.seed);
     let opts = wbsim::RunOptions::default();
     let columns: Vec<MmtestsColumn> = profiles

@@ -172,6 +172,17 @@ fn run_traced(
     }
 }
 
+/// The profiles named by repeated `--kernel` options, in order.
+fn kernel_presets(
+    sc: &wbsim::scenario::Scenario,
+    kernels: &[String],
+) -> Result<Vec<wbsim::kernel::KernelProfile>, String> {
+    kernels
+        .iter()
+        .map(|k| wbsim::resolve_profile(sc, Some(k)).map_err(|e| format!("--kernel: {e}")))
+        .collect()
+}
+
 struct RunArgs<'a> {
     path: &'a Path,
     seed: Option<u64>,
@@ -191,10 +202,7 @@ fn cmd_run(a: &RunArgs) -> Result<(), String> {
         vec![wbsim::resolve_profile(&sc, None)
             .map_err(|e| format!("{}: key `kernel`: {e}", a.path.display()))?]
     } else {
-        a.kernels
-            .iter()
-            .map(|k| wbsim::resolve_profile(&sc, Some(k)).map_err(|e| format!("--kernel: {e}")))
-            .collect::<Result<Vec<_>, _>>()?
+        kernel_presets(&sc, a.kernels)?
     };
     let runs = a.runs.unwrap_or(sc.run.runs);
     if runs == 0 {

@@ -12,7 +12,7 @@ use crate::kernel::DirtyLimitScope;
 use crate::mm::page::Pfn;
 use crate::mm::vmstat::Ev;
 use crate::mm::{Gfp, Mark};
-use crate::system::task::{PendingWait, Step};
+use crate::system::task::Step;
 use crate::system::System;
 use crate::trace::{GfpMask, TraceEvent};
 
@@ -223,12 +223,6 @@ impl System {
             self.trace(tid, ev);
             return None;
         }
-        let step = self.congestion_wait(tid, timeout_ns);
-        self.tasks[tid as usize].pending_wait = Some(PendingWait {
-            iff_congested: true,
-            since_ns: self.now,
-            timeout_ns,
-        });
-        Some(step)
+        Some(self.congestion_sleep(tid, timeout_ns, true))
     }
 }

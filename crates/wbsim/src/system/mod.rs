@@ -144,9 +144,16 @@ impl System {
 
     /// `congestion_wait(BLK_RW_ASYNC, timeout)`: register and ask to sleep.
     pub fn congestion_wait(&mut self, tid: u32, timeout_ns: Ns) -> Step {
+        self.congestion_sleep(tid, timeout_ns, false)
+    }
+
+    /// Sleep on the congestion wait queue until a device uncongests or the
+    /// timeout; `iff_congested` names the caller's tracepoint
+    /// (`wait_iff_congested` rather than `congestion_wait`).
+    pub fn congestion_sleep(&mut self, tid: u32, timeout_ns: Ns, iff_congested: bool) -> Step {
         self.congestion_waiters.push(tid);
         self.tasks[tid as usize].pending_wait = Some(task::PendingWait {
-            iff_congested: false,
+            iff_congested,
             since_ns: self.now,
             timeout_ns,
         });

@@ -183,33 +183,15 @@ fn next_event(t: &mut Task, rng: &mut Rng) -> TraceEvent {
 /// `isolate_mode` as a 3.2+ script reads a 3.0 value: it skips 2 (3.0's
 /// `ISOLATE_BOTH`) instead of 1 (`ISOLATE_ACTIVE`). Swapping the two lets
 /// the 3.0 collector compute that reading.
-fn as_read_by_3_2(ev: TraceEvent) -> TraceEvent {
-    match ev {
-        TraceEvent::LruIsolate {
-            isolate_mode,
-            order,
-            nr_requested,
-            nr_scanned,
-            nr_taken,
-            contig_taken,
-            contig_dirty,
-            contig_failed,
-        } => TraceEvent::LruIsolate {
-            isolate_mode: match isolate_mode {
-                IsolateMode::Active => IsolateMode::Both,
-                IsolateMode::Both => IsolateMode::Active,
-                IsolateMode::Inactive => IsolateMode::Inactive,
-            },
-            order,
-            nr_requested,
-            nr_scanned,
-            nr_taken,
-            contig_taken,
-            contig_dirty,
-            contig_failed,
-        },
-        other => other,
+fn as_read_by_3_2(mut ev: TraceEvent) -> TraceEvent {
+    if let TraceEvent::LruIsolate { isolate_mode, .. } = &mut ev {
+        *isolate_mode = match *isolate_mode {
+            IsolateMode::Active => IsolateMode::Both,
+            IsolateMode::Both => IsolateMode::Active,
+            IsolateMode::Inactive => IsolateMode::Inactive,
+        };
     }
+    ev
 }
 
 pub(crate) fn generate(events: usize, seed: u64) -> Synthetic {
