@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use rayon::prelude::*;
-use wbsim::report::mmtests::{render, MmtestsColumn};
+use wbsim::report::mmtests::{render, FsMarkLoops, MmtestsColumn};
 
 use crate::output::write_atomically;
 
@@ -34,7 +34,10 @@ pub fn cmd_compare(
                 elapsed_seconds: r.elapsed_seconds,
                 vmstat: r.vmstat,
                 ftrace: r.ftrace,
-                fsmark: None,
+                fsmark: (!r.fsmark.is_empty()).then(|| FsMarkLoops {
+                    files_per_second: r.fsmark.iter().map(|l| l.files_per_second).collect(),
+                    overhead_us: r.fsmark.iter().map(|l| l.overhead_us).collect(),
+                }),
             }
         })
         .collect();

@@ -49,6 +49,10 @@ pub struct ScenarioRef {
     pub label: String,
     /// Relative to `scenarios/`.
     pub file: String,
+    /// Runs of this scenario when the source published fewer than the
+    /// experiment's `runs` (at most `--runs` when that is given).
+    #[serde(default)]
+    pub runs: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -97,8 +101,8 @@ pub fn not_implemented(defined: &[Experiment]) -> Vec<String> {
         .collect()
 }
 
-/// Evaluate `expr`: terms separated by one `/` or `*`, each a number or
-/// resolved by `term`.
+/// Evaluate `expr`: terms separated by `/`, `*`, `+` or `-`, applied left
+/// to right (no precedence), each a number or resolved by `term`.
 pub fn eval(expr: &str, term: &dyn Fn(&str) -> Result<f64, String>) -> Result<f64, String> {
     let mut value: Option<f64> = None;
     let mut op = '*';
@@ -113,6 +117,8 @@ pub fn eval(expr: &str, term: &dyn Fn(&str) -> Result<f64, String>) -> Result<f6
         value = Some(match (value, op) {
             (None, _) => x,
             (Some(v), '/') => v / x,
+            (Some(v), '+') => v + x,
+            (Some(v), '-') => v - x,
             (Some(v), _) => v * x,
         });
         let tail = tail.trim_start();
@@ -120,8 +126,10 @@ pub fn eval(expr: &str, term: &dyn Fn(&str) -> Result<f64, String>) -> Result<f6
             return Ok(value.unwrap_or(f64::NAN));
         }
         op = tail.chars().next().unwrap_or(' ');
-        if op != '/' && op != '*' {
-            return Err(format!("`{expr}`: expected `/` or `*` before `{tail}`"));
+        if !"/*+-".contains(op) {
+            return Err(format!(
+                "`{expr}`: expected `/`, `*`, `+` or `-` before `{tail}`"
+            ));
         }
         rest = tail[1..].trim_start();
     }
@@ -158,11 +166,42 @@ pub fn sim_term(tok: &str, runs: &RunsByKey) -> Result<f64, String> {
 }
 
 /// A run's figure by name: `elapsed_seconds`, `system_seconds`,
-/// `user_seconds`, `kswapd_awake_seconds`, `context_switches`,
-/// `vmstat.<counter>` or `series.<figure>` (see `Series::stats`).
+/// `user_seconds`, `user_sys_seconds`, `kswapd_awake_seconds`,
+/// `context_switches`, `vmstat.<counter>`, `ftrace.<total>` (see
+/// `ReclaimTraceStats`), `fsmark.files_per_second_mean` /
+/// `fsmark.overhead_us_mean`, `kswapd_efficiency_percent` or
+/// `series.<figure>` (see `Series::stats`).
 pub fn metric_value(r: &RunReport, metric: &str) -> Result<f64, String> {
     if let Some(c) = metric.strip_prefix("vmstat.") {
         return Ok(r.vmstat.get(c).copied().unwrap_or(0) as f64);
+    }
+    if let Some(c) = metric.strip_prefix("ftrace.") {
+        let v = serde_json::to_value(r.ftrace).map_err(|e| e.to_string())?;
+        return c
+            .split('.')
+            .try_fold(&v, |v, key| v.get(key))
+            .and_then(|x| x.as_f64())
+            .ok_or_else(|| format!("unknown ftrace total `{c}`"));
+    }
+    if let Some(c) = metric.strip_prefix("fsmark.") {
+        let n = r.fsmark.len().max(1) as f64;
+        return match c {
+            "files_per_second_mean" => {
+                Ok(r.fsmark.iter().map(|l| l.files_per_second).sum::<f64>() / n)
+            }
+            "overhead_us_mean" => Ok(r.fsmark.iter().map(|l| l.overhead_us).sum::<f64>() / n),
+            _ => Err(format!("unknown fs_mark figure `{c}`")),
+        };
+    }
+    if metric == "kswapd_efficiency_percent" {
+        // mmtests: kswapd_steal / pgscan_kswapd, truncated to an integer.
+        let v = |k: &str| r.vmstat.get(k).copied().unwrap_or(0) as f64;
+        let scanned = v("pgscan_kswapd");
+        return Ok(if scanned > 0.0 {
+            (100.0 * v("kswapd_steal") / scanned).floor()
+        } else {
+            0.0
+        });
     }
     if let Some(s) = metric.strip_prefix("series.") {
         return Ok(r.series_stats.get(s).copied().unwrap_or(f64::NAN));
@@ -171,6 +210,7 @@ pub fn metric_value(r: &RunReport, metric: &str) -> Result<f64, String> {
         "elapsed_seconds" => r.elapsed_seconds,
         "system_seconds" => r.system_seconds,
         "user_seconds" => r.user_seconds,
+        "user_sys_seconds" => r.user_seconds + r.system_seconds,
         "kswapd_awake_seconds" => r.kswapd_awake_seconds,
         "context_switches" => r.context_switches as f64,
         _ => return Err(format!("unknown metric `{metric}`")),
@@ -230,7 +270,8 @@ mod tests {
         assert!(eval("result[fs=c].x[0]", &term)
             .unwrap_err()
             .contains("no `result` entry"));
-        assert!(eval("p.q + 1", &term).is_err());
+        assert_eq!(eval("p.q + 1 - 2", &term), Ok(6.0));
+        assert!(eval("p.q % 1", &term).is_err());
     }
 
     #[test]

@@ -99,7 +99,9 @@ fn run_experiment(e: &Experiment, runs: Option<u32>) -> Result<ExperimentResult,
             .map_err(|err| err.to_string())?;
         for (label, preset) in &e.kernels {
             let profile = wbsim::kernel::preset(preset)?;
-            for seed in wbsim::run_seeds(sc.run.seed, runs) {
+            // A scenario published as fewer runs keeps its own count.
+            let n = s.runs.map_or(runs, |r| r.min(runs));
+            for seed in wbsim::run_seeds(sc.run.seed, n) {
                 jobs.push((
                     s.label.clone(),
                     label.clone(),

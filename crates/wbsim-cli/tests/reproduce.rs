@@ -1,5 +1,5 @@
-//! `wbsim reproduce` end to end, at full size (10 GiB and 8 GiB runs, as
-//! published): the JSON comparison keeps its contract, and every cell's
+//! `wbsim reproduce` end to end, at full size (10 GiB and 8 GiB runs and
+//! 25 fs_mark loops, as published): the JSON comparison keeps its contract, and every cell's
 //! verdict is what the model gives today. Cells listed in `KNOWN_FAILING`
 //! are the model's open fidelity gaps (see the issue notes); the test fails
 //! if one of them starts passing (update the list) or any other cell fails.
@@ -10,8 +10,28 @@ use std::process::Command;
 const BIN: &str = env!("CARGO_BIN_EXE_wbsim");
 
 /// Cells the model does not reproduce yet: vanilla reclaim writes need the
-/// Normal zone to be refilled faster than its size share (see notes).
+/// Normal zone to be refilled faster than its size share; in seed 004,
+/// kswapd meets far fewer dirty pages at the LRU tail than 3.0 did (see
+/// notes).
 const KNOWN_FAILING: &[&str] = &[
+    "fs_mark vanilla kswapd file writes",
+    "fs_mark nodirectwb kswapd file writes",
+    "fs_mark lesskswapdwb/vanilla kswapd file writes",
+    "fs_mark throttle/vanilla kswapd file writes",
+    "fs_mark immediate/vanilla kswapd file writes",
+    "fs_mark prioinode/vanilla kswapd file writes",
+    "fs_mark lesskswapdwb/vanilla direct pages scanned",
+    "fs_mark throttle/vanilla direct pages scanned",
+    "fs_mark immediate/vanilla direct pages scanned",
+    "fs_mark throttle/immediate reclaim throttled",
+    "fs_mark immediate - vanilla kswapd efficiency (points)",
+    "fs_mark prioinode - vanilla kswapd efficiency (points)",
+    "micro vanilla kswapd file writes",
+    "micro immediate kswapd file writes",
+    "micro prioinode kswapd file writes",
+    "micro throttle/vanilla swap outs",
+    "micro immediate/vanilla swap outs",
+    "micro prioinode/vanilla swap outs",
     "fuse-ntfs vanilla nr_vmscan_write (median)",
     "fuse-ntfs seconds vanilla/per-zone",
     "btrfs vanilla nr_vmscan_write (median)",
@@ -38,7 +58,7 @@ fn reproduce_both_experiments_full_size() {
     let json = dir.path().join("cmp.json");
     let text = wbsim_ok(&["reproduce", "--json", json.to_str().unwrap()]);
     print!("{text}");
-    for other in ["writeback-plug", "bdi-period-shift", "reclaim-writeback"] {
+    for other in ["writeback-plug", "bdi-period-shift"] {
         assert!(
             text.contains(&format!("{other}: not yet implemented")),
             "{other}"
@@ -51,7 +71,7 @@ fn reproduce_both_experiments_full_size() {
         .iter()
         .map(|e| e["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["zone-dirty-v1", "zone-dirty-v2"]);
+    assert_eq!(ids, ["reclaim-writeback", "zone-dirty-v1", "zone-dirty-v2"]);
     let mut unexpected = Vec::new();
     for e in experiments {
         let cells = e["cells"].as_array().unwrap();

@@ -6,7 +6,9 @@
 //!
 //! Dispatch order is FIFO (the noop elevator); with one outstanding command
 //! on a USB stick and writeback submitting in ascending sector order this is
-//! what deadline does too. Explicit plugging (2.6.39+) is not modelled yet:
+//! what deadline does too. Reads (swap-in) are dispatched before queued
+//! writes, as deadline's read preference and CFQ's sync queues do; reads
+//! and writes never merge with each other. Explicit plugging (2.6.39+) is not modelled yet:
 //! each submitted bio is immediately mergeable into any queued request.
 
 pub mod submit;
@@ -28,6 +30,8 @@ pub struct Segment {
 
 #[derive(Debug, Clone, Default)]
 pub struct Request {
+    /// A read (swap-in) rather than a write.
+    pub read: bool,
     pub start_sector: u64,
     pub nr_sectors: u64,
     pub segs: Vec<Segment>,
@@ -41,6 +45,7 @@ impl Request {
 
 #[derive(Debug, Clone, Default)]
 pub struct QueueStats {
+    pub read_requests: u64,
     pub write_requests: u64,
     pub write_sectors: u64,
     pub merges: u64,
@@ -114,14 +119,14 @@ impl RequestQueue {
 
     /// Would a bio at `sector..sector+nr` merge into a queued request?
     pub fn can_merge(&self, sector: u64, nr: u64) -> bool {
-        self.find_merge(sector, nr).is_some()
+        self.find_merge(sector, nr, false).is_some()
     }
 
-    fn find_merge(&self, sector: u64, nr: u64) -> Option<(usize, bool)> {
+    fn find_merge(&self, sector: u64, nr: u64, read: bool) -> Option<(usize, bool)> {
         // Most recent request first: streaming writeback back-merges there.
         for &slot in self.queued.iter().rev() {
             let r = &self.slots[slot];
-            if r.nr_sectors + nr > self.max_sectors {
+            if r.read != read || r.nr_sectors + nr > self.max_sectors {
                 continue;
             }
             if r.end_sector() == sector {
@@ -137,8 +142,15 @@ impl RequestQueue {
     /// Submit a write bio of `nr` sectors carrying `seg`. Never fails: the
     /// caller checks `is_full` first when it can wait.
     pub fn submit(&mut self, sector: u64, nr: u64, seg: Segment) -> Submitted {
-        self.stats.write_sectors += nr;
-        if let Some((slot, back)) = self.find_merge(sector, nr) {
+        self.submit_dir(sector, nr, seg, false)
+    }
+
+    /// Submit a bio in either direction (`read` for swap-in).
+    pub fn submit_dir(&mut self, sector: u64, nr: u64, seg: Segment, read: bool) -> Submitted {
+        if !read {
+            self.stats.write_sectors += nr;
+        }
+        if let Some((slot, back)) = self.find_merge(sector, nr, read) {
             let r = &mut self.slots[slot];
             r.nr_sectors += nr;
             if back {
@@ -158,12 +170,17 @@ impl RequestQueue {
             }
         };
         let r = &mut self.slots[slot];
+        r.read = read;
         r.start_sector = sector;
         r.nr_sectors = nr;
         r.segs.clear();
         r.segs.push(seg);
         self.queued.push_back(slot);
-        self.stats.write_requests += 1;
+        if read {
+            self.stats.read_requests += 1;
+        } else {
+            self.stats.write_requests += 1;
+        }
         if self.allocated() >= self.congestion_on {
             self.congested = true;
         }
@@ -172,7 +189,12 @@ impl RequestQueue {
 
     /// Hand the oldest queued request to the device.
     pub fn dispatch(&mut self) -> Option<usize> {
-        let slot = self.queued.pop_front()?;
+        let pos = self
+            .queued
+            .iter()
+            .position(|&s| self.slots[s].read)
+            .unwrap_or(0);
+        let slot = self.queued.remove(pos)?;
         self.in_flight.push_back(slot);
         Some(slot)
     }

@@ -57,6 +57,26 @@ impl System {
         self.vmstat.inc(Ev::PgpgOut, 4);
     }
 
+    /// Queue a read of one page (swap-in) at its mapping's sector; the
+    /// caller kicks the device once its batch is queued.
+    pub fn submit_page_read(&mut self, tid: u32, pfn: Pfn) {
+        let p = self.pages[pfn as usize];
+        let Some(dev) = self.inode_device(p.inode) else {
+            return;
+        };
+        let sector = self.page_sector(p.inode, p.index);
+        let seg = Segment {
+            inode: p.inode,
+            first_index: p.index,
+            nr_pages: 1,
+        };
+        if self.queues[dev].submit_dir(sector, SECTORS_PER_PAGE, seg, true) == Submitted::NewRequest
+        {
+            self.charge_sys(tid, self.cost.request_submit_ns);
+        }
+        self.vmstat.inc(Ev::PgpgIn, 4);
+    }
+
     /// Submit IO that has no page-cache pages behind it (a log write), split
     /// into bios of at most `max_sectors`.
     pub fn submit_raw_write(&mut self, tid: u32, dev: usize, sector: u64, nr_sectors: u64) {
@@ -101,8 +121,8 @@ impl System {
             return;
         };
         let r = self.queues[dev].request(slot);
-        let (start, nr) = (r.start_sector, r.nr_sectors);
-        let service: Ns = self.devices[dev].service_write(start, nr);
+        let (start, nr, read) = (r.start_sector, r.nr_sectors, r.read);
+        let service: Ns = self.devices[dev].service(start, nr, read);
         self.devices[dev].busy = true;
         self.events.push(
             self.now + service,
@@ -119,6 +139,7 @@ impl System {
             .front()
             .expect("completion without request");
         let nsegs = self.queues[dev].request(slot).segs.len();
+        let read = self.queues[dev].request(slot).read;
         for s in 0..nsegs {
             let seg = self.queues[dev].request(slot).segs[s];
             if seg.inode == crate::mm::page::NIL {
@@ -126,7 +147,11 @@ impl System {
             }
             for i in 0..seg.nr_pages {
                 let pfn = self.inodes[seg.inode as usize].page(seg.first_index + i);
-                self.end_page_writeback(pfn);
+                if read {
+                    self.end_page_read(pfn);
+                } else {
+                    self.end_page_writeback(pfn);
+                }
             }
         }
         let left_congestion = self.queues[dev].complete(slot);

@@ -26,6 +26,11 @@ pub enum MappingKind {
     BlockDevice,
     /// A filesystem's metadata inode (btrfs btree inode).
     Metadata,
+    /// A process's anonymous memory: index = virtual page number, pages =
+    /// present page table entries.
+    Anon,
+    /// The swap cache (`swapper_space`): index = swap slot.
+    Swap,
 }
 
 #[derive(Debug, Clone)]

@@ -2,13 +2,15 @@
 //! LRU lists with pagevec batching, page-state accounting, vmstat.
 
 pub mod page;
+pub mod slab;
+pub mod swap;
 pub mod vmstat;
 pub mod zone;
 
 use crate::system::System;
 use page::{
-    flags, list_add_head, list_add_tail, list_del, Holder, Pfn, LRU_ACTIVE_FILE, LRU_INACTIVE_FILE,
-    NIL,
+    flags, list_add_head, list_add_tail, list_del, Holder, Pfn, LRU_INACTIVE_ANON,
+    LRU_INACTIVE_FILE, NIL,
 };
 use vmstat::{Ev, ZoneEv};
 
@@ -39,6 +41,17 @@ pub enum Mark {
     Min,
     /// `ALLOC_NO_WATERMARKS`.
     NoWatermarks,
+}
+
+/// `page_lru`: the list a page belongs on by its flags.
+#[inline]
+pub fn page_lru(p: &page::Page) -> usize {
+    let base = if p.has(flags::ANON) {
+        LRU_INACTIVE_ANON
+    } else {
+        LRU_INACTIVE_FILE
+    };
+    base + p.has(flags::ACTIVE) as usize
 }
 
 impl System {
@@ -125,17 +138,20 @@ impl System {
     }
 
     /// `lru_add_drain`: move this CPU's pagevec pages to the head of their
-    /// zone's inactive (or, if marked active, active) file list.
+    /// zone's list: anon or file by PG_swapbacked, active or inactive by
+    /// PG_active (`page_lru`).
     pub fn lru_add_drain(&mut self, cpu: usize) {
         let len = self.pagevecs[cpu].len;
         for i in 0..len {
             let pfn = self.pagevecs[cpu].pages[i];
-            let lru = if self.pages[pfn as usize].has(flags::ACTIVE) {
-                LRU_ACTIVE_FILE
-            } else {
-                LRU_INACTIVE_FILE
-            };
+            let p = self.pages[pfn as usize];
+            let lru = page_lru(&p);
             self.lru_link_head(pfn, lru);
+            // update_page_reclaim_stat: an added page counts as scanned, an
+            // active one as rotated too.
+            let (file, z) = (!p.has(flags::ANON) as usize, p.zone as usize);
+            self.zones[z].recent_scanned[file] += 1;
+            self.zones[z].recent_rotated[file] += p.has(flags::ACTIVE) as u64;
         }
         self.pagevecs[cpu].len = 0;
     }
@@ -166,13 +182,15 @@ impl System {
     pub fn mark_page_accessed(&mut self, pfn: Pfn) {
         let p = self.pages[pfn as usize];
         if !p.has(flags::ACTIVE) && p.has(flags::REFERENCED) && p.has(flags::LRU) {
-            if p.holder == Holder::InactiveFile {
+            if matches!(p.holder, Holder::InactiveFile | Holder::InactiveAnon) {
                 self.lru_unlink(pfn);
                 let pg = &mut self.pages[pfn as usize];
                 pg.flags |= flags::ACTIVE;
                 pg.flags &= !flags::REFERENCED;
-                self.lru_link_head(pfn, LRU_ACTIVE_FILE);
-                self.zones[p.zone as usize].recent_rotated[1] += 1;
+                let lru = page_lru(pg);
+                self.lru_link_head(pfn, lru);
+                let file = !p.has(flags::ANON) as usize;
+                self.zones[p.zone as usize].recent_rotated[file] += 1;
                 self.vmstat.inc(Ev::PgActivate, 1);
             }
         } else if !p.has(flags::REFERENCED) {
@@ -184,18 +202,12 @@ impl System {
     /// moved to the inactive tail so the next scan frees it first.
     pub fn rotate_reclaimable_page(&mut self, pfn: Pfn) {
         let p = self.pages[pfn as usize];
-        if p.holder == Holder::InactiveFile && !p.has(flags::DIRTY) && !p.has(flags::ACTIVE) {
+        let inactive = matches!(p.holder, Holder::InactiveFile | Holder::InactiveAnon);
+        if inactive && !p.has(flags::DIRTY) && !p.has(flags::ACTIVE) {
             let z = p.zone as usize;
-            list_del(
-                &mut self.pages,
-                &mut self.zones[z].lru[LRU_INACTIVE_FILE],
-                pfn,
-            );
-            list_add_tail(
-                &mut self.pages,
-                &mut self.zones[z].lru[LRU_INACTIVE_FILE],
-                pfn,
-            );
+            let lru = page_lru(&p);
+            list_del(&mut self.pages, &mut self.zones[z].lru[lru], pfn);
+            list_add_tail(&mut self.pages, &mut self.zones[z].lru[lru], pfn);
             self.vmstat.inc(Ev::PgRotated, 1);
         }
     }
@@ -205,8 +217,15 @@ impl System {
         self.zones.iter().map(|z| z.nr_free()).sum()
     }
 
-    /// `global_reclaimable_pages` without swap: the file LRU lists.
+    /// `global_reclaimable_pages`: the file LRU lists, and the anon ones
+    /// while swap has free slots.
     pub fn global_reclaimable_pages(&self) -> u64 {
-        self.zones.iter().map(|z| z.reclaimable_pages()).sum()
+        let swap = self.nr_swap_pages() > 0;
+        self.zones.iter().map(|z| z.reclaimable_pages(swap)).sum()
+    }
+
+    /// `zone_reclaimable_pages`.
+    pub fn zone_reclaimable_pages(&self, z: usize) -> u64 {
+        self.zones[z].reclaimable_pages(self.nr_swap_pages() > 0)
     }
 }

@@ -24,6 +24,21 @@ pub mod flags {
     /// The page's blocks are allocated on disk (`buffer_mapped` on all its
     /// buffers): set when writeback allocated a delayed-allocation page.
     pub const MAPPED: u16 = 1 << 7;
+    /// PG_swapbacked: an anonymous page (`PageAnon`); written to swap, not
+    /// to a filesystem, and never counted in the file dirty figures.
+    pub const ANON: u16 = 1 << 8;
+    /// PG_swapcache: the page is in the swap cache (`swapper_space`) at
+    /// the slot in `System::page_swap_slot`.
+    pub const SWAPCACHE: u16 = 1 << 9;
+    /// `page_mapped`: a process page table maps the page (one mapping at
+    /// most in the model: no fork, no sharing between processes).
+    pub const PTE_MAPPED: u16 = 1 << 10;
+    /// The accessed ("young") bit of the PTE mapping the page, which
+    /// `page_referenced` tests and clears.
+    pub const PTE_YOUNG: u16 = 1 << 11;
+    /// PG_locked held for a read in flight (swap-in): reclaim's
+    /// `trylock_page` fails and the faulting task waits for it.
+    pub const LOCKED: u16 = 1 << 12;
 }
 
 /// Which list (or holder) a frame belongs to. Every frame is in exactly one

@@ -31,9 +31,17 @@ pub enum Ev {
     NrVmscanWriteSkip,
     NrVmscanThrottled,
     NrVmscanInvalidate,
+    PgpgIn,
+    PswpIn,
+    PswpOut,
+    PgFault,
+    PgMajFault,
+    /// Page-cache pages freed with inodes pruned by direct reclaim / kswapd.
+    PgInodeSteal,
+    KswapdInodeSteal,
 }
 
-pub const EV_NAMES: [&str; 18] = [
+pub const EV_NAMES: [&str; 25] = [
     "nr_dirtied",
     "nr_written",
     "pgpgout",
@@ -52,6 +60,13 @@ pub const EV_NAMES: [&str; 18] = [
     "nr_vmscan_write_skip",
     "nr_vmscan_throttled",
     "nr_vmscan_invalidate",
+    "pgpgin",
+    "pswpin",
+    "pswpout",
+    "pgfault",
+    "pgmajfault",
+    "pginodesteal",
+    "kswapd_inodesteal",
 ];
 
 /// Per-zone event counters.

@@ -22,6 +22,7 @@ pub struct Zone {
     pub nr_dirty: u64,
     pub nr_writeback: u64,
     pub nr_isolated_file: u64,
+    pub nr_isolated_anon: u64,
     /// Pages scanned since the last page was freed into the zone
     /// (`zone->pages_scanned`), for all_unreclaimable.
     pub pages_scanned: u64,
@@ -49,6 +50,7 @@ impl Zone {
             nr_dirty: 0,
             nr_writeback: 0,
             nr_isolated_file: 0,
+            nr_isolated_anon: 0,
             pages_scanned: 0,
             all_unreclaimable: false,
             congested: false,
@@ -65,9 +67,23 @@ impl Zone {
         self.lru[2].len + self.lru[3].len
     }
 
-    /// `zone_reclaimable_pages` (no swap: file pages only).
-    pub fn reclaimable_pages(&self) -> u64 {
-        self.nr_file_lru()
+    pub fn nr_anon_lru(&self) -> u64 {
+        self.lru[0].len + self.lru[1].len
+    }
+
+    /// `zone_reclaimable_pages`: file pages, plus anonymous ones while swap
+    /// has free slots.
+    pub fn reclaimable_pages(&self, swap_free: bool) -> u64 {
+        self.nr_file_lru() + if swap_free { self.nr_anon_lru() } else { 0 }
+    }
+
+    /// `inactive_anon_is_low` (3.0): the inactive anon list is smaller than
+    /// the active one over `inactive_ratio` (`calculate_zone_inactive_ratio`:
+    /// `int_sqrt(10 * gigabytes)`, at least 1).
+    pub fn inactive_anon_is_low(&self) -> bool {
+        let gb = self.present_pages >> 18;
+        let ratio = if gb > 0 { int_sqrt(10 * gb) } else { 1 };
+        self.lru[0].len * ratio < self.lru[1].len
     }
 
     /// `__zone_watermark_ok` for order 0 (3.0): free − (2^0 + 1) must stay

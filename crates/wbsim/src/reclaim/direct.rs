@@ -158,6 +158,12 @@ impl System {
                 break;
             }
         }
+        if sc.stall.is_none() {
+            let lru_pages = (0..self.zones.len())
+                .map(|z| self.zone_reclaimable_pages(z))
+                .sum();
+            self.shrink_slab(tid, false, sc.nr_scanned, lru_pages);
+        }
         st.total_scanned += sc.nr_scanned;
         st.nr_reclaimed = sc.nr_reclaimed;
         if let Some(step) = sc.stall {

@@ -53,6 +53,17 @@ impl System {
         self.kswapd_state().phase != Phase::Sleeping
     }
 
+    /// Time kswapd has been awake so far, including a period still open.
+    pub fn kswapd_awake_total_ns(&self) -> Ns {
+        let k = self.kswapd_state();
+        let open = if k.phase == Phase::Sleeping {
+            0
+        } else {
+            self.now.saturating_sub(k.awake_since)
+        };
+        self.kswapd_awake_ns + open
+    }
+
     /// `wake_all_kswapd` → `wakeup_kswapd` for each zone: wake kswapd if it
     /// is waiting (asleep or napping) and the zone is below its low
     /// watermark; each such zone is one `mm_vmscan_wakeup_kswapd` event of
@@ -142,6 +153,19 @@ impl System {
         step
     }
 
+    fn kswapd_scan_control(&self, tid: u32, k: &KswapdState) -> ScanControl {
+        ScanControl {
+            tid,
+            is_kswapd: true,
+            may_writepage: k.may_writepage,
+            nr_to_reclaim: u64::MAX,
+            nr_scanned: 0,
+            nr_reclaimed: k.nr_reclaimed,
+            priority: k.priority,
+            stall: None,
+        }
+    }
+
     /// One priority pass of `balance_pgdat` (3.0).
     fn balance_pgdat_step(&mut self, tid: u32, k: &mut KswapdState) -> Step {
         if k.after_wait {
@@ -149,13 +173,22 @@ impl System {
             return self.balance_next_priority(k);
         }
         let nz = self.zones.len();
-        // Find end_zone: highest zone below its high watermark.
-        let end_zone = (0..nz).rev().find(|&i| {
+        // Find end_zone: highest zone below its high watermark, ageing the
+        // active anon list of each zone looked at on the way.
+        let mut end_zone = None;
+        for i in (0..nz).rev() {
             let z = &self.zones[i];
-            z.present_pages > 0
-                && !(z.all_unreclaimable && k.priority != DEF_PRIORITY)
-                && !z.watermark_ok(z.wmark_high, 0)
-        });
+            if z.present_pages == 0 || (z.all_unreclaimable && k.priority != DEF_PRIORITY) {
+                continue;
+            }
+            let mut sc = self.kswapd_scan_control(tid, k);
+            self.age_active_anon(i, &mut sc);
+            let z = &self.zones[i];
+            if !z.watermark_ok(z.wmark_high, 0) {
+                end_zone = Some(i);
+                break;
+            }
+        }
         let Some(end_zone) = end_zone else {
             return self.kswapd_done(k);
         };
@@ -168,21 +201,15 @@ impl System {
             }
             let balance_gap = z.wmark_low.min(z.present_pages.div_ceil(100));
             if !z.watermark_ok(z.wmark_high + balance_gap, end_zone) {
-                let mut sc = ScanControl {
-                    tid,
-                    is_kswapd: true,
-                    may_writepage: k.may_writepage,
-                    nr_to_reclaim: u64::MAX,
-                    nr_scanned: 0,
-                    nr_reclaimed: k.nr_reclaimed,
-                    priority: k.priority,
-                    stall: None,
-                };
+                let mut sc = self.kswapd_scan_control(tid, k);
                 self.shrink_zone(i, &mut sc);
+                let lru_pages = (0..=end_zone).map(|z| self.zone_reclaimable_pages(z)).sum();
+                self.shrink_slab(tid, true, sc.nr_scanned, lru_pages);
                 k.total_scanned += sc.nr_scanned;
                 k.nr_reclaimed = sc.nr_reclaimed;
+                let reclaimable = self.zone_reclaimable_pages(i);
                 let z = &mut self.zones[i];
-                if z.pages_scanned >= 6 * z.reclaimable_pages() {
+                if z.pages_scanned >= 6 * reclaimable {
                     z.all_unreclaimable = true;
                 }
                 if let Some(step) = sc.stall {

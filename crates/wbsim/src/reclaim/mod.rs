@@ -10,21 +10,16 @@
 
 pub mod direct;
 pub mod kswapd;
+mod pageout;
 
-use crate::fs::WritepageResult;
-use crate::kernel::SkippedDirtyPage;
-use crate::mm::page::{flags, Holder, LRU_ACTIVE_FILE, LRU_INACTIVE_FILE, NIL};
+use crate::mm::page::{
+    flags, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, NIL,
+    NR_LRU_LISTS,
+};
 use crate::mm::vmstat::{Ev, ZoneEv};
 use crate::system::task::Step;
 use crate::system::System;
-use crate::trace::{IsolateMode, ReclaimFlags, ReclaimLru, TraceEvent};
-
-/// `trace_reclaim_flags` / `trace_shrink_flags` for file pages, async (no
-/// lumpy reclaim in the model).
-const FILE_ASYNC: ReclaimFlags = ReclaimFlags {
-    lru: ReclaimLru::File,
-    sync: false,
-};
+use crate::trace::{IsolateMode, TraceEvent};
 
 /// `mm_vmscan_lru_isolate` for an order-0 isolation (no lumpy pages).
 fn isolate_event(mode: IsolateMode, nr_requested: u64, nr_taken: u64) -> TraceEvent {
@@ -61,66 +56,142 @@ pub struct ScanControl {
     pub stall: Option<Step>,
 }
 
+/// Scan counts per LRU list from `get_scan_count` (3.0).
+fn scan_fraction(size: u64, priority: u32, fraction: u64, denominator: u64, full: bool) -> u64 {
+    if full {
+        return size;
+    }
+    let scan = if priority == 0 {
+        size
+    } else {
+        size >> priority
+    };
+    ((scan as u128 * fraction as u128) / denominator.max(1) as u128) as u64
+}
+
 impl System {
-    /// `shrink_zone` (3.0) for the file lists (no swap: anon is never
-    /// scanned, `get_scan_count` gives it no share).
-    pub fn shrink_zone(&mut self, zone: usize, sc: &mut ScanControl) {
-        let z = &self.zones[zone];
-        let file = z.nr_file_lru();
-        let force_scan = sc.is_kswapd && (file >> sc.priority) < SWAP_CLUSTER_MAX;
-        let mut nr = [0u64; 2]; // [inactive_file, active_file]
-        for (i, lru) in [LRU_INACTIVE_FILE, LRU_ACTIVE_FILE].into_iter().enumerate() {
-            let size = z.lru[lru].len;
-            let mut scan = if sc.priority == 0 {
-                size
-            } else {
-                size >> sc.priority
-            };
-            if scan == 0 && force_scan {
-                scan = SWAP_CLUSTER_MAX.min(size);
+    /// `get_scan_count` (3.0): how many pages of each LRU list to scan at
+    /// this priority. Anon and file are balanced by swappiness and by how
+    /// many of each kind's recently scanned pages were rotated (referenced);
+    /// without free swap only file pages are scanned, and when file plus
+    /// free pages are below the high watermark only anon pages.
+    pub fn get_scan_count(&mut self, zone: usize, sc: &ScanControl) -> [u64; NR_LRU_LISTS] {
+        let noswap = self.nr_swap_pages() == 0;
+        let z = &mut self.zones[zone];
+        let (anon, file) = (z.nr_anon_lru(), z.nr_file_lru());
+        let force_scan = sc.is_kswapd && ((anon + file) >> sc.priority) < SWAP_CLUSTER_MAX;
+        let (fraction, denominator) = if noswap {
+            ([0, 1], 1)
+        } else if file + z.nr_free() <= z.wmark_high {
+            ([1, 0], 1)
+        } else {
+            let anon_prio = self.sysctl.swappiness as u64;
+            let file_prio = 200 - anon_prio;
+            for (i, size) in [anon, file].into_iter().enumerate() {
+                if z.recent_scanned[i] > size / 4 {
+                    z.recent_scanned[i] /= 2;
+                    z.recent_rotated[i] /= 2;
+                }
             }
-            nr[i] = scan;
+            let ap = (anon_prio + 1) * (z.recent_scanned[0] + 1) / (z.recent_rotated[0] + 1);
+            let fp = (file_prio + 1) * (z.recent_scanned[1] + 1) / (z.recent_rotated[1] + 1);
+            ([ap, fp], ap + fp + 1)
+        };
+        let mut nr = [0u64; NR_LRU_LISTS];
+        for (lru, n) in nr.iter_mut().enumerate() {
+            let f = (lru >= LRU_INACTIVE_FILE) as usize;
+            let full = sc.priority == 0 && !noswap;
+            let mut scan =
+                scan_fraction(z.lru[lru].len, sc.priority, fraction[f], denominator, full);
+            if scan == 0 && force_scan {
+                scan = SWAP_CLUSTER_MAX * fraction[f] / denominator;
+            }
+            *n = scan;
         }
-        while nr[0] > 0 || nr[1] > 0 {
-            for i in [1usize, 0] {
-                if nr[i] == 0 {
+        nr
+    }
+
+    /// `shrink_zone` (3.0): scan the lists in batches of
+    /// `SWAP_CLUSTER_MAX` in `enum lru_list` order until each has had its
+    /// share (active anon does not keep the loop going), stopping early
+    /// once direct reclaim has its target; then keep the anon lists
+    /// balanced (`inactive_anon_is_low`).
+    #[allow(clippy::needless_range_loop)] // `lru` is also the list number
+    pub fn shrink_zone(&mut self, zone: usize, sc: &mut ScanControl) {
+        let mut nr = self.get_scan_count(zone, sc);
+        while nr[LRU_INACTIVE_ANON] > 0 || nr[LRU_INACTIVE_FILE] > 0 || nr[LRU_ACTIVE_FILE] > 0 {
+            for lru in 0..NR_LRU_LISTS {
+                let n = nr[lru].min(SWAP_CLUSTER_MAX);
+                if n == 0 {
                     continue;
                 }
-                let n = nr[i].min(SWAP_CLUSTER_MAX);
-                nr[i] -= n;
-                if i == 1 {
-                    // shrink_list: the active file list only when the
-                    // inactive one is low (`inactive_file_is_low`).
-                    let z = &self.zones[zone];
-                    if z.lru[LRU_ACTIVE_FILE].len > z.lru[LRU_INACTIVE_FILE].len {
-                        self.shrink_active_list(zone, n, sc);
-                    }
-                } else {
-                    self.shrink_inactive_list(zone, n, sc);
+                nr[lru] -= n;
+                self.shrink_list(zone, lru, n, sc);
+                if sc.stall.is_some() {
+                    return;
                 }
             }
-            if sc.stall.is_some()
-                || (sc.nr_reclaimed >= sc.nr_to_reclaim && sc.priority < DEF_PRIORITY)
-            {
+            if sc.nr_reclaimed >= sc.nr_to_reclaim && sc.priority < DEF_PRIORITY {
                 break;
             }
         }
+        self.age_active_anon(zone, sc);
     }
 
-    /// `shrink_active_list` (3.0): unmapped file pages are always moved to
-    /// the inactive list when scanned.
-    pub fn shrink_active_list(&mut self, zone: usize, nr_to_scan: u64, sc: &mut ScanControl) {
+    /// Move active anon pages to the inactive list when it is too small
+    /// (end of `shrink_zone`; `balance_pgdat` does it for every zone).
+    pub fn age_active_anon(&mut self, zone: usize, sc: &mut ScanControl) {
+        if self.nr_swap_pages() > 0 && self.zones[zone].inactive_anon_is_low() {
+            self.shrink_active_list(zone, LRU_ACTIVE_ANON, SWAP_CLUSTER_MAX, sc);
+        }
+    }
+
+    /// `shrink_list`: an active list only when its inactive list is low.
+    fn shrink_list(&mut self, zone: usize, lru: usize, n: u64, sc: &mut ScanControl) {
+        let z = &self.zones[zone];
+        match lru {
+            LRU_ACTIVE_FILE => {
+                if z.lru[LRU_ACTIVE_FILE].len > z.lru[LRU_INACTIVE_FILE].len {
+                    self.shrink_active_list(zone, lru, n, sc);
+                }
+            }
+            LRU_ACTIVE_ANON => {
+                if self.nr_swap_pages() > 0 && z.inactive_anon_is_low() {
+                    self.shrink_active_list(zone, lru, n, sc);
+                }
+            }
+            _ => self.shrink_inactive_list(zone, lru, n, sc),
+        }
+    }
+
+    /// `shrink_active_list` (3.0): every page taken goes to the inactive
+    /// list (executable file pages, which alone stay active when
+    /// referenced, are not modelled); referenced ones (a young PTE) count
+    /// as rotated, which steers `get_scan_count` away from that kind.
+    pub fn shrink_active_list(
+        &mut self,
+        zone: usize,
+        lru: usize,
+        nr_to_scan: u64,
+        sc: &mut ScanControl,
+    ) {
         let cpu = self.tasks[sc.tid as usize].cpu;
         self.lru_add_drain(cpu);
-        let mut moved = 0;
+        let (mut moved, mut rotated) = (0u64, 0u64);
         for _ in 0..nr_to_scan {
-            let pfn = self.zones[zone].lru[LRU_ACTIVE_FILE].tail;
+            let pfn = self.zones[zone].lru[lru].tail;
             if pfn == NIL {
                 break;
             }
             self.lru_unlink(pfn);
-            self.pages[pfn as usize].flags &= !flags::ACTIVE;
-            self.lru_link_head(pfn, LRU_INACTIVE_FILE);
+            let pg = &mut self.pages[pfn as usize];
+            if pg.has(flags::PTE_YOUNG) {
+                // page_referenced: test and clear the accessed bit.
+                pg.flags &= !flags::PTE_YOUNG;
+                rotated += 1;
+            }
+            pg.flags &= !flags::ACTIVE;
+            self.lru_link_head(pfn, lru - 1);
             moved += 1;
         }
         self.charge_sys(sc.tid, moved * self.cost.scan_page_ns);
@@ -128,205 +199,11 @@ impl System {
             sc.tid,
             isolate_event(IsolateMode::Active, nr_to_scan, moved),
         );
-        self.zones[zone].recent_scanned[1] += moved;
+        let file = (lru == LRU_ACTIVE_FILE) as usize;
+        let z = &mut self.zones[zone];
+        z.recent_scanned[file] += moved;
+        z.recent_rotated[file] += rotated;
         self.vmstat.zinc(zone, ZoneEv::PgRefill, moved);
         self.vmstat.inc(Ev::PgDeactivate, moved);
-    }
-
-    /// `shrink_inactive_list` + `shrink_page_list` (3.0, order 0, async).
-    pub fn shrink_inactive_list(&mut self, zone: usize, nr_to_scan: u64, sc: &mut ScanControl) {
-        let cpu = self.tasks[sc.tid as usize].cpu;
-        self.lru_add_drain(cpu);
-        // isolate_lru_pages from the tail.
-        let mut buf = std::mem::take(&mut self.isolate_buf);
-        buf.clear();
-        for _ in 0..nr_to_scan {
-            let pfn = self.zones[zone].lru[LRU_INACTIVE_FILE].tail;
-            if pfn == NIL {
-                break;
-            }
-            self.lru_unlink(pfn);
-            self.pages[pfn as usize].holder = Holder::Isolated;
-            buf.push(pfn);
-        }
-        let nr_taken = buf.len() as u64;
-        let z = &mut self.zones[zone];
-        z.nr_isolated_file += nr_taken;
-        z.pages_scanned += nr_taken;
-        z.recent_scanned[1] += nr_taken;
-        let scan_ev = if sc.is_kswapd {
-            ZoneEv::PgScanKswapd
-        } else {
-            ZoneEv::PgScanDirect
-        };
-        self.vmstat.zinc(zone, scan_ev, nr_taken);
-        sc.nr_scanned += nr_taken;
-        self.charge_sys(sc.tid, nr_taken * self.cost.scan_page_ns);
-        self.trace(
-            sc.tid,
-            isolate_event(IsolateMode::Inactive, nr_to_scan, nr_taken),
-        );
-
-        let (reclaimed, nr_dirty) = self.shrink_page_list(zone, &buf, sc);
-        self.zones[zone].nr_isolated_file -= nr_taken;
-        sc.nr_reclaimed += reclaimed;
-        let steal_ev = if sc.is_kswapd {
-            ZoneEv::PgStealKswapd
-        } else {
-            ZoneEv::PgStealDirect
-        };
-        self.vmstat.zinc(zone, steal_ev, reclaimed);
-        if sc.is_kswapd {
-            self.vmstat.inc(Ev::KswapdSteal, reclaimed);
-        }
-        self.isolate_buf = buf;
-        let ev = TraceEvent::LruShrinkInactive {
-            nid: 0,
-            zid: zone as u32,
-            nr_scanned: nr_taken,
-            nr_reclaimed: reclaimed,
-            priority: sc.priority,
-            flags: FILE_ASYNC,
-        };
-        self.trace(sc.tid, ev);
-        // Writes issued by pageout go to the devices now (no plug in 3.0
-        // shrink_page_list).
-        self.flush_all_plugs();
-        // Gorman RFC patch 3: throttle a reclaimer whose batch was mostly
-        // dirty (all of it at priority 12, half at 11, ...).
-        let shift = DEF_PRIORITY - sc.priority;
-        if self.profile.throttle_on_dirty_isolated && nr_dirty > 0 && nr_dirty >= nr_taken >> shift
-        {
-            self.vmstat.inc(Ev::NrVmscanThrottled, 1);
-            let timeout = self.jiffies_ns(self.hz / 10);
-            sc.stall = self.wait_iff_congested(sc.tid, zone, timeout);
-        }
-    }
-
-    /// `shrink_page_list` (3.0): decide each isolated page's fate. Returns
-    /// pages freed and dirty pages met; kept pages go back to the inactive
-    /// head, activated ones to the active head.
-    fn shrink_page_list(
-        &mut self,
-        zone: usize,
-        isolated: &[u32],
-        sc: &mut ScanControl,
-    ) -> (u64, u64) {
-        let (mut nr_dirty, mut nr_congested, mut reclaimed) = (0u64, 0u64, 0u64);
-        let mut nr_flush_first = 0u64;
-        for &pfn in isolated {
-            let p = self.pages[pfn as usize];
-            if p.has(flags::WRITEBACK) {
-                self.putback(pfn);
-                continue;
-            }
-            // page_check_references for an unmapped file page: a set
-            // Referenced bit (test-and-cleared) means RECLAIM_CLEAN.
-            let referenced = p.has(flags::REFERENCED);
-            self.pages[pfn as usize].flags &= !flags::REFERENCED;
-            if p.has(flags::DIRTY) {
-                nr_dirty += 1;
-                // 3.2 order: the file-page rule comes before RECLAIM_CLEAN.
-                if !self.reclaim_may_write_file(sc) {
-                    if self.profile.flush_reclaim_inodes_first {
-                        self.inodes[p.inode as usize].dirty_reclaim = true;
-                        nr_flush_first += 1;
-                    }
-                    self.skip_dirty_file_page(pfn);
-                    continue;
-                }
-                if referenced {
-                    self.putback(pfn);
-                    continue;
-                }
-                if !sc.may_writepage {
-                    self.putback(pfn);
-                    continue;
-                }
-                let bdi = self.inodes[p.inode as usize].bdi;
-                if !self.may_write_to_queue(sc, bdi) {
-                    nr_congested += 1;
-                    self.putback(pfn);
-                    continue;
-                }
-                // pageout(): clear dirty for IO, set PG_reclaim, ->writepage.
-                self.pages[pfn as usize].flags |= flags::RECLAIM;
-                let result = self.fs_writepage_reclaim(sc.tid, pfn, sc.is_kswapd);
-                self.vmstat.zinc(zone, ZoneEv::NrVmscanWrite, 1);
-                self.trace(sc.tid, TraceEvent::writepage(pfn as u64, FILE_ASYNC));
-                match result {
-                    WritepageResult::Redirtied | WritepageResult::Submitted => {
-                        if !self.pages[pfn as usize].has(flags::WRITEBACK) {
-                            self.pages[pfn as usize].flags &= !flags::RECLAIM;
-                        }
-                        self.putback(pfn);
-                        continue;
-                    }
-                    WritepageResult::CompletedSync => {
-                        self.pages[pfn as usize].flags &= !flags::RECLAIM;
-                    }
-                }
-            }
-            // Clean: __remove_mapping and free.
-            let p = self.pages[pfn as usize];
-            self.inodes[p.inode as usize].remove(p.index);
-            self.free_page(pfn);
-            self.charge_sys(sc.tid, self.cost.page_free_ns);
-            reclaimed += 1;
-        }
-        // Global reclaim only (no memcg in the model).
-        if nr_dirty > 0 && nr_dirty == nr_congested {
-            self.zones[zone].congested = true;
-        }
-        if nr_flush_first > 0 {
-            // Gorman RFC patch 5: wake the flushers for the inodes just marked.
-            self.wakeup_flusher_threads(nr_flush_first);
-        }
-        (reclaimed, nr_dirty)
-    }
-
-    /// A dirty file page reclaim may not write (see `SkippedDirtyPage`).
-    fn skip_dirty_file_page(&mut self, pfn: u32) {
-        match self.profile.skipped_dirty_file_page {
-            SkippedDirtyPage::Keep => {
-                self.vmstat.inc(Ev::NrVmscanWriteSkip, 1);
-                self.putback(pfn);
-            }
-            SkippedDirtyPage::ImmediateReclaim => {
-                self.pages[pfn as usize].flags |= flags::RECLAIM;
-                self.vmstat.inc(Ev::NrVmscanImmediateReclaim, 1);
-                self.putback(pfn);
-            }
-            SkippedDirtyPage::Orphan => {
-                self.vmstat.inc(Ev::NrVmscanInvalidate, 1);
-                self.pages[pfn as usize].holder = Holder::Orphaned;
-            }
-        }
-    }
-
-    /// Profile switches on file writeback from reclaim (3.0: always).
-    fn reclaim_may_write_file(&self, sc: &ScanControl) -> bool {
-        if sc.is_kswapd {
-            sc.priority <= self.profile.kswapd_writepage_max_priority
-        } else {
-            self.profile.direct_reclaim_writes_file_pages
-        }
-    }
-
-    /// `may_write_to_queue`: kswapd (PF_SWAPWRITE) always; others only to an
-    /// uncongested device or the one they are writing to themselves.
-    fn may_write_to_queue(&self, sc: &ScanControl, bdi: usize) -> bool {
-        if sc.is_kswapd {
-            return true;
-        }
-        let congested = self.bdis[bdi]
-            .device
-            .is_some_and(|d| self.queues[d].congested);
-        !congested || self.tasks[sc.tid as usize].backing_dev == Some(bdi)
-    }
-
-    /// `putback_lru_pages`: a kept page goes back to the inactive head.
-    fn putback(&mut self, pfn: u32) {
-        self.lru_link_head(pfn, LRU_INACTIVE_FILE);
     }
 }

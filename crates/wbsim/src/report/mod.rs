@@ -60,6 +60,10 @@ pub struct RunReport {
     /// The time series itself (written as CSV, not into the JSON report).
     #[serde(skip)]
     pub series: Option<series::Series>,
+    /// fs_mark's output lines (Files/sec, App Overhead) of the first
+    /// fs_mark task, one per loop; empty without fs_mark.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fsmark: Vec<crate::workload::fsmark_run::FsMarkLoop>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -132,7 +136,7 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
         elapsed_seconds: elapsed,
         user_seconds: secs(workload.iter().map(|t| t.user_ns).sum()),
         system_seconds: secs(workload.iter().map(|t| t.sys_ns).sum()),
-        kswapd_awake_seconds: secs(sys.kswapd_awake_ns),
+        kswapd_awake_seconds: secs(sys.kswapd_awake_total_ns()),
         context_switches: workload.iter().map(|t| t.nr_switches).sum(),
         vmstat,
         devices,
@@ -140,11 +144,22 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
         series_stats: BTreeMap::new(),
         ftrace: sys.tracer.stats.totals,
         series: None,
+        fsmark: sys
+            .fsmark_runs
+            .first()
+            .map(|r| r.results.clone())
+            .unwrap_or_default(),
     }
 }
 
 /// Counters printed in the text summary, in this order.
 pub const SUMMARY_COUNTERS: &[&str] = &[
+    "pgpgin",
+    "pswpin",
+    "pswpout",
+    "pgmajfault",
+    "slabs_scanned",
+    "kswapd_inodesteal",
     "nr_dirtied",
     "nr_written",
     "nr_vmscan_write",

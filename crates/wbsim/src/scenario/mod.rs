@@ -24,6 +24,7 @@ pub struct Scenario {
     pub devices: Vec<DeviceConfig>,
     pub filesystems: Vec<FsConfig>,
     pub sysctl: SysctlConfig,
+    pub swap: Option<SwapConfig>,
     pub tasks: Vec<TaskConfig>,
     pub run: RunConfig,
 }
@@ -71,6 +72,9 @@ pub struct ZoneConfig {
 pub enum DeviceModel {
     #[serde(rename = "usb-stick")]
     UsbStick,
+    /// A rotating disk (same service model, seek penalty).
+    #[serde(rename = "disk")]
+    Disk,
 }
 
 /// A block device.
@@ -137,13 +141,41 @@ impl Default for SysctlConfig {
     }
 }
 
+/// A swap partition on one of the devices.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SwapConfig {
+    /// Name of a [`DeviceConfig`]; the partition sits at the device's end.
+    pub device: String,
+    pub size_mib: u64,
+}
+
 /// A workload task.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TaskConfig {
     pub name: String,
     /// The command line as written in the scenario.
     pub command: String,
-    pub dd: crate::workload::dd::DdCommand,
+    pub program: Program,
+}
+
+/// The program a task runs, parsed from its command line.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Program {
+    Dd(crate::workload::dd::DdCommand),
+    FsMark(crate::workload::fsmark::FsMarkCommand),
+    MemTouch(crate::workload::synthetic::MemTouchCommand),
+    MapWrite(crate::workload::synthetic::MapWriteCommand),
+}
+
+impl TaskConfig {
+    /// The dd command, if the task runs dd.
+    pub fn dd(&self) -> Option<&crate::workload::dd::DdCommand> {
+        match &self.program {
+            Program::Dd(d) => Some(d),
+            _ => None,
+        }
+    }
 }
 
 /// How to run the simulation.

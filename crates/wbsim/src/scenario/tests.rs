@@ -119,19 +119,20 @@ fn zone_dirty_v2_parses_exactly() {
         tasks: vec![TaskConfig {
             name: "dd".into(),
             command: "dd if=/dev/zero of=disk/zeroes bs=32k count=$((10 << 15))".into(),
-            dd: DdCommand {
+            program: Program::Dd(DdCommand {
                 input: "/dev/zero".into(),
                 output: "disk/zeroes".into(),
                 bs_bytes: 32768,
                 count: 327680,
                 conv_fsync: false,
                 oflag_direct: false,
-            },
+            }),
         }],
+        swap: None,
         run: RunConfig::default(),
     };
     assert_eq!(s, expected);
-    assert_eq!(s.tasks[0].dd.total_bytes(), 10 << 30);
+    assert_eq!(s.tasks[0].dd().unwrap().total_bytes(), 10 << 30);
 }
 
 #[test]
@@ -165,7 +166,7 @@ fn defaults_fill_optional_keys() {
 fn unknown_keys_name_line_and_key() {
     check_cases(
         r#"
-kernel = | x = 1\nkernel = | 1 | x | unknown key `x`; allowed keys here: device, fs, kernel, machine, run, sysctl, task
+kernel = | x = 1\nkernel = | 1 | x | unknown key `x`; allowed keys here: device, fs, kernel, machine, run, swap, sysctl, task
 cpus = 4 | cpus = 4\nfoo = 1 | 5 | machine.foo | unknown key `foo`; allowed keys here: cpus, hz, min_free_kbytes, total_mib, zone
 size_mib = 3246 | size_mib = 3246\nsize = 3 | 16 | machine.zone[1].size | unknown key `size`; allowed keys here: name, size_mib
 nr_requests = 128 | nr_requests = 128\nqueue = 4 | 30 | device[0].queue | unknown key `queue`; allowed keys here: capacity_gib, command_overhead_us,
@@ -216,7 +217,7 @@ name = "Normal" | name = "DMA32" | 18 | machine.zone[2].name | duplicate zone `D
 name = "Normal" | name = "HighMem" | 18 | machine.zone[2].name | unknown zone `HighMem`; allowed: DMA, DMA32, Normal
 device = "sdb" | device = "sdc" | 33 | fs[0].device | no [[device]] named `sdc`; defined devices: sdb
 mount = "disk" | mount = "/disk" | 34 | fs[0].mount | must be a relative path without leading or trailing '/'
-model = "usb-stick" | model = "nvme" | 23 | device[0].model | unknown device model `nvme`; allowed: usb-stick
+model = "usb-stick" | model = "nvme" | 23 | device[0].model | unknown device model `nvme`; allowed: usb-stick, disk
 [[fs]] | [fs] | 31 | fs | expected an array of tables written as [[fs]], found a table
 nr_requests = 128 | nr_requests = 128\n[[device]]\nname = "sdb"\nmodel = "usb-stick"\ncapacity_gib = 1\nseq_write_mib_per_s = 1\nmax_request_kib = 4 | 31 | device[1].name | duplicate device name `sdb` (also used by device[0]); device names must be unique
 capacity_gib = 16 | # none | 21 | device[0].capacity_gib | missing required key `capacity_gib`
@@ -265,7 +266,7 @@ fn load_reads_a_real_file() {
     std::fs::write(&path, ZONE_DIRTY_V2).unwrap();
     let loaded = load_scenario(&path);
     let _ = std::fs::remove_file(&path);
-    assert_eq!(loaded.unwrap().tasks[0].dd.count, 327680);
+    assert_eq!(loaded.unwrap().tasks[0].dd().unwrap().count, 327680);
 }
 
 proptest! {

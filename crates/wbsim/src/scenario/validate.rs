@@ -5,13 +5,17 @@ use std::ops::Range;
 use super::tree::{line_of, Entry, Node, Value};
 use super::{
     DeviceConfig, DeviceModel, FsConfig, FsType, MachineConfig, RunConfig, Scenario, ScenarioError,
-    SysctlConfig, TaskConfig, ZoneConfig, ZoneKind,
+    SysctlConfig, ZoneConfig, ZoneKind,
 };
-use crate::workload::dd::parse_dd;
+mod tasks;
+
+use tasks::{swap, task};
 
 type Result<T> = std::result::Result<T, ScenarioError>;
 
-const ROOT_KEYS: &[&str] = &["device", "fs", "kernel", "machine", "run", "sysctl", "task"];
+const ROOT_KEYS: &[&str] = &[
+    "device", "fs", "kernel", "machine", "run", "swap", "sysctl", "task",
+];
 const MACHINE_KEYS: &[&str] = &["cpus", "hz", "min_free_kbytes", "total_mib", "zone"];
 const ZONE_KEYS: &[&str] = &["name", "size_mib"];
 const DEVICE_KEYS: &[&str] = &[
@@ -35,7 +39,6 @@ const SYSCTL_KEYS: &[&str] = &[
     "laptop_mode",
     "swappiness",
 ];
-const TASK_KEYS: &[&str] = &["command", "name"];
 const RUN_KEYS: &[&str] = &["runs", "seed", "time_limit_s"];
 const U32_MAX: i64 = u32::MAX as i64;
 
@@ -302,6 +305,10 @@ pub(super) fn scenario(root: &Node, text: &str, file: &str, name: String) -> Res
         Some(t) => sysctl(&cx, &t)?,
         None => SysctlConfig::default(),
     };
+    let swap = match root.table(&cx, "swap")? {
+        Some(t) => Some(swap(&cx, &t, &devices)?),
+        None => None,
+    };
     let tasks = root
         .array_of_tables(&cx, "task")?
         .iter()
@@ -319,6 +326,7 @@ pub(super) fn scenario(root: &Node, text: &str, file: &str, name: String) -> Res
         devices,
         filesystems,
         sysctl,
+        swap,
         tasks,
         run,
     })
@@ -430,8 +438,9 @@ fn device(cx: &Cx, t: &Table) -> Result<DeviceConfig> {
     };
     let model = match t.string(cx, "model")? {
         Some((m, _)) if m == "usb-stick" => DeviceModel::UsbStick,
-        Some((m, f)) => return Err(f.not_one_of(cx, "device model", &m, &["usb-stick"])),
-        None => return Err(t.missing(cx, "model", "allowed: usb-stick")),
+        Some((m, _)) if m == "disk" => DeviceModel::Disk,
+        Some((m, f)) => return Err(f.not_one_of(cx, "device model", &m, &["usb-stick", "disk"])),
+        None => return Err(t.missing(cx, "model", "allowed: usb-stick, disk")),
     };
     let capacity_gib = t.positive(cx, "capacity_gib", "capacity in GiB")?;
     let seq_write_mib_per_s = match t.float(cx, "seq_write_mib_per_s", false)? {
@@ -570,44 +579,6 @@ fn sysctl(cx: &Cx, t: &Table) -> Result<SysctlConfig> {
         ));
     }
     Ok(s)
-}
-
-fn task(cx: &Cx, t: &Table, index: usize, filesystems: &[FsConfig]) -> Result<TaskConfig> {
-    t.check_keys(cx, TASK_KEYS)?;
-    let name = t
-        .string(cx, "name")?
-        .map_or_else(|| format!("task{index}"), |(n, _)| n);
-    let Some((command, f)) = t.string(cx, "command")? else {
-        return Err(t.missing(
-            cx,
-            "command",
-            "e.g. command = \"dd if=/dev/zero of=disk/file bs=1M count=100\"",
-        ));
-    };
-    let dd = parse_dd(&command).map_err(|message| cx.err(f.span, &f.key, message))?;
-    let on_fs = filesystems.iter().any(|fs| {
-        dd.output
-            .strip_prefix(fs.mount.as_str())
-            .and_then(|rest| rest.strip_prefix('/'))
-            .is_some_and(|file| !file.is_empty())
-    });
-    if !on_fs {
-        let mounts: Vec<String> = filesystems
-            .iter()
-            .map(|fs| format!("{}/", fs.mount))
-            .collect();
-        return Err(cx.err(
-            f.span,
-            &f.key,
-            format!(
-                "dd output of={} is not on any filesystem; it must be a file under one of \
-                 the mounts: {}",
-                dd.output,
-                mounts.join(", ")
-            ),
-        ));
-    }
-    Ok(TaskConfig { name, command, dd })
 }
 
 fn run(cx: &Cx, t: &Table) -> Result<RunConfig> {

@@ -37,6 +37,18 @@ pub struct CostTable {
     pub request_complete_ns: Ns,
     /// A context switch to or from a FUSE daemon, per request.
     pub fuse_request_ns: Ns,
+    /// A page fault: exception entry/exit, page-table walk, PTE update.
+    pub page_fault_ns: Ns,
+    /// fs_mark's work between files outside its timed calls: the `mkdir`
+    /// of the target directory (EEXIST), building a 40-character name with
+    /// `random()`, two `gettimeofday` calls per timed call (fs_mark 3.3
+    /// `setup_file_name`).
+    pub fsmark_app_per_file_ns: Ns,
+    /// Creating a file (`open(O_CREAT|O_TRUNC)` of a new name: path lookup,
+    /// inode allocation and directory insert, log item).
+    pub file_create_ns: Ns,
+    /// Evicting one unused inode from the inode cache (`prune_icache`).
+    pub inode_evict_ns: Ns,
 }
 
 impl Default for CostTable {
@@ -53,6 +65,10 @@ impl Default for CostTable {
             request_submit_ns: 3_000,
             request_complete_ns: 4_000,
             fuse_request_ns: 5_000,
+            page_fault_ns: 1_000,
+            fsmark_app_per_file_ns: 20_000,
+            file_create_ns: 30_000,
+            inode_evict_ns: 2_000,
         }
     }
 }

@@ -5,19 +5,24 @@ use std::collections::VecDeque;
 use super::task::{Task, TaskKind};
 use super::System;
 use crate::block::RequestQueue;
-use crate::device::UsbStick;
+use crate::device::SerialDevice;
 use crate::fs::daemon::{DaemonKind, FsDaemonState};
 use crate::fs::inode::{Inode, MappingKind};
 use crate::fs::metadata::MetadataState;
 use crate::fs::{FsInstance, SECTORS_PER_GIB};
 use crate::kernel::KernelProfile;
 use crate::mm::page::{list_add_tail, Holder, Page, NIL};
+use crate::mm::swap::{AnonRegion, SwapArea, NO_SLOT};
 use crate::mm::vmstat::Vmstat;
 use crate::mm::zone::{default_min_free_kbytes, setup_lowmem_reserve, setup_watermarks, Zone};
 use crate::mm::Pagevec;
 use crate::reclaim::kswapd::KswapdState;
+use crate::scenario::Program;
 use crate::scenario::{FsType, Scenario, ZoneKind};
 use crate::sim::{CostTable, EventKind, EventQueue, NS_PER_SEC};
+use crate::workload::fsmark_run::{FsMarkRun, FsMarkState};
+use crate::workload::mapwrite::MapWriteState;
+use crate::workload::memtouch::MemTouchState;
 use crate::workload::WriterState;
 use crate::writeback::bdi::Bdi;
 use crate::writeback::flusher::FlusherState;
@@ -45,6 +50,14 @@ fn daemon_interval_s(fs: FsType) -> Option<(DaemonKind, u64)> {
         FsType::Btrfs => Some((DaemonKind::BtrfsTransaction, 30)),
         FsType::FuseNtfs => None,
     }
+}
+
+/// The filesystem a path (relative, as in the scenario) is on.
+fn fs_of(sc: &Scenario, path: &str) -> usize {
+    sc.filesystems
+        .iter()
+        .position(|fc| path.starts_with(&format!("{}/", fc.mount)))
+        .unwrap_or(0)
 }
 
 pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System {
@@ -122,6 +135,12 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         nr_writeback: 0,
         nr_writeback_temp: 0,
         isolate_buf: Vec::with_capacity(64),
+        swap: None,
+        anon_regions: Vec::new(),
+        page_swap_slot: vec![NO_SLOT; total_pages as usize],
+        read_waiters: Vec::new(),
+        vfs: Default::default(),
+        fsmark_runs: Vec::new(),
         bdis: Vec::new(),
         prop_completions: PropGlobal::new(shift),
         prop_dirties: PropGlobal::new(shift),
@@ -146,7 +165,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
     let mut blockdev_inode = Vec::new();
     for (d, dc) in sc.devices.iter().enumerate() {
         // Random stream 1000 + device index, derived from the run seed.
-        sys.devices.push(UsbStick::new(
+        sys.devices.push(SerialDevice::new(
             dc,
             crate::sim::rng_stream(seed, 1000 + d as u64),
         ));
@@ -161,6 +180,21 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         sys.inodes
             .push(Inode::new(id, 0, d, MappingKind::BlockDevice, 2048));
         blockdev_inode.push(id);
+    }
+
+    // The swap partition at the end of its device.
+    if let Some(sw) = &sc.swap {
+        let dev = sc
+            .devices
+            .iter()
+            .position(|d| d.name == sw.device)
+            .unwrap_or(0);
+        let cap = sys.devices[dev].capacity_sectors;
+        let id = sys.inodes.len() as u32;
+        let base = cap - sw.size_mib * 2048;
+        sys.inodes
+            .push(Inode::new(id, 0, dev, MappingKind::Swap, base));
+        sys.swap = Some(SwapArea::new(dev, id, (sw.size_mib * PAGES_PER_MIB) as u32));
     }
 
     // Filesystems, with placement of data, metadata and logs.
@@ -227,51 +261,93 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         next_cpu += 1;
         c
     };
-    let mut pending_daemons = Vec::new();
-    for tc in &sc.tasks {
-        let f = sc
-            .filesystems
-            .iter()
-            .position(|fc| tc.dd.output.starts_with(&format!("{}/", fc.mount)))
-            .unwrap_or(0);
-        let fsi = &sys.filesystems[f];
-        let id = sys.inodes.len() as u32;
-        let base = fsi.data_cursor_sector;
-        sys.inodes
-            .push(Inode::new(id, f, fsi.bdi, MappingKind::Regular, base));
-        // Reserve the file's extent (contiguous allocation).
-        sys.filesystems[f].data_cursor_sector += tc.dd.total_bytes().div_ceil(512);
+    let mut pending_daemons: Vec<(u32, usize)> = Vec::new();
+    let mut extra_threads: Vec<(String, TaskKind)> = Vec::new();
+    for (ti, tc) in sc.tasks.iter().enumerate() {
         let tid = sys.tasks.len() as u32;
-        let fuse_daemon = (sys.filesystems[f].fs_type == FsType::FuseNtfs).then(|| {
-            let d = tid + 1;
-            pending_daemons.push((d, f));
-            d
-        });
-        let w = WriterState::new(
-            id,
-            sys.filesystems[f].bdi,
-            fuse_daemon,
-            tc.dd.bs_bytes,
-            tc.dd.count,
-        );
-        sys.tasks.push(Task::new(
-            &tc.name,
-            cpu(),
-            TaskKind::Writer(Box::new(w)),
-            true,
-        ));
-        sys.workload_left += 1;
-        sys.events.push(
-            0,
-            EventKind::RunTask {
-                task: tid,
-                token: 0,
-            },
-        );
-        if fuse_daemon.is_some() {
-            let st = FsDaemonState::new(DaemonKind::Fuse, f, 0);
-            sys.tasks
-                .push(Task::new("ntfs-3g", cpu(), TaskKind::FsDaemon(st), false));
+        let (kind, is_workload) = match &tc.program {
+            Program::Dd(dd) => {
+                let f = fs_of(sc, &dd.output);
+                let fsi = &sys.filesystems[f];
+                let id = sys.inodes.len() as u32;
+                let base = fsi.data_cursor_sector;
+                sys.inodes
+                    .push(Inode::new(id, f, fsi.bdi, MappingKind::Regular, base));
+                // Reserve the file's extent (contiguous allocation).
+                sys.filesystems[f].data_cursor_sector += dd.total_bytes().div_ceil(512);
+                let fuse_daemon = (sys.filesystems[f].fs_type == FsType::FuseNtfs).then(|| {
+                    pending_daemons.push((tid + 1, f));
+                    tid + 1
+                });
+                let bdi = sys.filesystems[f].bdi;
+                let w = WriterState::new(id, bdi, fuse_daemon, dd.bs_bytes, dd.total_bytes(), true);
+                (TaskKind::Writer(Box::new(w)), true)
+            }
+            Program::FsMark(fm) => {
+                let f = fs_of(sc, fm.dirs[0].trim_start_matches('/'));
+                let run = sys.fsmark_runs.len();
+                sys.fsmark_runs.push(FsMarkRun::new(fm));
+                let bdi = sys.filesystems[f].bdi;
+                // Threads after the first are started below.
+                for t in 1..fm.threads() {
+                    let st = FsMarkState::new(run, f, bdi, fm);
+                    extra_threads
+                        .push((format!("{}.{t}", tc.name), TaskKind::FsMark(Box::new(st))));
+                }
+                (
+                    TaskKind::FsMark(Box::new(FsMarkState::new(run, f, bdi, fm))),
+                    true,
+                )
+            }
+            Program::MemTouch(mt) => {
+                let id = sys.inodes.len() as u32;
+                let bdi = sys.swap.as_ref().map_or(0, |s| s.device);
+                sys.inodes
+                    .push(Inode::new(id, 0, bdi, MappingKind::Anon, 0));
+                let pages = (mt.size_bytes / 4096) as usize;
+                sys.anon_regions.push(AnonRegion {
+                    inode: id,
+                    swap_pte: vec![NO_SLOT; pages],
+                });
+                // Random stream 2000 + task index, derived from the run seed.
+                let rng = crate::sim::rng_stream(seed, 2000 + ti as u64);
+                let st = MemTouchState::new(sys.anon_regions.len() - 1, mt, rng);
+                (TaskKind::MemTouch(Box::new(st)), false)
+            }
+            Program::MapWrite(mw) => {
+                let f = fs_of(sc, &mw.file);
+                let ino = sys.create_file(f, mw.size_bytes);
+                let st = MapWriteState {
+                    inode: ino,
+                    bdi: sys.filesystems[f].bdi,
+                    size_pages: mw.size_bytes.div_ceil(4096) as u32,
+                    next: 0,
+                };
+                (TaskKind::MapWrite(Box::new(st)), true)
+            }
+        };
+        let mut spawn = |sys: &mut System, name: &str, kind: TaskKind| {
+            let tid = sys.tasks.len() as u32;
+            sys.tasks.push(Task::new(name, cpu(), kind, is_workload));
+            sys.workload_left += is_workload as usize;
+            sys.events.push(
+                0,
+                EventKind::RunTask {
+                    task: tid,
+                    token: 0,
+                },
+            );
+        };
+        spawn(&mut sys, &tc.name, kind);
+        for (name, kind) in extra_threads.drain(..) {
+            spawn(&mut sys, &name, kind);
+        }
+        if let Some(&(d, f)) = pending_daemons.last() {
+            if d == tid + 1 {
+                let st = FsDaemonState::new(DaemonKind::Fuse, f, 0);
+                sys.tasks
+                    .push(Task::new("ntfs-3g", cpu(), TaskKind::FsDaemon(st), false));
+            }
         }
     }
     // Filesystem threads.

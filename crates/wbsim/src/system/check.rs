@@ -15,6 +15,7 @@ impl System {
         let mut lru = vec![[0u64; NR_LRU_LISTS]; nz];
         let (mut pagevec, mut isolated, mut kernel) = (0u64, 0u64, 0u64);
         let (mut dirty, mut writeback, mut file_pages, mut both) = (0u64, 0u64, 0u64, 0u64);
+        let mut writeback_anon = 0u64;
         let mut zone_dirty = vec![0u64; nz];
         for (pfn, p) in self.pages.iter().enumerate() {
             let z = p.zone as usize;
@@ -48,13 +49,18 @@ impl System {
                     ));
                 }
             }
-            if p.has(flags::DIRTY) {
+            let anon = p.has(flags::ANON);
+            if p.has(flags::DIRTY) && !anon {
                 dirty += 1;
                 zone_dirty[z] += 1;
             }
             if p.has(flags::WRITEBACK) {
                 writeback += 1;
-                both += p.has(flags::DIRTY) as u64;
+                if anon {
+                    writeback_anon += 1;
+                } else {
+                    both += p.has(flags::DIRTY) as u64;
+                }
             }
             if (p.has(flags::DIRTY) || p.has(flags::WRITEBACK)) && p.inode == NIL {
                 return Err(format!(
@@ -96,7 +102,11 @@ impl System {
                 "{pagevec} frames marked pagevec, pagevecs hold {in_pagevecs}"
             ));
         }
-        let isolated_count: u64 = self.zones.iter().map(|z| z.nr_isolated_file).sum();
+        let isolated_count: u64 = self
+            .zones
+            .iter()
+            .map(|z| z.nr_isolated_file + z.nr_isolated_anon)
+            .sum();
         if isolated != isolated_count {
             return Err(format!(
                 "{isolated} isolated frames, zones count {isolated_count}"
@@ -128,7 +138,7 @@ impl System {
         }
         let bdi_rec: u64 = self.bdis.iter().map(|b| b.reclaimable).sum();
         let bdi_wb: u64 = self.bdis.iter().map(|b| b.writeback).sum();
-        if bdi_rec != self.nr_dirty || bdi_wb != self.nr_writeback {
+        if bdi_rec != self.nr_dirty || bdi_wb + writeback_anon != self.nr_writeback {
             return Err(format!(
                 "device counters {bdi_rec}/{bdi_wb} disagree with global {}/{}",
                 self.nr_dirty, self.nr_writeback

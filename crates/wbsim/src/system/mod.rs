@@ -10,7 +10,7 @@ pub mod check;
 pub mod task;
 
 use crate::block::RequestQueue;
-use crate::device::UsbStick;
+use crate::device::SerialDevice;
 use crate::fs::inode::Inode;
 use crate::fs::FsInstance;
 use crate::kernel::KernelProfile;
@@ -56,6 +56,18 @@ pub struct System {
     pub nr_writeback_temp: u64,
     /// Reusable buffer for pages isolated by reclaim (no allocation per batch).
     pub isolate_buf: Vec<u32>,
+    /// The swap area, if the scenario has one.
+    pub swap: Option<crate::mm::swap::SwapArea>,
+    /// Anonymous memory of the processes that have some.
+    pub anon_regions: Vec<crate::mm::swap::AnonRegion>,
+    /// `page->private` of swap-cache pages: the slot (`NO_SLOT` otherwise).
+    pub page_swap_slot: Vec<u32>,
+    /// Tasks waiting for a page's read to complete (`lock_page`).
+    pub read_waiters: Vec<(u32, u32)>,
+    /// Dentry and inode caches (slab reclaim).
+    pub vfs: crate::mm::slab::VfsCaches,
+    /// fs_mark commands being run (shared by their threads).
+    pub fsmark_runs: Vec<crate::workload::fsmark_run::FsMarkRun>,
 
     // writeback
     pub bdis: Vec<Bdi>,
@@ -67,7 +79,7 @@ pub struct System {
 
     // block and devices
     pub queues: Vec<RequestQueue>,
-    pub devices: Vec<UsbStick>,
+    pub devices: Vec<SerialDevice>,
     /// Tasks sleeping in `get_request_wait`, per device (FIFO, exclusive).
     pub request_waiters: Vec<std::collections::VecDeque<u32>>,
     /// Tasks in `congestion_wait` (woken by any queue leaving congestion).
@@ -283,6 +295,9 @@ impl System {
         use task::TaskKind;
         match &self.tasks[tid as usize].kind {
             TaskKind::Writer(_) => self.writer_step(tid),
+            TaskKind::FsMark(_) => self.fsmark_step(tid),
+            TaskKind::MemTouch(_) => self.memtouch_step(tid),
+            TaskKind::MapWrite(_) => self.mapwrite_step(tid),
             TaskKind::Flusher(_) => self.flusher_step(tid),
             TaskKind::Kswapd(_) => self.kswapd_step(tid),
             TaskKind::FsDaemon(_) => self.fs_daemon_step(tid),

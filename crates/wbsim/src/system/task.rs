@@ -26,6 +26,12 @@ pub enum Step {
 pub enum TaskKind {
     /// A workload process (dd).
     Writer(Box<WriterState>),
+    /// One fs_mark thread.
+    FsMark(Box<crate::workload::fsmark_run::FsMarkState>),
+    /// A process with anonymous memory (`memtouch`).
+    MemTouch(Box<crate::workload::memtouch::MemTouchState>),
+    /// A process writing through a shared file mapping (`mapwrite`).
+    MapWrite(Box<crate::workload::mapwrite::MapWriteState>),
     /// Per-device flusher thread (`bdi_writeback_thread`, 2.6.32 – 3.x).
     Flusher(FlusherState),
     /// kswapd0.

@@ -6,12 +6,14 @@
 //! simulator models is accepted; anything else is rejected with a message
 //! that names the option and lists the supported ones.
 //!
-//! Threads: each `-d` directory gets `-t` threads (default 1), so
-//! `-d a -d b -t 1` runs two threads and `-d a -t 4` four. This matches the
-//! three commands of the seeds (seed 001: eight `-d`, no `-t`; seeds 003
-//! and 004: `-t 1`). Defaults for options not given are fs_mark's usage
-//! text (`-n 1000 -s 51200 -w 16384 -L 1 -S 1`, UNVERIFIED against its
-//! source); `-S` must be given as 0 because only "no sync" is modelled.
+//! Read in fs_mark 3.3's source (josefbacik/fs_mark, `fs_mark.c` at
+//! 09b074c): `-t` is the total thread count, at least one per `-d`
+//! directory and, when larger, a multiple of their number (thread `i +
+//! j * dirs` works in directory `i`); defaults `-n 1000 -s 51200 -w 16384
+//! -t 1 -S 1`, one iteration without `-L`; `-L` (like `-k`) keeps the
+//! files, and without either they are unlinked after the single
+//! iteration, outside the timed loop. `-S` must be given as 0 because only
+//! "no sync" is modelled.
 
 use serde::Serialize;
 
@@ -22,7 +24,7 @@ use super::shell::split_words;
 pub struct FsMarkCommand {
     /// `-d`, in command-line order; at least one.
     pub dirs: Vec<String>,
-    /// `-t`: threads per directory.
+    /// `-t`: threads in all (at least one per directory).
     pub threads_per_dir: u32,
     /// `-n`: files each thread creates per loop.
     pub files_per_loop: u64,
@@ -39,15 +41,16 @@ pub struct FsMarkCommand {
     /// `-N`: files per subdirectory before moving to the next one
     /// (0 = spread round-robin, fs_mark's behaviour without `-N`).
     pub files_per_subdir: u64,
-    /// `-k`: keep the files (the simulator never deletes them either way;
-    /// the flag is accepted for fidelity of the command line).
+    /// `-k` or `-L`: keep the files (fs_mark sets this for `-L` too). The
+    /// simulator never deletes files: without it fs_mark unlinks them after
+    /// its one iteration, outside what it measures.
     pub keep_files: bool,
 }
 
 impl FsMarkCommand {
     /// Threads fs_mark runs.
     pub fn threads(&self) -> u32 {
-        self.dirs.len() as u32 * self.threads_per_dir
+        self.threads_per_dir.max(self.dirs.len() as u32)
     }
 
     /// Files created by the whole run.
@@ -120,7 +123,10 @@ pub fn parse_fsmark(command: &str) -> Result<FsMarkCommand, String> {
             'n' => cmd.files_per_loop = number(opt, &value, "files per loop")?,
             's' => cmd.file_size_bytes = number(opt, &value, "a file size in bytes")?,
             'w' => cmd.write_bytes = number(opt, &value, "bytes per write")?,
-            'L' => cmd.loops = number(opt, &value, "a loop count")? as u32,
+            'L' => {
+                cmd.loops = number(opt, &value, "a loop count")? as u32;
+                cmd.keep_files = true;
+            }
             't' => cmd.threads_per_dir = number(opt, &value, "threads per directory")? as u32,
             'S' => {
                 let m = number(opt, &value, "a sync method")?;
@@ -152,6 +158,16 @@ pub fn parse_fsmark(command: &str) -> Result<FsMarkCommand, String> {
         if v == 0 {
             return Err(format!("-{opt} must be at least 1"));
         }
+    }
+    let dirs = cmd.dirs.len() as u32;
+    if cmd.threads_per_dir > dirs && !cmd.threads_per_dir.is_multiple_of(dirs) {
+        return Err(format!(
+            "-t {}: with {dirs} directories (-d) the thread count must be a multiple of {dirs}",
+            cmd.threads_per_dir
+        ));
+    }
+    if cmd.subdirs == 1 {
+        return Err("-D 1: fs_mark needs at least 2 subdirectories".to_string());
     }
     if cmd.files_per_subdir > 0 && cmd.subdirs == 0 {
         return Err("-N needs -D: files per subdirectory without subdirectories".to_string());

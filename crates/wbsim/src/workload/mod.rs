@@ -14,7 +14,11 @@
 
 pub mod dd;
 pub mod fsmark;
+pub mod fsmark_run;
+pub mod mapwrite;
+pub mod memtouch;
 pub mod shell;
+pub mod synthetic;
 
 use crate::fs::daemon::FuseRequest;
 use crate::reclaim::direct::Alloc;
@@ -28,7 +32,11 @@ pub struct WriterState {
     /// The FUSE daemon task when the file is on FUSE.
     pub fuse_daemon: Option<u32>,
     pub bs_bytes: u64,
-    pub calls_left: u64,
+    /// Bytes still to write in calls not yet started.
+    pub bytes_left: u64,
+    /// dd reads each block from /dev/zero first (user loop, a read(2) and
+    /// `clear_user`); fs_mark writes a static buffer.
+    pub read_from_dev_zero: bool,
     pub pos_bytes: u64,
     /// Bytes left in the current write(2) call (0 = between calls).
     pub call_left: u64,
@@ -43,14 +51,16 @@ impl WriterState {
         bdi: usize,
         fuse_daemon: Option<u32>,
         bs_bytes: u64,
-        count: u64,
+        total_bytes: u64,
+        read_from_dev_zero: bool,
     ) -> Self {
         WriterState {
             inode,
             bdi,
             fuse_daemon,
             bs_bytes,
-            calls_left: count,
+            bytes_left: total_bytes,
+            read_from_dev_zero,
             pos_bytes: 0,
             call_left: 0,
             awaiting_reply: false,
@@ -97,11 +107,13 @@ impl System {
     fn writer_state(&mut self, tid: u32) -> &mut WriterState {
         match &mut self.tasks[tid as usize].kind {
             TaskKind::Writer(w) => w,
+            TaskKind::FsMark(f) => &mut f.writer,
             _ => unreachable!("task {tid} is not a writer"),
         }
     }
 
-    /// One step of a dd process: at most one page of one write(2) call.
+    /// One step of a writing process (dd, or fs_mark writing a file): at
+    /// most one page of one write(2) call; `Exit` when all is written.
     pub fn writer_step(&mut self, tid: u32) -> Step {
         if self.tasks[tid as usize].bdp.active {
             if let Some(step) = self.balance_dirty_pages(tid) {
@@ -113,20 +125,24 @@ impl System {
             w.awaiting_reply = false;
         }
         if w.call_left == 0 {
-            if w.calls_left == 0 {
+            if w.bytes_left == 0 {
                 return Step::Exit;
             }
-            w.calls_left -= 1;
-            w.call_left = w.bs_bytes;
-            let bdi = w.bdi;
-            // dd's read() from /dev/zero and write(): user loop plus two
-            // syscalls; /dev/zero's clear_user is kernel time.
-            self.charge_user(tid, self.cost.dd_user_per_call_ns);
-            let bs = self.writer_state(tid).bs_bytes;
-            self.charge_sys(
-                tid,
-                2 * self.cost.syscall_ns + bs * self.cost.copy_per_kib_ns / 1024,
-            );
+            let bs = w.bs_bytes.min(w.bytes_left);
+            w.bytes_left -= bs;
+            w.call_left = bs;
+            let (bdi, dev_zero) = (w.bdi, w.read_from_dev_zero);
+            if dev_zero {
+                // dd's read() from /dev/zero and write(): user loop plus two
+                // syscalls; /dev/zero's clear_user is kernel time.
+                self.charge_user(tid, self.cost.dd_user_per_call_ns);
+                self.charge_sys(
+                    tid,
+                    2 * self.cost.syscall_ns + bs * self.cost.copy_per_kib_ns / 1024,
+                );
+            } else {
+                self.charge_sys(tid, self.cost.syscall_ns);
+            }
             self.tasks[tid as usize].backing_dev = Some(bdi);
         }
         let w = self.writer_state(tid);

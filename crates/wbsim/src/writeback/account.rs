@@ -67,11 +67,13 @@ impl System {
         self.clear_page_dirty_for_io(pfn);
         let p = &mut self.pages[pfn as usize];
         p.flags |= flags::WRITEBACK;
-        let (z, ino) = (p.zone as usize, p.inode as usize);
+        let (z, ino, anon) = (p.zone as usize, p.inode as usize, p.has(flags::ANON));
         self.zones[z].nr_writeback += 1;
         self.nr_writeback += 1;
-        let bdi = self.inodes[ino].bdi;
-        self.bdis[bdi].writeback += 1;
+        if !anon {
+            let bdi = self.inodes[ino].bdi;
+            self.bdis[bdi].writeback += 1;
+        }
     }
 
     /// `clear_page_dirty_for_io`: dirty bit and counts cleared.
@@ -79,6 +81,10 @@ impl System {
         let p = self.pages[pfn as usize];
         debug_assert!(p.has(flags::DIRTY));
         self.pages[pfn as usize].flags &= !flags::DIRTY;
+        if p.has(flags::ANON) {
+            // Anonymous pages are never in the dirty counts.
+            return;
+        }
         self.zones[p.zone as usize].nr_dirty -= 1;
         self.nr_dirty -= 1;
         let ino = p.inode as usize;
@@ -102,11 +108,15 @@ impl System {
         self.zones[p.zone as usize].nr_writeback -= 1;
         self.nr_writeback -= 1;
         self.vmstat.inc(Ev::NrWritten, 1);
-        let bdi = self.inodes[p.inode as usize].bdi;
-        self.bdis[bdi].writeback -= 1;
-        let mut local = std::mem::take(&mut self.bdis[bdi].completions);
-        self.prop_completions.inc(&mut local);
-        self.bdis[bdi].completions = local;
+        if !p.has(flags::ANON) {
+            // Swap (BDI_CAP_NO_ACCT_AND_WRITEBACK) counts no device
+            // writeback and earns no writeback proportion.
+            let bdi = self.inodes[p.inode as usize].bdi;
+            self.bdis[bdi].writeback -= 1;
+            let mut local = std::mem::take(&mut self.bdis[bdi].completions);
+            self.prop_completions.inc(&mut local);
+            self.bdis[bdi].completions = local;
+        }
         if p.has(flags::RECLAIM) {
             self.pages[pfn as usize].flags &= !flags::RECLAIM;
             self.rotate_reclaimable_page(pfn);

@@ -67,7 +67,7 @@ pub fn task_limit(bdi_thresh: u64, num: u64, den: u64) -> u64 {
 
 impl System {
     /// `determine_dirtyable_memory` (3.0): free pages plus reclaimable
-    /// (file LRU; anon only with swap, which the model has none of) + 1.
+    /// (file LRU; anon too while swap has free slots) + 1.
     /// With per-zone limits the free part excludes `dirty_balance_reserve`
     /// (pages the allocator keeps back anyway).
     pub fn dirtyable_memory(&self) -> u64 {
@@ -91,11 +91,10 @@ impl System {
     }
 
     /// `zone_dirtyable_memory`: the zone's free pages above its reserve plus
-    /// its file LRU pages.
+    /// its reclaimable pages.
     pub fn zone_dirtyable_memory(&self, z: usize) -> u64 {
-        let zone = &self.zones[z];
-        let free = zone.nr_free();
-        free - free.min(self.zone_dirty_balance_reserve(z)) + zone.nr_file_lru()
+        let free = self.zones[z].nr_free();
+        free - free.min(self.zone_dirty_balance_reserve(z)) + self.zone_reclaimable_pages(z)
     }
 
     /// `zone_dirty_limit`: the global hard limit in proportion to the zone's

@@ -1,0 +1,375 @@
+//! Anonymous memory and swap, Linux 3.0: the swap area and its slot
+//! allocator (`mm/swapfile.c: scan_swap_map`, `swap_free`), the swap cache
+//! (`mm/swap_state.c: add_to_swap`, `delete_from_swap_cache`,
+//! `read_swap_cache_async`, `swapin_readahead`), `try_to_unmap` for the one
+//! mapping a page has in the model, `swap_writepage` (`mm/page_io.c`) and
+//! the anonymous fault paths of `mm/memory.c` (`do_anonymous_page`,
+//! `do_swap_page`).
+//!
+//! Representation. An anonymous region (one process's heap) is an inode of
+//! kind `Anon` whose page index is the virtual page number: `pages[vpn]` is
+//! the page table entry of a present page. A swapped-out vpn holds its slot
+//! in `AnonRegion::swap_pte`. The swap cache is an inode of kind `Swap`
+//! indexed by slot (the kernel's `swapper_space`). A page in the swap cache
+//! and mapped belongs to its region (`page.inode` = region, `index` = vpn)
+//! and records its slot in `System::page_swap_slot`; once unmapped it
+//! belongs to the swap cache (`page.inode` = swap inode, `index` = slot).
+//!
+//! Swap is not accounted as file writeback: anonymous pages never enter the
+//! dirty counts, and the swap `backing_dev_info` (`swap_backing_dev_info`,
+//! BDI_CAP_NO_ACCT_AND_WRITEBACK) neither counts writeback nor earns a
+//! writeback proportion, nor is it ever congested, so `may_write_to_queue`
+//! always lets reclaim write to swap.
+
+use crate::block::SECTORS_PER_PAGE;
+use crate::mm::page::{flags, Holder, Pfn, NIL};
+use crate::mm::vmstat::Ev;
+use crate::mm::Gfp;
+use crate::reclaim::direct::Alloc;
+use crate::system::task::Step;
+use crate::system::System;
+
+/// `page_cluster` default (3.0, `swap_setup`, more than 16 MiB of memory):
+/// swap-in reads an aligned block of 2^3 slots.
+pub const PAGE_CLUSTER: u32 = 3;
+
+/// "No slot" in a region's swap PTE array or `page_swap_slot`.
+pub const NO_SLOT: u32 = u32::MAX;
+
+/// The swap area (one swap partition).
+#[derive(Debug, Clone)]
+pub struct SwapArea {
+    pub device: usize,
+    /// `swapper_space`: the swap cache, indexed by slot.
+    pub inode: u32,
+    /// Slots in use (`swap_map[slot] != 0`). Slot 0 is the header.
+    in_use: Vec<bool>,
+    pub nr_slots: u32,
+    pub inuse_slots: u32,
+    /// Where the next allocation scan starts (`si->cluster_next`).
+    cluster_next: u32,
+}
+
+impl SwapArea {
+    pub fn new(device: usize, inode: u32, nr_slots: u32) -> SwapArea {
+        let mut in_use = vec![false; nr_slots as usize];
+        in_use[0] = true;
+        SwapArea {
+            device,
+            inode,
+            in_use,
+            nr_slots,
+            inuse_slots: 1,
+            cluster_next: 1,
+        }
+    }
+
+    /// `scan_swap_map`: the next free slot at or after `cluster_next`,
+    /// wrapping once; consecutive allocations are consecutive slots, so
+    /// reclaim's swap writes are sequential on the device.
+    pub fn alloc_slot(&mut self) -> Option<u32> {
+        if self.inuse_slots >= self.nr_slots {
+            return None;
+        }
+        let n = self.nr_slots;
+        let mut s = self.cluster_next;
+        for _ in 0..n {
+            if s >= n {
+                s = 1;
+            }
+            if !self.in_use[s as usize] {
+                self.in_use[s as usize] = true;
+                self.inuse_slots += 1;
+                self.cluster_next = s + 1;
+                return Some(s);
+            }
+            s += 1;
+        }
+        None
+    }
+
+    /// `swap_free`: the last reference to the slot went away.
+    pub fn free_slot(&mut self, slot: u32) {
+        debug_assert!(self.in_use[slot as usize]);
+        self.in_use[slot as usize] = false;
+        self.inuse_slots -= 1;
+    }
+
+    pub fn slot_in_use(&self, slot: u32) -> bool {
+        self.in_use.get(slot as usize).copied().unwrap_or(false)
+    }
+
+    /// `nr_swap_pages`: free slots.
+    pub fn free_slots(&self) -> u64 {
+        (self.nr_slots - self.inuse_slots) as u64
+    }
+
+    /// `vm_swap_full`: more than half the slots in use.
+    pub fn full(&self) -> bool {
+        self.inuse_slots * 2 > self.nr_slots
+    }
+}
+
+/// One process's anonymous memory.
+#[derive(Debug, Clone)]
+pub struct AnonRegion {
+    /// The region's inode (kind `Anon`): `pages[vpn]` are the present PTEs.
+    pub inode: u32,
+    /// Swap entry of each swapped-out vpn, `NO_SLOT` if none.
+    pub swap_pte: Vec<u32>,
+}
+
+impl System {
+    /// Free swap slots (`nr_swap_pages`), 0 without a swap area.
+    pub fn nr_swap_pages(&self) -> u64 {
+        self.swap.as_ref().map_or(0, SwapArea::free_slots)
+    }
+
+    fn region_of_inode(&self, ino: u32) -> usize {
+        self.anon_regions
+            .iter()
+            .position(|r| r.inode == ino)
+            .expect("anonymous page outside every region")
+    }
+
+    /// `add_to_swap`: give an anonymous page a slot and put it in the swap
+    /// cache, dirty (it must be written before it can be freed). False
+    /// when swap is full or absent.
+    pub fn add_to_swap(&mut self, pfn: Pfn) -> bool {
+        let Some(slot) = self.swap.as_mut().and_then(SwapArea::alloc_slot) else {
+            return false;
+        };
+        let swap_ino = self.swap.as_ref().map_or(NIL, |s| s.inode);
+        self.inodes[swap_ino as usize].insert(slot, pfn);
+        self.page_swap_slot[pfn as usize] = slot;
+        self.pages[pfn as usize].flags |= flags::SWAPCACHE | flags::DIRTY;
+        true
+    }
+
+    /// `delete_from_swap_cache` + `swap_free` (`try_to_free_swap`,
+    /// `reuse_swap_page`): the page no longer has a copy in swap.
+    fn drop_swap_copy(&mut self, pfn: Pfn) {
+        let slot = self.page_swap_slot[pfn as usize];
+        let swap = self.swap.as_mut().expect("swap cache page without swap");
+        swap.free_slot(slot);
+        let swap_ino = swap.inode;
+        self.inodes[swap_ino as usize].remove(slot);
+        self.page_swap_slot[pfn as usize] = NO_SLOT;
+        self.pages[pfn as usize].flags &= !flags::SWAPCACHE;
+    }
+
+    /// `try_to_unmap` of the page's one mapping. An anonymous page's PTE
+    /// becomes its swap entry and the page now belongs to the swap cache; a
+    /// file page just loses its PTE (the PTE dirty bit was moved to the page
+    /// by the fault that dirtied it).
+    pub fn try_to_unmap(&mut self, pfn: Pfn) {
+        let p = self.pages[pfn as usize];
+        debug_assert!(p.has(flags::PTE_MAPPED));
+        self.pages[pfn as usize].flags &= !(flags::PTE_MAPPED | flags::PTE_YOUNG);
+        if !p.has(flags::ANON) {
+            return;
+        }
+        let slot = self.page_swap_slot[pfn as usize];
+        let r = self.region_of_inode(p.inode);
+        self.anon_regions[r].swap_pte[p.index as usize] = slot;
+        self.inodes[p.inode as usize].remove(p.index);
+        let swap_ino = self.swap.as_ref().map_or(NIL, |s| s.inode);
+        let pg = &mut self.pages[pfn as usize];
+        pg.inode = swap_ino;
+        pg.index = slot;
+    }
+
+    /// `swap_writepage`: write an unmapped swap-cache page to its slot.
+    pub fn swap_writepage(&mut self, tid: u32, pfn: Pfn) {
+        self.charge_sys(tid, self.cost.writeback_page_ns);
+        self.submit_page_write(tid, pfn);
+        self.vmstat.inc(Ev::PswpOut, 1);
+    }
+
+    /// Free a clean, unmapped swap-cache page (`__remove_mapping` on
+    /// `swapper_space`): the data stays in its slot for the PTE to find.
+    pub fn remove_from_swap_cache(&mut self, pfn: Pfn) {
+        let p = self.pages[pfn as usize];
+        self.inodes[p.inode as usize].remove(p.index);
+        self.page_swap_slot[pfn as usize] = NO_SLOT;
+    }
+
+    /// A user access to anonymous page `vpn` of region `r` by task `tid`
+    /// (`handle_mm_fault` when the PTE is not present or not writable).
+    /// `Err(step)` when the task must sleep (allocation or swap-in read);
+    /// it retries the access after waking.
+    pub fn touch_anon(&mut self, tid: u32, r: usize, vpn: u32, write: bool) -> Result<(), Step> {
+        let ino = self.anon_regions[r].inode;
+        let pfn = self.inodes[ino as usize].page(vpn);
+        if pfn != NIL {
+            // Present: the MMU sets the accessed bit.
+            let p = &mut self.pages[pfn as usize];
+            p.flags |= flags::PTE_YOUNG;
+            if write && p.has(flags::SWAPCACHE) && !p.has(flags::WRITEBACK) {
+                // do_wp_page → reuse_swap_page: the swap copy is stale now.
+                self.vmstat.inc(Ev::PgFault, 1);
+                self.drop_swap_copy(pfn);
+            }
+            return Ok(());
+        }
+        self.vmstat.inc(Ev::PgFault, 1);
+        let slot = self.anon_regions[r].swap_pte[vpn as usize];
+        if slot == NO_SLOT {
+            return self.do_anonymous_page(tid, ino, vpn);
+        }
+        self.do_swap_page(tid, r, vpn, slot, write)
+    }
+
+    /// `do_anonymous_page` (3.0): a zeroed page, mapped, on the active anon
+    /// list (`page_add_new_anon_rmap` → `lru_cache_add_lru(LRU_ACTIVE_ANON)`).
+    fn do_anonymous_page(&mut self, tid: u32, ino: u32, vpn: u32) -> Result<(), Step> {
+        let pfn = match self.alloc_page_for_task(tid, Gfp { write: false }) {
+            Alloc::Page(p) => p,
+            Alloc::Sleep(step) => return Err(step),
+        };
+        self.charge_sys(tid, self.cost.copy_per_kib_ns * 4);
+        let p = &mut self.pages[pfn as usize];
+        p.flags =
+            flags::ANON | flags::UPTODATE | flags::ACTIVE | flags::PTE_MAPPED | flags::PTE_YOUNG;
+        p.inode = ino;
+        p.index = vpn;
+        self.inodes[ino as usize].insert(vpn, pfn);
+        let cpu = self.tasks[tid as usize].cpu;
+        self.lru_cache_add(cpu, pfn);
+        Ok(())
+    }
+
+    /// `do_swap_page` (3.0): find the slot's page in the swap cache or read
+    /// it (with `swapin_readahead`), wait for the read, then map it. A write
+    /// access takes the page out of the swap cache (`reuse_swap_page`).
+    fn do_swap_page(
+        &mut self,
+        tid: u32,
+        r: usize,
+        vpn: u32,
+        slot: u32,
+        write: bool,
+    ) -> Result<(), Step> {
+        let swap_ino = self.swap.as_ref().map_or(NIL, |s| s.inode);
+        let mut pfn = self.inodes[swap_ino as usize].page(slot);
+        if pfn == NIL {
+            pfn = self.swapin_readahead(tid, slot)?;
+            self.vmstat.inc(Ev::PgMajFault, 1);
+        }
+        if self.pages[pfn as usize].has(flags::LOCKED) {
+            // lock_page: wait for the read to complete.
+            self.read_waiters.push((pfn, tid));
+            return Err(Step::Wait(None));
+        }
+        let ino = self.anon_regions[r].inode;
+        self.anon_regions[r].swap_pte[vpn as usize] = NO_SLOT;
+        let p = &mut self.pages[pfn as usize];
+        p.inode = ino;
+        p.index = vpn;
+        p.flags |= flags::PTE_MAPPED | flags::PTE_YOUNG;
+        self.inodes[ino as usize].insert(vpn, pfn);
+        self.page_swap_slot[pfn as usize] = slot;
+        let full = self.swap.as_ref().is_some_and(SwapArea::full);
+        if (write || full) && !self.pages[pfn as usize].has(flags::WRITEBACK) {
+            self.drop_swap_copy(pfn);
+        }
+        Ok(())
+    }
+
+    /// `swapin_readahead` (3.0 `valid_swaphandles`): read the slot and the
+    /// other in-use slots of its aligned block of 2^`PAGE_CLUSTER` that
+    /// are not cached. The faulting slot's page may enter direct reclaim;
+    /// readahead pages are allocated only if free pages are at hand.
+    /// Returns the faulting slot's page (locked until its read completes).
+    fn swapin_readahead(&mut self, tid: u32, slot: u32) -> Result<Pfn, Step> {
+        let target = match self.alloc_page_for_task(tid, Gfp { write: false }) {
+            Alloc::Page(p) => p,
+            Alloc::Sleep(step) => return Err(step),
+        };
+        self.read_swap_page(tid, target, slot);
+        let block = 1u32 << PAGE_CLUSTER;
+        let first = (slot & !(block - 1)).max(1);
+        let swap = self.swap.as_ref().expect("swap pte without swap");
+        let (swap_ino, nr_slots) = (swap.inode, swap.nr_slots);
+        for s in first..(first + block).min(nr_slots) {
+            let cached = self.inodes[swap_ino as usize].page(s) != NIL;
+            let in_use = self.swap.as_ref().is_some_and(|a| a.slot_in_use(s));
+            if s == slot || cached || !in_use {
+                continue;
+            }
+            let Some(pfn) = self.get_page_from_freelist(crate::mm::Mark::Low, Gfp { write: false })
+            else {
+                break;
+            };
+            self.charge_sys(tid, self.cost.page_alloc_ns);
+            self.read_swap_page(tid, pfn, s);
+        }
+        let dev = self.swap.as_ref().map_or(0, |a| a.device);
+        self.kick_device(dev);
+        Ok(target)
+    }
+
+    /// `read_swap_cache_async` for one slot: the new page enters the swap
+    /// cache locked, goes on the inactive anon list, and a read is queued.
+    fn read_swap_page(&mut self, tid: u32, pfn: Pfn, slot: u32) {
+        let swap_ino = self.swap.as_ref().map_or(NIL, |s| s.inode);
+        let p = &mut self.pages[pfn as usize];
+        p.flags = flags::ANON | flags::SWAPCACHE | flags::LOCKED | flags::UPTODATE;
+        p.inode = swap_ino;
+        p.index = slot;
+        self.inodes[swap_ino as usize].insert(slot, pfn);
+        self.page_swap_slot[pfn as usize] = slot;
+        let cpu = self.tasks[tid as usize].cpu;
+        self.lru_cache_add(cpu, pfn);
+        self.charge_sys(tid, self.cost.page_cache_add_ns);
+        self.submit_page_read(tid, pfn);
+        self.vmstat.inc(Ev::PswpIn, 1);
+    }
+
+    /// A read completed: unlock the page and wake whoever waits on it.
+    pub fn end_page_read(&mut self, pfn: Pfn) {
+        self.pages[pfn as usize].flags &= !flags::LOCKED;
+        let mut i = 0;
+        while i < self.read_waiters.len() {
+            if self.read_waiters[i].0 == pfn {
+                let (_, tid) = self.read_waiters.swap_remove(i);
+                self.wake_task(tid);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Sector of a swap slot.
+    pub fn swap_slot_sector(&self, slot: u32) -> u64 {
+        let ino = self.swap.as_ref().map_or(NIL, |s| s.inode);
+        self.inodes[ino as usize].base_sector + slot as u64 * SECTORS_PER_PAGE
+    }
+
+    /// Whether a page frame holds a page of the swap cache not mapped by
+    /// any process (its `page.inode` is the swap inode).
+    pub fn is_unmapped_swap_cache(&self, pfn: Pfn) -> bool {
+        let p = self.pages[pfn as usize];
+        p.holder != Holder::Free && self.swap.as_ref().is_some_and(|s| s.inode == p.inode)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_allocated_in_order_and_reused_after_wrap() {
+        let mut a = SwapArea::new(0, 0, 5);
+        assert_eq!(a.alloc_slot(), Some(1));
+        assert_eq!(a.alloc_slot(), Some(2));
+        a.free_slot(1);
+        assert_eq!(a.alloc_slot(), Some(3));
+        assert_eq!(a.alloc_slot(), Some(4));
+        // Wraps to the freed slot 1; then the area is full.
+        assert_eq!(a.alloc_slot(), Some(1));
+        assert_eq!(a.alloc_slot(), None);
+        assert_eq!(a.free_slots(), 0);
+        assert!(a.full());
+    }
+}

@@ -1,0 +1,335 @@
+//! The inactive lists, Linux 3.0 (`mm/vmscan.c`): `shrink_inactive_list`,
+//! `shrink_page_list`, `page_check_references`, `pageout`,
+//! `may_write_to_queue`, `putback_lru_pages`; with Gorman's Jul 2011 RFC
+//! switches (see `KernelProfile`).
+
+use super::{isolate_event, ScanControl, DEF_PRIORITY};
+use crate::fs::WritepageResult;
+use crate::kernel::SkippedDirtyPage;
+use crate::mm::page::{flags, Holder, LRU_INACTIVE_FILE, NIL};
+use crate::mm::page_lru;
+use crate::mm::vmstat::{Ev, ZoneEv};
+use crate::system::System;
+use crate::trace::{IsolateMode, ReclaimFlags, ReclaimLru, TraceEvent};
+
+/// `trace_reclaim_flags` / `trace_shrink_flags`, async (no lumpy reclaim).
+fn async_flags(file: bool) -> ReclaimFlags {
+    ReclaimFlags {
+        lru: if file {
+            ReclaimLru::File
+        } else {
+            ReclaimLru::Anon
+        },
+        sync: false,
+    }
+}
+
+/// `enum page_references` (3.0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PageRef {
+    Activate,
+    Keep,
+    Reclaim,
+    ReclaimClean,
+}
+
+/// What `shrink_page_list` did with one page.
+enum Fate {
+    Freed,
+    Kept,
+    Activated,
+    /// Off the LRU for good (RFC patch 4, see `SkippedDirtyPage::Orphan`).
+    Orphaned,
+}
+
+/// Tallies of one `shrink_page_list` call.
+#[derive(Default)]
+struct Tally {
+    reclaimed: u64,
+    dirty: u64,
+    congested: u64,
+    flush_first: u64,
+}
+
+impl System {
+    /// `shrink_inactive_list` (3.0, order 0, async) on list `lru`.
+    pub(super) fn shrink_inactive_list(
+        &mut self,
+        zone: usize,
+        lru: usize,
+        nr_to_scan: u64,
+        sc: &mut ScanControl,
+    ) {
+        let file = lru == LRU_INACTIVE_FILE;
+        let cpu = self.tasks[sc.tid as usize].cpu;
+        self.lru_add_drain(cpu);
+        // isolate_lru_pages from the tail.
+        let mut buf = std::mem::take(&mut self.isolate_buf);
+        buf.clear();
+        for _ in 0..nr_to_scan {
+            let pfn = self.zones[zone].lru[lru].tail;
+            if pfn == NIL {
+                break;
+            }
+            self.lru_unlink(pfn);
+            self.pages[pfn as usize].holder = Holder::Isolated;
+            buf.push(pfn);
+        }
+        let nr_taken = buf.len() as u64;
+        let z = &mut self.zones[zone];
+        if file {
+            z.nr_isolated_file += nr_taken;
+        } else {
+            z.nr_isolated_anon += nr_taken;
+        }
+        z.pages_scanned += nr_taken;
+        z.recent_scanned[file as usize] += nr_taken;
+        let scan_ev = if sc.is_kswapd {
+            ZoneEv::PgScanKswapd
+        } else {
+            ZoneEv::PgScanDirect
+        };
+        self.vmstat.zinc(zone, scan_ev, nr_taken);
+        sc.nr_scanned += nr_taken;
+        self.charge_sys(sc.tid, nr_taken * self.cost.scan_page_ns);
+        self.trace(
+            sc.tid,
+            isolate_event(IsolateMode::Inactive, nr_to_scan, nr_taken),
+        );
+
+        let t = self.shrink_page_list(zone, &buf, sc);
+        let z = &mut self.zones[zone];
+        if file {
+            z.nr_isolated_file -= nr_taken;
+        } else {
+            z.nr_isolated_anon -= nr_taken;
+        }
+        sc.nr_reclaimed += t.reclaimed;
+        let steal_ev = if sc.is_kswapd {
+            ZoneEv::PgStealKswapd
+        } else {
+            ZoneEv::PgStealDirect
+        };
+        self.vmstat.zinc(zone, steal_ev, t.reclaimed);
+        if sc.is_kswapd {
+            self.vmstat.inc(Ev::KswapdSteal, t.reclaimed);
+        }
+        self.isolate_buf = buf;
+        let ev = TraceEvent::LruShrinkInactive {
+            nid: 0,
+            zid: zone as u32,
+            nr_scanned: nr_taken,
+            nr_reclaimed: t.reclaimed,
+            priority: sc.priority,
+            flags: async_flags(file),
+        };
+        self.trace(sc.tid, ev);
+        // Writes issued by pageout go to the devices now (no plug in 3.0
+        // shrink_page_list).
+        self.flush_all_plugs();
+        // Gorman RFC patch 3: throttle a reclaimer whose batch was mostly
+        // dirty (all of it at priority 12, half at 11, ...).
+        let shift = DEF_PRIORITY - sc.priority;
+        if self.profile.throttle_on_dirty_isolated && t.dirty > 0 && t.dirty >= nr_taken >> shift {
+            self.vmstat.inc(Ev::NrVmscanThrottled, 1);
+            let timeout = self.jiffies_ns(self.hz / 10);
+            sc.stall = self.wait_iff_congested(sc.tid, zone, timeout);
+        }
+    }
+
+    /// `shrink_page_list` (3.0): decide each isolated page's fate; kept
+    /// pages go back to the head of their inactive list, activated ones to
+    /// the active list (`putback_lru_pages`).
+    fn shrink_page_list(&mut self, zone: usize, isolated: &[u32], sc: &mut ScanControl) -> Tally {
+        let mut t = Tally::default();
+        for &pfn in isolated {
+            match self.reclaim_one_page(zone, pfn, sc, &mut t) {
+                Fate::Freed => {
+                    self.free_page(pfn);
+                    self.charge_sys(sc.tid, self.cost.page_free_ns);
+                    t.reclaimed += 1;
+                }
+                Fate::Kept => self.putback(pfn),
+                Fate::Activated => {
+                    let p = &mut self.pages[pfn as usize];
+                    p.flags |= flags::ACTIVE;
+                    let file = !p.has(flags::ANON) as usize;
+                    self.vmstat.inc(Ev::PgActivate, 1);
+                    self.zones[zone].recent_rotated[file] += 1;
+                    self.putback(pfn);
+                }
+                Fate::Orphaned => self.pages[pfn as usize].holder = Holder::Orphaned,
+            }
+        }
+        // Global reclaim only (no memcg in the model).
+        if t.dirty > 0 && t.dirty == t.congested {
+            self.zones[zone].congested = true;
+        }
+        if t.flush_first > 0 {
+            // Gorman RFC patch 5: wake the flushers for the inodes just marked.
+            self.wakeup_flusher_threads(t.flush_first);
+        }
+        t
+    }
+
+    /// One page of `shrink_page_list`.
+    fn reclaim_one_page(
+        &mut self,
+        zone: usize,
+        pfn: u32,
+        sc: &mut ScanControl,
+        t: &mut Tally,
+    ) -> Fate {
+        let p = self.pages[pfn as usize];
+        if p.has(flags::LOCKED) {
+            // trylock_page failed: a read is in flight.
+            return Fate::Kept;
+        }
+        if p.has(flags::PTE_MAPPED) || p.has(flags::SWAPCACHE) {
+            // "Double the slab pressure for mapped and swapcache pages."
+            sc.nr_scanned += 1;
+        }
+        if p.has(flags::WRITEBACK) {
+            return Fate::Kept;
+        }
+        let refs = self.page_check_references(pfn);
+        match refs {
+            PageRef::Activate => return Fate::Activated,
+            PageRef::Keep => return Fate::Kept,
+            PageRef::Reclaim | PageRef::ReclaimClean => {}
+        }
+        let anon = p.has(flags::ANON);
+        if anon && !p.has(flags::SWAPCACHE) && !self.add_to_swap(pfn) {
+            return Fate::Activated;
+        }
+        if self.pages[pfn as usize].has(flags::PTE_MAPPED) {
+            self.try_to_unmap(pfn);
+        }
+        if self.pages[pfn as usize].has(flags::DIRTY) {
+            t.dirty += 1;
+            if !anon && !self.reclaim_may_write_file(sc) {
+                // Gorman RFC patches 1-2 (3.2 order: before RECLAIM_CLEAN).
+                if self.profile.flush_reclaim_inodes_first {
+                    self.inodes[p.inode as usize].dirty_reclaim = true;
+                    t.flush_first += 1;
+                }
+                return self.skip_dirty_file_page(pfn);
+            }
+            if refs == PageRef::ReclaimClean || !sc.may_writepage {
+                return Fate::Kept;
+            }
+            if anon {
+                // pageout → swap_writepage; the swap bdi is never congested.
+                self.pages[pfn as usize].flags |= flags::RECLAIM;
+                self.swap_writepage(sc.tid, pfn);
+                self.vmstat.zinc(zone, ZoneEv::NrVmscanWrite, 1);
+                self.trace(
+                    sc.tid,
+                    TraceEvent::writepage(pfn as u64, async_flags(false)),
+                );
+                return Fate::Kept;
+            }
+            let bdi = self.inodes[p.inode as usize].bdi;
+            if !self.may_write_to_queue(sc, bdi) {
+                t.congested += 1;
+                return Fate::Kept;
+            }
+            // pageout(): clear dirty for IO, set PG_reclaim, ->writepage.
+            self.pages[pfn as usize].flags |= flags::RECLAIM;
+            let result = self.fs_writepage_reclaim(sc.tid, pfn, sc.is_kswapd);
+            self.vmstat.zinc(zone, ZoneEv::NrVmscanWrite, 1);
+            self.trace(sc.tid, TraceEvent::writepage(pfn as u64, async_flags(true)));
+            match result {
+                WritepageResult::Redirtied | WritepageResult::Submitted => {
+                    if !self.pages[pfn as usize].has(flags::WRITEBACK) {
+                        self.pages[pfn as usize].flags &= !flags::RECLAIM;
+                    }
+                    return Fate::Kept;
+                }
+                WritepageResult::CompletedSync => {
+                    self.pages[pfn as usize].flags &= !flags::RECLAIM;
+                }
+            }
+        }
+        // Clean: __remove_mapping from the page cache or the swap cache.
+        let p = self.pages[pfn as usize];
+        if anon {
+            self.remove_from_swap_cache(pfn);
+        } else {
+            self.inodes[p.inode as usize].remove(p.index);
+        }
+        Fate::Freed
+    }
+
+    /// `page_check_references` (3.0): a young PTE activates an anon page
+    /// and gives a file page a second round (PG_referenced set, kept); a
+    /// file page seen referenced twice is activated. A file page with only
+    /// PG_referenced may be freed if clean but is not written.
+    fn page_check_references(&mut self, pfn: u32) -> PageRef {
+        let p = &mut self.pages[pfn as usize];
+        let referenced_ptes = p.has(flags::PTE_MAPPED) && p.has(flags::PTE_YOUNG);
+        let referenced_page = p.has(flags::REFERENCED);
+        p.flags &= !(flags::PTE_YOUNG | flags::REFERENCED);
+        if referenced_ptes {
+            if p.has(flags::ANON) {
+                return PageRef::Activate;
+            }
+            p.flags |= flags::REFERENCED;
+            return if referenced_page {
+                PageRef::Activate
+            } else {
+                PageRef::Keep
+            };
+        }
+        if referenced_page && !p.has(flags::ANON) {
+            return PageRef::ReclaimClean;
+        }
+        PageRef::Reclaim
+    }
+
+    /// A dirty file page reclaim may not write (see `SkippedDirtyPage`).
+    fn skip_dirty_file_page(&mut self, pfn: u32) -> Fate {
+        match self.profile.skipped_dirty_file_page {
+            SkippedDirtyPage::Keep => {
+                self.vmstat.inc(Ev::NrVmscanWriteSkip, 1);
+                Fate::Kept
+            }
+            SkippedDirtyPage::ImmediateReclaim => {
+                self.pages[pfn as usize].flags |= flags::RECLAIM;
+                self.vmstat.inc(Ev::NrVmscanImmediateReclaim, 1);
+                Fate::Kept
+            }
+            SkippedDirtyPage::Orphan => {
+                self.vmstat.inc(Ev::NrVmscanInvalidate, 1);
+                Fate::Orphaned
+            }
+        }
+    }
+
+    /// Profile switches on file writeback from reclaim (3.0: always).
+    fn reclaim_may_write_file(&self, sc: &ScanControl) -> bool {
+        if sc.is_kswapd {
+            sc.priority <= self.profile.kswapd_writepage_max_priority
+        } else {
+            self.profile.direct_reclaim_writes_file_pages
+        }
+    }
+
+    /// `may_write_to_queue`: kswapd (PF_SWAPWRITE) always; others only to an
+    /// uncongested device or the one they are writing to themselves.
+    fn may_write_to_queue(&self, sc: &ScanControl, bdi: usize) -> bool {
+        if sc.is_kswapd {
+            return true;
+        }
+        let congested = self.bdis[bdi]
+            .device
+            .is_some_and(|d| self.queues[d].congested);
+        !congested || self.tasks[sc.tid as usize].backing_dev == Some(bdi)
+    }
+
+    /// `putback_lru_pages`: back to the head of the list its flags name.
+    fn putback(&mut self, pfn: u32) {
+        let lru = page_lru(&self.pages[pfn as usize]);
+        self.lru_link_head(pfn, lru);
+    }
+}

@@ -1,0 +1,92 @@
+//! `mapwrite`: a streaming write through a shared file mapping (seed 004's
+//! "micro" test). Each page is dirtied by a write fault, 3.0 `__do_fault`:
+//! `filemap_fault` finds or allocates the page-cache page (a hole of a new
+//! file reads as zeroes without IO), `->page_mkwrite` reserves the blocks,
+//! the PTE is made young and dirty, `set_page_dirty_balance` dirties the
+//! page and calls `balance_dirty_pages_ratelimited`. `munmap` at the end
+//! (`zap_pte_range`) passes each young PTE on as `mark_page_accessed`.
+
+use crate::mm::page::{flags, NIL};
+use crate::mm::Gfp;
+use crate::reclaim::direct::Alloc;
+use crate::system::task::{Step, TaskKind};
+use crate::system::System;
+
+#[derive(Debug)]
+pub struct MapWriteState {
+    pub inode: u32,
+    pub bdi: usize,
+    pub size_pages: u32,
+    /// Next page to write.
+    pub next: u32,
+}
+
+/// User time to fill one page of the mapping (4 KiB at ~4 GB/s).
+const USER_NS_PER_PAGE: u64 = 1_000;
+
+impl System {
+    fn mapwrite_state(&mut self, tid: u32) -> &mut MapWriteState {
+        match &mut self.tasks[tid as usize].kind {
+            TaskKind::MapWrite(m) => m,
+            _ => unreachable!("task {tid} is not mapwrite"),
+        }
+    }
+
+    /// One page of the mapping written (one write fault).
+    pub fn mapwrite_step(&mut self, tid: u32) -> Step {
+        if self.tasks[tid as usize].bdp.active {
+            if let Some(step) = self.balance_dirty_pages(tid) {
+                return step;
+            }
+        }
+        let m = self.mapwrite_state(tid);
+        let (ino, bdi, idx) = (m.inode, m.bdi, m.next);
+        if idx == m.size_pages {
+            self.munmap_file(tid, ino);
+            return Step::Exit;
+        }
+        let mut pfn = self.inodes[ino as usize].page(idx);
+        if pfn == NIL {
+            pfn = match self.alloc_page_for_task(tid, Gfp { write: false }) {
+                Alloc::Page(p) => p,
+                Alloc::Sleep(step) => return step,
+            };
+            let pg = &mut self.pages[pfn as usize];
+            pg.inode = ino;
+            pg.index = idx;
+            pg.flags |= flags::UPTODATE;
+            self.inodes[ino as usize].insert(idx, pfn);
+            let cpu = self.tasks[tid as usize].cpu;
+            self.lru_cache_add(cpu, pfn);
+            self.charge_sys(tid, self.cost.page_cache_add_ns);
+        }
+        self.vmstat.inc(crate::mm::vmstat::Ev::PgFault, 1);
+        self.charge_sys(tid, self.cost.page_fault_ns);
+        self.charge_user(tid, USER_NS_PER_PAGE);
+        self.pages[pfn as usize].flags |= flags::PTE_MAPPED | flags::PTE_YOUNG;
+        let newly = self.set_page_dirty(pfn, Some(tid));
+        self.mapwrite_state(tid).next += 1;
+        if newly {
+            self.balance_dirty_pages_ratelimited(tid, bdi, 1);
+        }
+        Step::Continue
+    }
+
+    /// `munmap` → `zap_pte_range`: drop every PTE; a young one marks the
+    /// page accessed.
+    fn munmap_file(&mut self, tid: u32, ino: u32) {
+        let size = self.inodes[ino as usize].size_pages;
+        for idx in 0..size {
+            let pfn = self.inodes[ino as usize].page(idx);
+            if pfn == NIL || !self.pages[pfn as usize].has(flags::PTE_MAPPED) {
+                continue;
+            }
+            let young = self.pages[pfn as usize].has(flags::PTE_YOUNG);
+            self.pages[pfn as usize].flags &= !(flags::PTE_MAPPED | flags::PTE_YOUNG);
+            if young {
+                self.mark_page_accessed(pfn);
+            }
+            self.charge_sys(tid, self.cost.scan_page_ns);
+        }
+    }
+}

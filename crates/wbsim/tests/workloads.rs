@@ -1,0 +1,117 @@
+//! Anonymous memory and swap, fs_mark and the mapped-file writer end to
+//! end on small machines, with every invariant checked after every event.
+
+mod common;
+
+use wbsim::scenario::Scenario;
+use wbsim::{kernel, simulate, RunOptions};
+
+const MACHINE_64M: &str = r#"cpus = 1
+total_mib = 64
+[[machine.zone]]
+name = "DMA"
+size_mib = 15
+[[machine.zone]]
+name = "DMA32"
+size_mib = 49"#;
+
+const SWAP: &str = "[swap]\ndevice = \"sdb\"\nsize_mib = 256\n";
+
+fn with_tasks(tasks: &str, name: &str) -> Scenario {
+    common::scenario(MACHINE_64M, "xfs", tasks, name)
+}
+
+fn run_checked(sc: &Scenario, kernel_name: &str) -> wbsim::report::RunReport {
+    let opts = RunOptions {
+        check_every_event: true,
+        series_interval_ns: None,
+    };
+    simulate(sc, &kernel::preset(kernel_name).unwrap(), 1, &opts)
+}
+
+fn v(r: &wbsim::report::RunReport, k: &str) -> i64 {
+    r.vmstat.get(k).copied().unwrap_or(0)
+}
+
+#[test]
+fn anonymous_memory_larger_than_ram_swaps_out_and_back_in() {
+    let tasks = format!(
+        "{SWAP}[[task]]\ncommand = \"memtouch -s 80M -H 60M -r 5000 -w 10\"\n\
+         [[task]]\ncommand = \"dd if=/dev/zero of=disk/f bs=1M count=16\""
+    );
+    let r = run_checked(&with_tasks(&tasks, "swap.toml"), "3.0-rc6");
+    let (out, inn, maj) = (v(&r, "pswpout"), v(&r, "pswpin"), v(&r, "pgmajfault"));
+    assert!(out > 1000, "pswpout {out}");
+    assert!(maj > 0 && inn >= maj, "pswpin {inn} pgmajfault {maj}");
+    // Readahead reads at most 2^page_cluster slots per major fault.
+    assert!(inn <= 8 * maj, "pswpin {inn} pgmajfault {maj}");
+    assert_eq!(v(&r, "pgpgin"), 4 * inn, "pgpgin is in KiB");
+    // Every swap write is a reclaim write, traced as anon.
+    let writes = r.ftrace.kswapd_writes.anon_async + r.ftrace.direct_writes.anon_async;
+    assert_eq!(writes as i64, out);
+    assert!(v(&r, "nr_vmscan_write") >= out);
+}
+
+#[test]
+fn without_swap_anonymous_pages_stay_and_file_pages_are_reclaimed() {
+    let tasks = "[[task]]\ncommand = \"memtouch -s 24M -H 8M -r 2000 -w 10\"\n\
+                 [[task]]\ncommand = \"dd if=/dev/zero of=disk/f bs=1M count=128\"";
+    let r = run_checked(&with_tasks(tasks, "noswap.toml"), "3.0-rc6");
+    assert_eq!(v(&r, "pswpout"), 0);
+    assert_eq!(v(&r, "pswpin"), 0);
+    assert!(v(&r, "pgsteal") > 10_000, "file pages were reclaimed");
+}
+
+#[test]
+fn fs_mark_reports_one_line_per_loop_and_keeps_its_files() {
+    let tasks =
+        "[[task]]\ncommand = \"fs_mark -d disk/fm -D 4 -N 10 -n 20 -L 3 -t 1 -S0 -s 1048576\"";
+    let r = run_checked(&with_tasks(tasks, "fsmark.toml"), "3.0-rc6");
+    assert_eq!(r.fsmark.len(), 3);
+    for l in &r.fsmark {
+        assert!(l.files_per_second > 0.0 && l.overhead_us > 0.0, "{l:?}");
+    }
+    // 60 files of 1 MiB, never deleted: every page dirtied once.
+    assert_eq!(v(&r, "nr_dirtied"), 60 * 256);
+    // The loop time bounds the rate: 20 files can't take less than their
+    // data at the device's 20 MiB/s, give or take what the cache absorbs.
+    let files_per_s: f64 = r.fsmark.iter().map(|l| l.files_per_second).sum::<f64>() / 3.0;
+    assert!(files_per_s < 200.0, "{files_per_s}");
+}
+
+#[test]
+fn two_fs_mark_threads_sum_their_rates() {
+    let one = "[[task]]\ncommand = \"fs_mark -d disk/a -n 10 -L 2 -S0 -s 65536\"";
+    let two = "[[task]]\ncommand = \"fs_mark -d disk/a -d disk/b -n 10 -L 2 -S0 -s 65536\"";
+    let r1 = run_checked(&with_tasks(one, "one.toml"), "3.0-rc6");
+    let r2 = run_checked(&with_tasks(two, "two.toml"), "3.0-rc6");
+    assert_eq!((r1.fsmark.len(), r2.fsmark.len()), (2, 2));
+    assert_eq!(v(&r2, "nr_dirtied"), 2 * v(&r1, "nr_dirtied"));
+    // Small files fit in the cache: two threads on one CPU, each at about
+    // half the rate, sum to about one thread's rate.
+    let (a, b) = (r1.fsmark[1].files_per_second, r2.fsmark[1].files_per_second);
+    assert!(b > 0.5 * a && b < 2.0 * a, "one {a} two {b}");
+}
+
+#[test]
+fn mapped_writes_dirty_pages_through_faults() {
+    let tasks = "[[task]]\ncommand = \"mapwrite -s 96M disk/map\"";
+    let r = run_checked(&with_tasks(tasks, "map.toml"), "3.0-rc6");
+    assert_eq!(v(&r, "nr_dirtied"), 96 * 256);
+    assert!(v(&r, "pgfault") >= 96 * 256);
+    // The mapping is larger than memory: reclaim met mapped pages.
+    assert!(v(&r, "pgsteal") > 0);
+}
+
+#[test]
+fn same_seed_same_figures_with_swap_and_fs_mark() {
+    let tasks = format!(
+        "{SWAP}[[task]]\ncommand = \"memtouch -s 40M -H 30M -r 3000 -w 20\"\n\
+         [[task]]\ncommand = \"fs_mark -d disk/fm -n 20 -L 2 -S0 -s 1048576\""
+    );
+    let sc = with_tasks(&tasks, "det.toml");
+    let p = kernel::preset("3.0-rc6+reclaim-1-5").unwrap();
+    let a = serde_json::to_string(&simulate(&sc, &p, 7, &RunOptions::default())).unwrap();
+    let b = serde_json::to_string(&simulate(&sc, &p, 7, &RunOptions::default())).unwrap();
+    assert_eq!(a, b);
+}
