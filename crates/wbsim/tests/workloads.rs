@@ -37,7 +37,7 @@ fn v(r: &wbsim::report::RunReport, k: &str) -> i64 {
 fn anonymous_memory_larger_than_ram_swaps_out_and_back_in() {
     let tasks = format!(
         "{SWAP}[[task]]\ncommand = \"memtouch -s 80M -H 60M -r 5000 -w 10\"\n\
-         [[task]]\ncommand = \"dd if=/dev/zero of=disk/f bs=1M count=16\""
+         [[task]]\ncommand = \"dd if=/dev/zero of=disk/f bs=1M count=96\""
     );
     let r = run_checked(&with_tasks(&tasks, "swap.toml"), "3.0-rc6");
     let (out, inn, maj) = (v(&r, "pswpout"), v(&r, "pswpin"), v(&r, "pgmajfault"));

@@ -41,28 +41,25 @@ impl System {
     pub fn submit_page_write(&mut self, tid: u32, pfn: Pfn) {
         self.start_page_writeback(pfn);
         self.pages[pfn as usize].flags |= crate::mm::page::flags::MAPPED;
-        let p = self.pages[pfn as usize];
-        let Some(dev) = self.inode_device(p.inode) else {
-            return;
-        };
-        let sector = self.page_sector(p.inode, p.index);
-        let seg = Segment {
-            inode: p.inode,
-            first_index: p.index,
-            nr_pages: 1,
-        };
-        if self.queues[dev].submit(sector, SECTORS_PER_PAGE, seg) == Submitted::NewRequest {
-            self.charge_sys(tid, self.cost.request_submit_ns);
+        if self.submit_page_bio(tid, pfn, false) {
+            self.vmstat.inc(Ev::PgpgOut, 4);
         }
-        self.vmstat.inc(Ev::PgpgOut, 4);
     }
 
     /// Queue a read of one page (swap-in) at its mapping's sector; the
     /// caller kicks the device once its batch is queued.
     pub fn submit_page_read(&mut self, tid: u32, pfn: Pfn) {
+        if self.submit_page_bio(tid, pfn, true) {
+            self.vmstat.inc(Ev::PgpgIn, 4);
+        }
+    }
+
+    /// One page's bio at its mapping's sector, in either direction; false
+    /// when the mapping has no block device (FUSE).
+    fn submit_page_bio(&mut self, tid: u32, pfn: Pfn, read: bool) -> bool {
         let p = self.pages[pfn as usize];
         let Some(dev) = self.inode_device(p.inode) else {
-            return;
+            return false;
         };
         let sector = self.page_sector(p.inode, p.index);
         let seg = Segment {
@@ -70,11 +67,11 @@ impl System {
             first_index: p.index,
             nr_pages: 1,
         };
-        if self.queues[dev].submit_dir(sector, SECTORS_PER_PAGE, seg, true) == Submitted::NewRequest
+        if self.queues[dev].submit_dir(sector, SECTORS_PER_PAGE, seg, read) == Submitted::NewRequest
         {
             self.charge_sys(tid, self.cost.request_submit_ns);
         }
-        self.vmstat.inc(Ev::PgpgIn, 4);
+        true
     }
 
     /// Submit IO that has no page-cache pages behind it (a log write), split

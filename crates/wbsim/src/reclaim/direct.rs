@@ -144,6 +144,7 @@ impl System {
             nr_reclaimed: st.nr_reclaimed,
             priority: st.priority,
             stall: None,
+            stall_same_priority: false,
         };
         // shrink_zones: every zone of the zonelist, highest first.
         for z in (0..self.zones.len()).rev() {
@@ -171,7 +172,7 @@ impl System {
             // with the next priority, or retry the freelists.
             if st.nr_reclaimed >= SWAP_CLUSTER_MAX || st.priority == 0 {
                 self.direct_reclaim_done(tid, st);
-            } else {
+            } else if !sc.stall_same_priority {
                 st.priority -= 1;
             }
             return Some(step);

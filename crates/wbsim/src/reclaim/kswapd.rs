@@ -163,6 +163,7 @@ impl System {
             nr_reclaimed: k.nr_reclaimed,
             priority: k.priority,
             stall: None,
+            stall_same_priority: false,
         }
     }
 
@@ -213,8 +214,9 @@ impl System {
                     z.all_unreclaimable = true;
                 }
                 if let Some(step) = sc.stall {
-                    // Throttled mid-pass: go on with the next priority.
-                    k.after_wait = true;
+                    // Throttled mid-pass: go on with the next priority; after
+                    // a request wait, at the same one.
+                    k.after_wait = !sc.stall_same_priority;
                     return step;
                 }
             }

@@ -54,6 +54,11 @@ pub struct ScanControl {
     /// middle of a pass: the caller returns this step and resumes with the
     /// next priority (the rest of the pass is dropped).
     pub stall: Option<Step>,
+    /// The sleep is `get_request_wait` for a write `pageout` issued to a
+    /// full request queue: the batch's writes are issued (the pool may
+    /// overrun by a request per writer), and after the wait the reclaimer
+    /// goes on at the same priority.
+    pub stall_same_priority: bool,
 }
 
 /// Scan counts per LRU list from `get_scan_count` (3.0).
@@ -141,7 +146,8 @@ impl System {
     /// Move active anon pages to the inactive list when it is too small
     /// (end of `shrink_zone`; `balance_pgdat` does it for every zone).
     pub fn age_active_anon(&mut self, zone: usize, sc: &mut ScanControl) {
-        if self.nr_swap_pages() > 0 && self.zones[zone].inactive_anon_is_low() {
+        if sc.stall.is_none() && self.nr_swap_pages() > 0 && self.zones[zone].inactive_anon_is_low()
+        {
             self.shrink_active_list(zone, LRU_ACTIVE_ANON, SWAP_CLUSTER_MAX, sc);
         }
     }

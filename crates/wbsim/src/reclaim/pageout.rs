@@ -130,7 +130,8 @@ impl System {
         // Gorman RFC patch 3: throttle a reclaimer whose batch was mostly
         // dirty (all of it at priority 12, half at 11, ...).
         let shift = DEF_PRIORITY - sc.priority;
-        if self.profile.throttle_on_dirty_isolated && t.dirty > 0 && t.dirty >= nr_taken >> shift {
+        let throttle = self.profile.throttle_on_dirty_isolated && sc.stall.is_none();
+        if throttle && t.dirty > 0 && t.dirty >= nr_taken >> shift {
             self.vmstat.inc(Ev::NrVmscanThrottled, 1);
             let timeout = self.jiffies_ns(self.hz / 10);
             sc.stall = self.wait_iff_congested(sc.tid, zone, timeout);
@@ -218,6 +219,7 @@ impl System {
             if refs == PageRef::ReclaimClean || !sc.may_writepage {
                 return Fate::Kept;
             }
+            self.wait_for_request_before_write(sc, pfn);
             if anon {
                 // pageout → swap_writepage; the swap bdi is never congested.
                 self.pages[pfn as usize].flags |= flags::RECLAIM;
@@ -259,6 +261,28 @@ impl System {
             self.inodes[p.inode as usize].remove(p.index);
         }
         Fate::Freed
+    }
+
+    /// `pageout` → `submit_bio` → `get_request_wait`: when the page's
+    /// queue has no free request and the bio cannot merge, the reclaimer
+    /// sleeps until a request completes (the first time in a batch; the
+    /// write itself is issued now). kswapd in 3.0 is blocked this way while
+    /// the flushers keep the queue full.
+    fn wait_for_request_before_write(&mut self, sc: &mut ScanControl, pfn: u32) {
+        if sc.stall.is_some() {
+            return;
+        }
+        let p = self.pages[pfn as usize];
+        let (ino, idx) = if p.has(flags::ANON) {
+            let swap = self.swap.as_ref().map_or(NIL, |s| s.inode);
+            (swap, self.page_swap_slot[pfn as usize])
+        } else {
+            (p.inode, p.index)
+        };
+        if self.must_wait_for_request_of(sc.tid, ino, idx) {
+            sc.stall = Some(crate::system::task::Step::Wait(None));
+            sc.stall_same_priority = true;
+        }
     }
 
     /// `page_check_references` (3.0): a young PTE activates an anon page

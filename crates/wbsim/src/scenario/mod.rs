@@ -65,6 +65,9 @@ impl ZoneKind {
 pub struct ZoneConfig {
     pub kind: ZoneKind,
     pub size_mib: u64,
+    /// Memory of the zone the kernel holds for the whole run (slab,
+    /// page tables, early allocations): never free, never on an LRU list.
+    pub kernel_mib: u64,
 }
 
 /// A block-device performance model.

@@ -87,14 +87,17 @@ fn zone_dirty_v2_parses_exactly() {
                 ZoneConfig {
                     kind: ZoneKind::Dma,
                     size_mib: 15,
+                    kernel_mib: 0,
                 },
                 ZoneConfig {
                     kind: ZoneKind::Dma32,
                     size_mib: 3246,
+                    kernel_mib: 0,
                 },
                 ZoneConfig {
                     kind: ZoneKind::Normal,
                     size_mib: 504,
+                    kernel_mib: 0,
                 },
             ],
             min_free_kbytes: Some(11584),
@@ -168,7 +171,7 @@ fn unknown_keys_name_line_and_key() {
         r#"
 kernel = | x = 1\nkernel = | 1 | x | unknown key `x`; allowed keys here: device, fs, kernel, machine, run, swap, sysctl, task
 cpus = 4 | cpus = 4\nfoo = 1 | 5 | machine.foo | unknown key `foo`; allowed keys here: cpus, hz, min_free_kbytes, total_mib, zone
-size_mib = 3246 | size_mib = 3246\nsize = 3 | 16 | machine.zone[1].size | unknown key `size`; allowed keys here: name, size_mib
+size_mib = 3246 | size_mib = 3246\nsize = 3 | 16 | machine.zone[1].size | unknown key `size`; allowed keys here: kernel_mib, name, size_mib
 nr_requests = 128 | nr_requests = 128\nqueue = 4 | 30 | device[0].queue | unknown key `queue`; allowed keys here: capacity_gib, command_overhead_us,
 dirty_ratio = 20 | dirty_ratio = 20\ndirty = 1 | 38 | sysctl.dirty | allowed keys here: dirty_background_bytes,
 "#,
@@ -181,6 +184,7 @@ fn bad_numbers_name_line_and_key() {
         r#"
 size_mib = 3246 | size_mib = -5 | 15 | machine.zone[1].size_mib | must be greater than 0 (got -5)
 size_mib = 504 | size_mib = 0 | 19 | machine.zone[2].size_mib | must be greater than 0 (got 0)
+size_mib = 504 | size_mib = 504\nkernel_mib = 504 | 20 | machine.zone[2].kernel_mib | must be less than size_mib
 capacity_gib = 16 | capacity_gib = -1 | 24 | device[0].capacity_gib | must be greater than 0 (got -1)
 19.53 | -1.5 | 25 | device[0].seq_write_mib_per_s | must be a finite number greater than 0 (got -1.5)
 19.53 | nan | 25 | device[0].seq_write_mib_per_s | must be a finite number greater than 0 (got NaN)

@@ -17,7 +17,7 @@ const ROOT_KEYS: &[&str] = &[
     "device", "fs", "kernel", "machine", "run", "swap", "sysctl", "task",
 ];
 const MACHINE_KEYS: &[&str] = &["cpus", "hz", "min_free_kbytes", "total_mib", "zone"];
-const ZONE_KEYS: &[&str] = &["name", "size_mib"];
+const ZONE_KEYS: &[&str] = &["kernel_mib", "name", "size_mib"];
 const DEVICE_KEYS: &[&str] = &[
     "capacity_gib",
     "command_overhead_us",
@@ -386,7 +386,21 @@ fn machine(cx: &Cx, t: &Table) -> Result<MachineConfig> {
             }
         }
         let size_mib = zt.positive(cx, "size_mib", "zone size in MiB")?;
-        zones.push(ZoneConfig { kind, size_mib });
+        let kernel_mib = zt.int(cx, "kernel_mib", 0, i64::MAX)?.unwrap_or(0) as u64;
+        if kernel_mib >= size_mib {
+            return Err(zt.err_at(
+                cx,
+                "kernel_mib",
+                format!(
+                    "{kernel_mib} MiB held by the kernel leaves nothing of the {size_mib} MiB                      zone; it must be less than size_mib"
+                ),
+            ));
+        }
+        zones.push(ZoneConfig {
+            kind,
+            size_mib,
+            kernel_mib,
+        });
     }
 
     if let Some(total) = total_mib {

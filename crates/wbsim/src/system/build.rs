@@ -105,6 +105,14 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         }
     }
 
+    // Pages the kernel holds from boot (`kernel_mib` of each zone).
+    for (zi, zc) in sc.machine.zones.iter().enumerate() {
+        for _ in 0..zc.kernel_mib * PAGES_PER_MIB {
+            let pfn = zones[zi].free.head;
+            crate::mm::page::list_del(&mut pages, &mut zones[zi].free, pfn);
+            pages[pfn as usize].holder = Holder::Kernel;
+        }
+    }
     let hz = sc.machine.hz as u64;
     let dirtyable_at_boot = total_pages + 1;
     let dirty_total = if sc.sysctl.dirty_bytes > 0 {
