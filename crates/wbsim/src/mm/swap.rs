@@ -21,8 +21,7 @@
 //! writeback proportion, nor is it ever congested, so `may_write_to_queue`
 //! always lets reclaim write to swap.
 
-use crate::block::SECTORS_PER_PAGE;
-use crate::mm::page::{flags, Holder, Pfn, NIL};
+use crate::mm::page::{flags, Pfn, NIL};
 use crate::mm::vmstat::Ev;
 use crate::mm::Gfp;
 use crate::reclaim::direct::Alloc;
@@ -338,19 +337,6 @@ impl System {
                 i += 1;
             }
         }
-    }
-
-    /// Sector of a swap slot.
-    pub fn swap_slot_sector(&self, slot: u32) -> u64 {
-        let ino = self.swap.as_ref().map_or(NIL, |s| s.inode);
-        self.inodes[ino as usize].base_sector + slot as u64 * SECTORS_PER_PAGE
-    }
-
-    /// Whether a page frame holds a page of the swap cache not mapped by
-    /// any process (its `page.inode` is the swap inode).
-    pub fn is_unmapped_swap_cache(&self, pfn: Pfn) -> bool {
-        let p = self.pages[pfn as usize];
-        p.holder != Holder::Free && self.swap.as_ref().is_some_and(|s| s.inode == p.inode)
     }
 }
 

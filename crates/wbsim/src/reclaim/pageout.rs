@@ -272,14 +272,10 @@ impl System {
         if sc.stall.is_some() {
             return;
         }
+        // A dirty anonymous page is unmapped by now: its mapping is the
+        // swap cache and its index the slot, which is where it is written.
         let p = self.pages[pfn as usize];
-        let (ino, idx) = if p.has(flags::ANON) {
-            let swap = self.swap.as_ref().map_or(NIL, |s| s.inode);
-            (swap, self.page_swap_slot[pfn as usize])
-        } else {
-            (p.inode, p.index)
-        };
-        if self.must_wait_for_request_of(sc.tid, ino, idx) {
+        if self.must_wait_for_request_of(sc.tid, p.inode, p.index) {
             sc.stall = Some(crate::system::task::Step::Wait(None));
             sc.stall_same_priority = true;
         }

@@ -276,13 +276,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         let (kind, is_workload) = match &tc.program {
             Program::Dd(dd) => {
                 let f = fs_of(sc, &dd.output);
-                let fsi = &sys.filesystems[f];
-                let id = sys.inodes.len() as u32;
-                let base = fsi.data_cursor_sector;
-                sys.inodes
-                    .push(Inode::new(id, f, fsi.bdi, MappingKind::Regular, base));
-                // Reserve the file's extent (contiguous allocation).
-                sys.filesystems[f].data_cursor_sector += dd.total_bytes().div_ceil(512);
+                let id = sys.create_file(f, dd.total_bytes());
                 let fuse_daemon = (sys.filesystems[f].fs_type == FsType::FuseNtfs).then(|| {
                     pending_daemons.push((tid + 1, f));
                     tid + 1

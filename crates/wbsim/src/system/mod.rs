@@ -127,13 +127,18 @@ impl System {
         jiffies * 1_000_000_000 / self.hz
     }
 
+    /// Where the running step's work has got to: its effects apply at its
+    /// start, but the CPU time it has charged so far has run up to here.
+    pub fn step_now(&self) -> Ns {
+        self.now + self.step_cost_ns
+    }
+
     /// Emit a tracepoint from task `tid` at the current time.
     pub fn trace(&mut self, tid: u32, ev: crate::trace::TraceEvent) {
+        // Stamp the event where the work it ends has got to.
+        let ts_ns = self.step_now();
         let task = &self.tasks[tid as usize];
         let is_kswapd = tid == self.kswapd_task;
-        // A step's effects apply at its start, but its CPU time has run up
-        // to here: stamp the event where the work it ends has got to.
-        let ts_ns = self.now + self.step_cost_ns;
         self.tracer
             .record(tid, &task.name, task.cpu as u32, is_kswapd, ts_ns, &ev);
     }

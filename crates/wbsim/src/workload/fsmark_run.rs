@@ -116,11 +116,6 @@ impl System {
         }
     }
 
-    /// Time the work charged so far in this step has reached.
-    fn step_now(&self) -> Ns {
-        self.now + self.step_cost_ns
-    }
-
     /// One step of an fs_mark thread.
     pub fn fsmark_step(&mut self, tid: u32) -> Step {
         let now = self.step_now();

@@ -8,7 +8,6 @@
 
 use crate::mm::page::{flags, NIL};
 use crate::mm::Gfp;
-use crate::reclaim::direct::Alloc;
 use crate::system::task::{Step, TaskKind};
 use crate::system::System;
 
@@ -45,21 +44,11 @@ impl System {
             self.munmap_file(tid, ino);
             return Step::Exit;
         }
-        let mut pfn = self.inodes[ino as usize].page(idx);
-        if pfn == NIL {
-            pfn = match self.alloc_page_for_task(tid, Gfp { write: false }) {
-                Alloc::Page(p) => p,
-                Alloc::Sleep(step) => return step,
-            };
-            let pg = &mut self.pages[pfn as usize];
-            pg.inode = ino;
-            pg.index = idx;
-            pg.flags |= flags::UPTODATE;
-            self.inodes[ino as usize].insert(idx, pfn);
-            let cpu = self.tasks[tid as usize].cpu;
-            self.lru_cache_add(cpu, pfn);
-            self.charge_sys(tid, self.cost.page_cache_add_ns);
-        }
+        // filemap_fault: page_cache_alloc, no __GFP_WRITE.
+        let pfn = match self.find_or_create_page(tid, ino, idx, Gfp { write: false }) {
+            Ok(p) => p,
+            Err(step) => return step,
+        };
         self.vmstat.inc(crate::mm::vmstat::Ev::PgFault, 1);
         self.charge_sys(tid, self.cost.page_fault_ns);
         self.charge_user(tid, USER_NS_PER_PAGE);

@@ -70,6 +70,36 @@ impl WriterState {
 }
 
 impl System {
+    /// The page-cache page `idx` of inode `ino`, allocated with `gfp`, added
+    /// to the page cache (up to date: nothing on disk to read) and queued
+    /// for the LRU if absent (`find_or_create_page`). `Err` when the
+    /// allocation must sleep (call again after waking).
+    pub fn find_or_create_page(
+        &mut self,
+        tid: u32,
+        ino: u32,
+        idx: u32,
+        gfp: crate::mm::Gfp,
+    ) -> Result<u32, Step> {
+        let pfn = self.inodes[ino as usize].page(idx);
+        if pfn != crate::mm::page::NIL {
+            return Ok(pfn);
+        }
+        let pfn = match self.alloc_page_for_task(tid, gfp) {
+            Alloc::Page(p) => p,
+            Alloc::Sleep(step) => return Err(step),
+        };
+        let pg = &mut self.pages[pfn as usize];
+        pg.inode = ino;
+        pg.index = idx;
+        pg.flags |= crate::mm::page::flags::UPTODATE;
+        self.inodes[ino as usize].insert(idx, pfn);
+        let cpu = self.tasks[tid as usize].cpu;
+        self.lru_cache_add(cpu, pfn);
+        self.charge_sys(tid, self.cost.page_cache_add_ns);
+        Ok(pfn)
+    }
+
     /// Write `bytes` into page `idx` of inode `ino` through the page cache:
     /// find or allocate the page, copy, dirty it (unless write-through) and
     /// `mark_page_accessed`. `Ok(true)` if the page became dirty; `Err`
@@ -82,22 +112,8 @@ impl System {
         bytes: u64,
         dirty: bool,
     ) -> Result<bool, Step> {
-        let mut pfn = self.inodes[ino as usize].page(idx);
-        if pfn == crate::mm::page::NIL {
-            // grab_cache_page_write_begin: __GFP_WRITE.
-            pfn = match self.alloc_page_for_task(tid, crate::mm::Gfp { write: true }) {
-                Alloc::Page(p) => p,
-                Alloc::Sleep(step) => return Err(step),
-            };
-            let pg = &mut self.pages[pfn as usize];
-            pg.inode = ino;
-            pg.index = idx;
-            pg.flags |= crate::mm::page::flags::UPTODATE;
-            self.inodes[ino as usize].insert(idx, pfn);
-            let cpu = self.tasks[tid as usize].cpu;
-            self.lru_cache_add(cpu, pfn);
-            self.charge_sys(tid, self.cost.page_cache_add_ns);
-        }
+        // grab_cache_page_write_begin: __GFP_WRITE.
+        let pfn = self.find_or_create_page(tid, ino, idx, crate::mm::Gfp { write: true })?;
         self.charge_sys(tid, bytes * self.cost.copy_per_kib_ns / 1024);
         let newly = dirty && self.set_page_dirty(pfn, Some(tid));
         self.mark_page_accessed(pfn);
