@@ -87,10 +87,12 @@ fn two_fs_mark_threads_sum_their_rates() {
     let r2 = run_checked(&with_tasks(two, "two.toml"), "3.0-rc6");
     assert_eq!((r1.fsmark.len(), r2.fsmark.len()), (2, 2));
     assert_eq!(v(&r2, "nr_dirtied"), 2 * v(&r1, "nr_dirtied"));
-    // Small files fit in the cache: two threads on one CPU, each at about
-    // half the rate, sum to about one thread's rate.
+    // Small files fit in the cache. The two threads share one CPU, but a
+    // loop of ten 64 KiB files is shorter than a CFS slice (3 ms), so each
+    // thread runs its loop without being preempted, measures one thread's
+    // rate, and fs_mark's sum over threads is about twice that.
     let (a, b) = (r1.fsmark[1].files_per_second, r2.fsmark[1].files_per_second);
-    assert!(b > 0.5 * a && b < 2.0 * a, "one {a} two {b}");
+    assert!(b > 1.5 * a && b < 2.5 * a, "one {a} two {b}");
 }
 
 #[test]
@@ -114,4 +116,29 @@ fn same_seed_same_figures_with_swap_and_fs_mark() {
     let a = serde_json::to_string(&simulate(&sc, &p, 7, &RunOptions::default())).unwrap();
     let b = serde_json::to_string(&simulate(&sc, &p, 7, &RunOptions::default())).unwrap();
     assert_eq!(a, b);
+}
+
+#[test]
+fn on_one_cpu_a_woken_kswapd_preempts_the_writer_and_does_most_reclaim() {
+    // CFS places the woken kswapd half a latency period behind the writer,
+    // so it runs at the end of the writer's current step and keeps the free
+    // pages above the minimum: the writer seldom reclaims for itself. (A
+    // 512 MiB machine: on a tiny one kswapd soon drops below priority 10
+    // and naps in congestion_wait, and the writer must reclaim.)
+    let machine = "cpus = 1\ntotal_mib = 512\n[[machine.zone]]\nname = \"DMA\"\nsize_mib = 16\n\
+                   [[machine.zone]]\nname = \"DMA32\"\nsize_mib = 496";
+    let tasks = "[[task]]\ncommand = \"dd if=/dev/zero of=disk/f bs=1M count=1024\"";
+    let mut sc = common::scenario(machine, "xfs", tasks, "dd.toml");
+    sc.sysctl.dirty_ratio = 10;
+    let opts = RunOptions {
+        check_every_event: false,
+        series_interval_ns: None,
+    };
+    let r = simulate(&sc, &kernel::preset("3.0-vanilla").unwrap(), 1, &opts);
+    let (kswapd, direct) = (v(&r, "pgscan_kswapd"), v(&r, "pgscan_direct"));
+    assert!(
+        kswapd > 100_000,
+        "reclaim ran: kswapd {kswapd} direct {direct}"
+    );
+    assert!(direct * 10 < kswapd, "kswapd {kswapd} direct {direct}");
 }

@@ -108,8 +108,14 @@ impl System {
             let full = sc.priority == 0 && !noswap;
             let mut scan =
                 scan_fraction(z.lru[lru].len, sc.priority, fraction[f], denominator, full);
-            if scan == 0 && force_scan {
-                scan = SWAP_CLUSTER_MAX * fraction[f] / denominator;
+            // 3.0 ("memcg: fix get_scan_count() for small targets",
+            // 246e87a93934) forces a full batch after the anon/file
+            // fraction was applied, so kswapd scans 32 anon pages of a small
+            // zone even when the fraction gives anon nothing. 3.1 ("memcg:
+            // fix vmscan count in small memcgs", 4508378b9523, whose posting
+            // quotes the 3.0 code) scales the forced batch by the fraction.
+            if scan == 0 && force_scan && (f == 1 || !noswap) {
+                scan = SWAP_CLUSTER_MAX;
             }
             *n = scan;
         }

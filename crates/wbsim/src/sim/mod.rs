@@ -26,6 +26,8 @@ pub enum EventKind {
     /// token, otherwise the wake-up is stale (the task was woken earlier by
     /// something else) and is dropped.
     RunTask { task: u32, token: u64 },
+    /// The step a CPU was running has ended: pick what it runs next.
+    CpuFree { cpu: u32 },
     /// The device finished the request at the head of its hardware queue.
     DeviceComplete { device: u32 },
 }

@@ -7,6 +7,7 @@
 
 pub mod build;
 pub mod check;
+pub mod sched;
 pub mod task;
 
 use crate::block::RequestQueue;
@@ -91,8 +92,9 @@ pub struct System {
 
     // tasks
     pub tasks: Vec<Task>,
-    /// When each CPU finishes the work of the step it last ran.
-    pub cpu_busy_until: Vec<Ns>,
+    /// Per-CPU run queues (CFS).
+    pub runqueues: Vec<sched::RunQueue>,
+    pub sched_tunables: sched::SchedTunables,
     /// CPU time charged by the step being run.
     pub step_cost_ns: Ns,
     pub kswapd_task: u32,
@@ -214,9 +216,10 @@ impl System {
             match ev {
                 EventKind::RunTask { task, token } => {
                     if self.tasks[task as usize].token == token {
-                        self.run_task(task, t);
+                        self.wake_up_task(task, t);
                     }
                 }
+                EventKind::CpuFree { cpu } => self.cpu_free(cpu as usize, t),
                 EventKind::DeviceComplete { device } => self.device_complete(device as usize, t),
             }
             if self.check_every_event {
@@ -229,71 +232,6 @@ impl System {
             }
         }
         Outcome::Completed
-    }
-
-    /// Run a task on its CPU. Each step's state changes happen at the
-    /// step's start; the CPU time it charged keeps the CPU busy, so the
-    /// task's next step (and any other task of that CPU) runs after it.
-    /// Consecutive steps run back to back while no other event comes first.
-    fn run_task(&mut self, tid: u32, at: Ns) {
-        let cpu = self.tasks[tid as usize].cpu;
-        if self.cpu_busy_until[cpu] > at {
-            // Another task of this CPU is still running: wait for it.
-            let token = self.tasks[tid as usize].token;
-            self.events.push(
-                self.cpu_busy_until[cpu],
-                EventKind::RunTask { task: tid, token },
-            );
-            return;
-        }
-        self.tasks[tid as usize].token += 1;
-        let token = self.tasks[tid as usize].token;
-        self.step_cost_ns = 0;
-        if let Some(w) = self.tasks[tid as usize].pending_wait.take() {
-            self.trace_wait_end(tid, w);
-        }
-        loop {
-            self.step_cost_ns = 0;
-            let step = self.step_task(tid);
-            let cost = self.step_cost_ns;
-            let end = self.now + cost;
-            self.cpu_busy_until[cpu] = end;
-            match step {
-                Step::Continue => {
-                    let next = self.events.peek_time().unwrap_or(Ns::MAX);
-                    if end < next && end <= self.time_limit_ns {
-                        self.now = end;
-                        continue;
-                    }
-                    self.events
-                        .push(end, EventKind::RunTask { task: tid, token });
-                }
-                Step::SleepUntil(t) => {
-                    self.tasks[tid as usize].nr_switches += 1;
-                    self.events.push(
-                        t.saturating_add(cost),
-                        EventKind::RunTask { task: tid, token },
-                    );
-                }
-                Step::Wait(timeout) => {
-                    self.tasks[tid as usize].nr_switches += 1;
-                    if let Some(t) = timeout {
-                        self.events.push(
-                            t.saturating_add(cost),
-                            EventKind::RunTask { task: tid, token },
-                        );
-                    }
-                }
-                Step::Exit => {
-                    let task = &mut self.tasks[tid as usize];
-                    task.exited_ns = Some(end);
-                    if task.is_workload {
-                        self.workload_left -= 1;
-                    }
-                }
-            }
-            break;
-        }
     }
 
     fn step_task(&mut self, tid: u32) -> Step {

@@ -76,6 +76,10 @@ pub struct Task {
     /// Context switches (voluntary sleeps).
     pub nr_switches: u64,
     pub pending_wait: Option<PendingWait>,
+    /// CFS virtual runtime: CPU time run, moved forward on wake-up.
+    pub vruntime_ns: Ns,
+    /// Off the run queue (sleeping, or not started yet).
+    pub sleeping: bool,
 }
 
 impl Task {
@@ -96,6 +100,8 @@ impl Task {
             is_workload,
             pending_wait: None,
             nr_switches: 0,
+            vruntime_ns: 0,
+            sleeping: true,
         }
     }
 }

@@ -15,18 +15,27 @@ pub struct MemTouchState {
     pub region: usize,
     pub size_pages: u32,
     pub hot_pages: u32,
-    pub touch_interval_ns: Ns,
     pub write_percent: u32,
     /// Next page of the initial fill (== size_pages when done).
     pub filled: u32,
     /// The touch in progress (retried after a sleep): (vpn, write).
     pub pending: Option<(u32, bool)>,
+    /// Touches per batch (at most a thousand batches a second), the time
+    /// between batches, and the touches left in the batch in progress.
+    pub touches_per_batch: u32,
+    pub batch_interval_ns: Ns,
+    pub batch_left: u32,
     pub next_touch_ns: Ns,
     pub rng: Pcg64Mcg,
 }
 
 /// User time to write one page of memory (memset of 4 KiB at ~4 GB/s).
 const USER_NS_PER_PAGE: Ns = 1_000;
+/// User time of one touch of a present page: a cache and TLB miss, ~0.1 µs.
+const USER_NS_PER_TOUCH: Ns = 100;
+/// Touches are made in batches, at most one a millisecond (fewer events;
+/// the kernel sees the same accessed bits at reclaim's time scale).
+const BATCHES_PER_S: u64 = 1_000;
 
 impl MemTouchState {
     pub fn new(
@@ -34,11 +43,15 @@ impl MemTouchState {
         cmd: &crate::workload::synthetic::MemTouchCommand,
         rng: Pcg64Mcg,
     ) -> Self {
+        let touches_per_s = cmd.touches_per_s.max(1);
+        let touches_per_batch = (touches_per_s / BATCHES_PER_S).max(1);
         MemTouchState {
             region,
             size_pages: (cmd.size_bytes / 4096) as u32,
             hot_pages: (cmd.hot_bytes / 4096) as u32,
-            touch_interval_ns: NS_PER_SEC / cmd.touches_per_s.max(1),
+            touches_per_batch: touches_per_batch as u32,
+            batch_interval_ns: NS_PER_SEC * touches_per_batch / touches_per_s,
+            batch_left: 0,
             write_percent: cmd.write_percent,
             filled: 0,
             pending: None,
@@ -56,43 +69,57 @@ impl System {
         }
     }
 
-    /// One page access of a `memtouch` process.
+    /// One page access of a `memtouch` process while it fills its memory;
+    /// afterwards one batch of touches of its hot set.
     pub fn memtouch_step(&mut self, tid: u32) -> Step {
         let now = self.now;
         let m = self.memtouch_state(tid);
-        let (region, vpn, write, filling) = if m.filled < m.size_pages {
-            (m.region, m.filled, true, true)
-        } else if m.hot_pages == 0 {
-            return Step::Exit;
-        } else {
-            let (vpn, write) = match m.pending {
-                Some(p) => p,
-                None => {
-                    if now < m.next_touch_ns {
-                        return Step::SleepUntil(m.next_touch_ns);
-                    }
-                    let vpn = m.rng.gen_range(0..m.hot_pages);
-                    let write = m.rng.gen_range(0..100) < m.write_percent;
-                    (vpn, write)
-                }
-            };
-            (m.region, vpn, write, false)
-        };
-        self.memtouch_state(tid).pending = Some((vpn, write));
-        if let Err(step) = self.touch_anon(tid, region, vpn, write) {
-            return step;
-        }
-        self.charge_user(tid, USER_NS_PER_PAGE);
-        let m = self.memtouch_state(tid);
-        m.pending = None;
-        if filling {
+        if m.filled < m.size_pages {
+            let (region, vpn) = (m.region, m.filled);
+            if let Err(step) = self.touch_anon(tid, region, vpn, true) {
+                return step;
+            }
+            self.charge_user(tid, USER_NS_PER_PAGE);
+            let m = self.memtouch_state(tid);
             m.filled += 1;
             if m.filled == m.size_pages {
                 m.next_touch_ns = now;
             }
             return Step::Continue;
         }
-        m.next_touch_ns = m.next_touch_ns.max(now) + m.touch_interval_ns;
+        if m.hot_pages == 0 {
+            return Step::Exit;
+        }
+        if m.batch_left == 0 {
+            if now < m.next_touch_ns {
+                return Step::SleepUntil(m.next_touch_ns);
+            }
+            m.batch_left = m.touches_per_batch;
+        }
+        while self.memtouch_state(tid).batch_left > 0 {
+            let m = self.memtouch_state(tid);
+            let region = m.region;
+            let (vpn, write) = match m.pending {
+                Some(p) => p,
+                None => {
+                    let vpn = m.rng.gen_range(0..m.hot_pages);
+                    let write = m.rng.gen_range(0..100) < m.write_percent;
+                    (vpn, write)
+                }
+            };
+            m.pending = Some((vpn, write));
+            // A fault that must sleep (allocation, swap-in read) retries
+            // this touch on waking.
+            if let Err(step) = self.touch_anon(tid, region, vpn, write) {
+                return step;
+            }
+            self.charge_user(tid, USER_NS_PER_TOUCH);
+            let m = self.memtouch_state(tid);
+            m.pending = None;
+            m.batch_left -= 1;
+        }
+        let m = self.memtouch_state(tid);
+        m.next_touch_ns = m.next_touch_ns.max(now) + m.batch_interval_ns;
         Step::SleepUntil(m.next_touch_ns)
     }
 }

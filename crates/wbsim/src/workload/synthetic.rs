@@ -4,8 +4,9 @@
 //! - `memtouch -s SIZE -H HOT -r TOUCHES_PER_S -w WRITE_PERCENT`: a process
 //!   with SIZE of anonymous memory (a daemon, a monitor, a shell): it
 //!   writes every page once at start, then touches one page of the first
-//!   HOT bytes, chosen at random, TOUCHES_PER_S times a second, writing it
-//!   with probability WRITE_PERCENT. It runs until the workload ends.
+//!   HOT bytes, chosen at random, TOUCHES_PER_S times a second (in one
+//!   batch a millisecond), writing it with probability WRITE_PERCENT. It
+//!   runs until the workload ends.
 //! - `mapwrite -s SIZE FILE`: "a streaming write to a large mapping": the
 //!   file is created, mapped MAP_SHARED and every page written once in
 //!   order through page faults, then unmapped (no msync).

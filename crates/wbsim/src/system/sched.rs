@@ -1,0 +1,300 @@
+//! Sharing a CPU between tasks: a model of the Completely Fair Scheduler
+//! (`kernel/sched_fair.c`, 2.6.24 – 3.x) for tasks of equal weight.
+//!
+//! Why it matters here: on a one-CPU machine the writer and kswapd compete
+//! for the CPU. A woken kswapd preempts the writer (wakeup preemption with
+//! sleeper credit) and reclaims in its own time slice, so the writer only
+//! meets an empty free list, and reclaims directly, while kswapd is blocked
+//! (on a request queue, in `congestion_wait`).
+//!
+//! What is modelled, from 3.0's `sched_fair.c`:
+//! - every task has a `vruntime`, its CPU time (all tasks are nice 0);
+//!   the CPU runs the runnable task with the smallest one;
+//! - `place_entity`: a waking task is placed no earlier than
+//!   `min_vruntime - sysctl_sched_latency / 2` (GENTLE_FAIR_SLEEPERS);
+//! - `check_preempt_wakeup` / `wakeup_preempt_entity`: a woken task preempts
+//!   the running one if it is behind by more than `sysctl_sched_wakeup_granularity`;
+//! - `check_preempt_tick`: the running task is switched out once it has run
+//!   its slice (`sched_slice`: the period over the runnable tasks), or after
+//!   the minimum granularity if it is ahead of the leftmost by more than a slice;
+//! - the tunables scaled by `1 + ilog2(ncpus)` (SCHED_TUNABLESCALING_LOG).
+//!
+//! Not modelled: preemption inside a step (a step is short, microseconds),
+//! timer ticks (the checks run at each step's end), load balancing (tasks
+//! stay on the CPU they were placed on), the next/last buddies.
+
+use super::task::Step;
+use super::System;
+use crate::sim::{EventKind, Ns, NS_PER_US};
+
+/// 3.0 defaults for one CPU; scaled by [`SchedTunables::for_cpus`].
+const SCHED_LATENCY_NS: Ns = 6_000 * NS_PER_US;
+const SCHED_MIN_GRANULARITY_NS: Ns = 750 * NS_PER_US;
+const SCHED_WAKEUP_GRANULARITY_NS: Ns = 1_000 * NS_PER_US;
+/// `sched_nr_latency`: beyond this many runnable tasks the period stretches.
+const SCHED_NR_LATENCY: u64 = 8;
+
+#[derive(Debug, Clone, Copy)]
+pub struct SchedTunables {
+    pub latency_ns: Ns,
+    pub min_granularity_ns: Ns,
+    pub wakeup_granularity_ns: Ns,
+}
+
+impl SchedTunables {
+    /// `update_sysctl`: factor `1 + ilog2(min(ncpus, 8))`.
+    pub fn for_cpus(ncpus: usize) -> Self {
+        let factor = 1 + (ncpus.clamp(1, 8) as u64).ilog2() as Ns;
+        SchedTunables {
+            latency_ns: SCHED_LATENCY_NS * factor,
+            min_granularity_ns: SCHED_MIN_GRANULARITY_NS * factor,
+            wakeup_granularity_ns: SCHED_WAKEUP_GRANULARITY_NS * factor,
+        }
+    }
+
+    /// `sched_slice` for equal weights: `__sched_period(nr) / nr`.
+    fn slice_ns(&self, nr_running: u64) -> Ns {
+        let period = if nr_running > SCHED_NR_LATENCY {
+            self.min_granularity_ns * nr_running
+        } else {
+            self.latency_ns
+        };
+        period / nr_running.max(1)
+    }
+}
+
+/// One CPU's run queue (`struct cfs_rq`).
+#[derive(Debug, Clone, Default)]
+pub struct RunQueue {
+    /// When the step the CPU last ran ends.
+    pub busy_until: Ns,
+    /// The task that ran last and wants to go on (`cfs_rq->curr`).
+    pub curr: Option<u32>,
+    /// Runnable tasks waiting for the CPU (the rbtree; a handful at most).
+    pub queued: Vec<u32>,
+    pub min_vruntime_ns: Ns,
+    /// A woken task should preempt `curr` at the end of its step.
+    pub need_resched: bool,
+    /// `curr`'s CPU time when it was picked (`prev_sum_exec_runtime`).
+    pub curr_picked_exec_ns: Ns,
+    /// A `CpuFree` event is pending at `busy_until`.
+    pub free_event_pending: bool,
+}
+
+impl System {
+    fn task_exec_ns(&self, tid: u32) -> Ns {
+        let t = &self.tasks[tid as usize];
+        t.user_ns + t.sys_ns
+    }
+
+    fn is_runnable(&self, cpu: usize, tid: u32) -> bool {
+        let rq = &self.runqueues[cpu];
+        rq.curr == Some(tid) || rq.queued.contains(&tid)
+    }
+
+    /// A task's wake-up (or start) event: `enqueue_task_fair` +
+    /// `check_preempt_wakeup`.
+    pub(super) fn wake_up_task(&mut self, tid: u32, at: Ns) {
+        let cpu = self.tasks[tid as usize].cpu;
+        if self.is_runnable(cpu, tid) {
+            return;
+        }
+        let tun = self.sched_tunables;
+        let min_v = self.runqueues[cpu].min_vruntime_ns;
+        let task = &mut self.tasks[tid as usize];
+        if task.sleeping {
+            task.sleeping = false;
+            // place_entity: sleeps up to half a latency period do not count.
+            let floor = min_v.saturating_sub(tun.latency_ns / 2);
+            task.vruntime_ns = task.vruntime_ns.max(floor);
+        }
+        let woken_v = task.vruntime_ns;
+        let rq = &mut self.runqueues[cpu];
+        rq.queued.push(tid);
+        if rq.busy_until > at {
+            if let Some(c) = rq.curr {
+                let curr_v = self.tasks[c as usize].vruntime_ns;
+                if curr_v > woken_v + tun.wakeup_granularity_ns {
+                    self.runqueues[cpu].need_resched = true;
+                }
+            }
+            self.cpu_free_at(cpu);
+        } else if !self.runqueues[cpu].free_event_pending {
+            self.schedule(cpu, at);
+        }
+    }
+
+    /// Make sure the CPU looks for work when its current step ends.
+    fn cpu_free_at(&mut self, cpu: usize) {
+        let rq = &mut self.runqueues[cpu];
+        if !rq.free_event_pending {
+            rq.free_event_pending = true;
+            self.events
+                .push(rq.busy_until, EventKind::CpuFree { cpu: cpu as u32 });
+        }
+    }
+
+    /// The `CpuFree` event.
+    pub(super) fn cpu_free(&mut self, cpu: usize, at: Ns) {
+        self.runqueues[cpu].free_event_pending = false;
+        self.schedule(cpu, at);
+    }
+
+    /// `check_preempt_tick` for `curr` at a step boundary, with `leftmost`
+    /// the queued task of smallest vruntime.
+    fn curr_should_yield(&self, cpu: usize, curr: u32, leftmost: u32) -> bool {
+        let rq = &self.runqueues[cpu];
+        if rq.need_resched {
+            return true;
+        }
+        let tun = self.sched_tunables;
+        let ideal = tun.slice_ns(rq.queued.len() as u64 + 1);
+        let ran = self.task_exec_ns(curr) - rq.curr_picked_exec_ns;
+        if ran > ideal {
+            return true;
+        }
+        if ran < tun.min_granularity_ns {
+            return false;
+        }
+        let curr_v = self.tasks[curr as usize].vruntime_ns;
+        let left_v = self.tasks[leftmost as usize].vruntime_ns;
+        curr_v > left_v + ideal
+    }
+
+    /// The queued task with the smallest vruntime (ties: first queued).
+    fn leftmost(&self, cpu: usize) -> Option<usize> {
+        let q = &self.runqueues[cpu].queued;
+        (0..q.len()).min_by_key(|&i| self.tasks[q[i] as usize].vruntime_ns)
+    }
+
+    /// `update_min_vruntime`: never goes backwards.
+    fn update_min_vruntime(&mut self, cpu: usize) {
+        let rq = &self.runqueues[cpu];
+        let curr_v = rq.curr.map(|c| self.tasks[c as usize].vruntime_ns);
+        let left_v = self
+            .leftmost(cpu)
+            .map(|i| self.tasks[rq.queued[i] as usize].vruntime_ns);
+        let v = match (curr_v, left_v) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => return,
+        };
+        let rq = &mut self.runqueues[cpu];
+        rq.min_vruntime_ns = rq.min_vruntime_ns.max(v);
+    }
+
+    /// `schedule()` on a CPU whose step has ended: pick the next task and
+    /// run its steps back to back while nothing else is due.
+    fn schedule(&mut self, cpu: usize, at: Ns) {
+        if self.runqueues[cpu].busy_until > at {
+            self.cpu_free_at(cpu);
+            return;
+        }
+        let leftmost = self.leftmost(cpu);
+        let rq = &self.runqueues[cpu];
+        let tid = match (rq.curr, leftmost) {
+            (None, None) => return,
+            (Some(c), None) => c,
+            (curr, Some(i)) => {
+                let left = rq.queued[i];
+                let switch = match curr {
+                    Some(c) => self.curr_should_yield(cpu, c, left),
+                    None => true,
+                };
+                if switch {
+                    let left_exec = self.task_exec_ns(left);
+                    let rq = &mut self.runqueues[cpu];
+                    rq.queued.swap_remove(i);
+                    if let Some(c) = rq.curr.take() {
+                        rq.queued.push(c);
+                    }
+                    rq.curr = Some(left);
+                    rq.curr_picked_exec_ns = left_exec;
+                    left
+                } else {
+                    curr.unwrap_or(left)
+                }
+            }
+        };
+        if self.runqueues[cpu].curr.is_none() {
+            self.runqueues[cpu].curr = Some(tid);
+            self.runqueues[cpu].curr_picked_exec_ns = self.task_exec_ns(tid);
+        }
+        self.runqueues[cpu].need_resched = false;
+        self.update_min_vruntime(cpu);
+        self.run_task(tid, cpu);
+    }
+
+    /// Run `tid`, the CPU's `curr`, from `self.now`. Each step's state
+    /// changes happen at the step's start; the CPU time it charged keeps the
+    /// CPU busy, so the next step (of this or another task) runs after it.
+    fn run_task(&mut self, tid: u32, cpu: usize) {
+        self.tasks[tid as usize].token += 1;
+        let token = self.tasks[tid as usize].token;
+        if let Some(w) = self.tasks[tid as usize].pending_wait.take() {
+            self.step_cost_ns = 0;
+            self.trace_wait_end(tid, w);
+        }
+        loop {
+            self.step_cost_ns = 0;
+            let step = self.step_task(tid);
+            let cost = self.step_cost_ns;
+            let end = self.now + cost;
+            self.tasks[tid as usize].vruntime_ns += cost;
+            self.runqueues[cpu].busy_until = end;
+            self.update_min_vruntime(cpu);
+            if step != Step::Continue {
+                self.runqueues[cpu].curr = None;
+                self.tasks[tid as usize].sleeping = step != Step::Exit;
+            }
+            match step {
+                Step::Continue => {
+                    let next = self.events.peek_time().unwrap_or(Ns::MAX);
+                    if self.runqueues[cpu].queued.is_empty()
+                        && end < next
+                        && end <= self.time_limit_ns
+                    {
+                        self.now = end;
+                        continue;
+                    }
+                }
+                Step::SleepUntil(t) | Step::Wait(Some(t)) => {
+                    self.tasks[tid as usize].nr_switches += 1;
+                    self.events.push(
+                        t.saturating_add(cost),
+                        EventKind::RunTask { task: tid, token },
+                    );
+                }
+                Step::Wait(None) => self.tasks[tid as usize].nr_switches += 1,
+                Step::Exit => {
+                    let task = &mut self.tasks[tid as usize];
+                    task.exited_ns = Some(end);
+                    if task.is_workload {
+                        self.workload_left -= 1;
+                    }
+                }
+            }
+            if self.runqueues[cpu].curr.is_some() || !self.runqueues[cpu].queued.is_empty() {
+                self.cpu_free_at(cpu);
+            }
+            break;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tunables_scale_with_log2_of_cpus() {
+        let one = SchedTunables::for_cpus(1);
+        assert_eq!(one.latency_ns, 6_000_000);
+        assert_eq!(SchedTunables::for_cpus(2).latency_ns, 12_000_000);
+        assert_eq!(SchedTunables::for_cpus(4).wakeup_granularity_ns, 3_000_000);
+        assert_eq!(SchedTunables::for_cpus(64).min_granularity_ns, 3_000_000);
+        // Two tasks share the 6 ms period; twenty stretch it.
+        assert_eq!(one.slice_ns(2), 3_000_000);
+        assert_eq!(one.slice_ns(20), 750_000);
+    }
+}
