@@ -138,14 +138,8 @@ impl System {
                         .expect("no free page at all for metadata")
                 }
             };
-            self.charge_sys(tid, self.cost.page_alloc_ns + self.cost.page_cache_add_ns);
-            let pg = &mut self.pages[pfn as usize];
-            pg.inode = ino;
-            pg.index = index;
-            pg.flags |= crate::mm::page::flags::UPTODATE;
-            self.inodes[ino as usize].insert(index, pfn);
-            let cpu = self.tasks[tid as usize].cpu;
-            self.lru_cache_add(cpu, pfn);
+            self.charge_sys(tid, self.cost.page_alloc_ns);
+            self.add_to_page_cache_lru(tid, pfn, ino, index);
         }
         self.mark_page_accessed(pfn);
         if modify {

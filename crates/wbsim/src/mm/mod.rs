@@ -125,6 +125,19 @@ impl System {
         self.vmstat.inc(Ev::PgFree, 1);
     }
 
+    /// `add_to_page_cache_lru`: page `pfn` becomes page `idx` of mapping
+    /// `ino` (up to date), and is queued for the LRU on `tid`'s CPU.
+    pub fn add_to_page_cache_lru(&mut self, tid: u32, pfn: Pfn, ino: u32, idx: u32) {
+        let pg = &mut self.pages[pfn as usize];
+        pg.inode = ino;
+        pg.index = idx;
+        pg.flags |= page::flags::UPTODATE;
+        self.inodes[ino as usize].insert(idx, pfn);
+        let cpu = self.tasks[tid as usize].cpu;
+        self.lru_cache_add(cpu, pfn);
+        self.charge_sys(tid, self.cost.page_cache_add_ns);
+    }
+
     /// `lru_cache_add_file`: queue a new page-cache page on this CPU's
     /// pagevec; the batch goes onto the LRU when the pagevec fills.
     pub fn lru_cache_add(&mut self, cpu: usize, pfn: Pfn) {

@@ -312,15 +312,9 @@ impl System {
     /// cache locked, goes on the inactive anon list, and a read is queued.
     fn read_swap_page(&mut self, tid: u32, pfn: Pfn, slot: u32) {
         let swap_ino = self.swap.as_ref().map_or(NIL, |s| s.inode);
-        let p = &mut self.pages[pfn as usize];
-        p.flags = flags::ANON | flags::SWAPCACHE | flags::LOCKED | flags::UPTODATE;
-        p.inode = swap_ino;
-        p.index = slot;
-        self.inodes[swap_ino as usize].insert(slot, pfn);
+        self.pages[pfn as usize].flags = flags::ANON | flags::SWAPCACHE | flags::LOCKED;
         self.page_swap_slot[pfn as usize] = slot;
-        let cpu = self.tasks[tid as usize].cpu;
-        self.lru_cache_add(cpu, pfn);
-        self.charge_sys(tid, self.cost.page_cache_add_ns);
+        self.add_to_page_cache_lru(tid, pfn, swap_ino, slot);
         self.submit_page_read(tid, pfn);
         self.vmstat.inc(Ev::PswpIn, 1);
     }

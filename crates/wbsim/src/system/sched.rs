@@ -167,6 +167,21 @@ impl System {
         (0..q.len()).min_by_key(|&i| self.tasks[q[i] as usize].vruntime_ns)
     }
 
+    /// `pick_next_entity` → `set_next_entity`: queued task `i` becomes
+    /// `curr`; the previous `curr`, if still runnable, goes back in the queue.
+    fn pick_queued(&mut self, cpu: usize, i: usize) -> u32 {
+        let tid = self.runqueues[cpu].queued[i];
+        let exec = self.task_exec_ns(tid);
+        let rq = &mut self.runqueues[cpu];
+        rq.queued.swap_remove(i);
+        if let Some(c) = rq.curr.take() {
+            rq.queued.push(c);
+        }
+        rq.curr = Some(tid);
+        rq.curr_picked_exec_ns = exec;
+        tid
+    }
+
     /// `update_min_vruntime`: never goes backwards.
     fn update_min_vruntime(&mut self, cpu: usize) {
         let rq = &self.runqueues[cpu];
@@ -195,31 +210,9 @@ impl System {
         let tid = match (rq.curr, leftmost) {
             (None, None) => return,
             (Some(c), None) => c,
-            (curr, Some(i)) => {
-                let left = rq.queued[i];
-                let switch = match curr {
-                    Some(c) => self.curr_should_yield(cpu, c, left),
-                    None => true,
-                };
-                if switch {
-                    let left_exec = self.task_exec_ns(left);
-                    let rq = &mut self.runqueues[cpu];
-                    rq.queued.swap_remove(i);
-                    if let Some(c) = rq.curr.take() {
-                        rq.queued.push(c);
-                    }
-                    rq.curr = Some(left);
-                    rq.curr_picked_exec_ns = left_exec;
-                    left
-                } else {
-                    curr.unwrap_or(left)
-                }
-            }
+            (Some(c), Some(i)) if !self.curr_should_yield(cpu, c, rq.queued[i]) => c,
+            (_, Some(i)) => self.pick_queued(cpu, i),
         };
-        if self.runqueues[cpu].curr.is_none() {
-            self.runqueues[cpu].curr = Some(tid);
-            self.runqueues[cpu].curr_picked_exec_ns = self.task_exec_ns(tid);
-        }
         self.runqueues[cpu].need_resched = false;
         self.update_min_vruntime(cpu);
         self.run_task(tid, cpu);

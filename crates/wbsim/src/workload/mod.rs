@@ -89,14 +89,7 @@ impl System {
             Alloc::Page(p) => p,
             Alloc::Sleep(step) => return Err(step),
         };
-        let pg = &mut self.pages[pfn as usize];
-        pg.inode = ino;
-        pg.index = idx;
-        pg.flags |= crate::mm::page::flags::UPTODATE;
-        self.inodes[ino as usize].insert(idx, pfn);
-        let cpu = self.tasks[tid as usize].cpu;
-        self.lru_cache_add(cpu, pfn);
-        self.charge_sys(tid, self.cost.page_cache_add_ns);
+        self.add_to_page_cache_lru(tid, pfn, ino, idx);
         Ok(pfn)
     }
 
