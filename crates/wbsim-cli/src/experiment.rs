@@ -169,7 +169,10 @@ pub fn sim_term(tok: &str, runs: &RunsByKey) -> Result<f64, String> {
 /// `user_seconds`, `user_sys_seconds`, `kswapd_awake_seconds`,
 /// `context_switches`, `vmstat.<counter>`, `ftrace.<total>` (see
 /// `ReclaimTraceStats`), `fsmark.files_per_second_mean` /
-/// `fsmark.overhead_us_mean`, `kswapd_efficiency_percent` or
+/// `fsmark.overhead_us_mean`, `fsmark.files_per_second_mean_last_half`,
+/// `devices.write_iops` / `devices.write_mb_per_second` /
+/// `devices.avg_write_request_kib` (summed over devices),
+/// `kswapd_efficiency_percent` or
 /// `series.<figure>` (see `Series::stats`).
 pub fn metric_value(r: &RunReport, metric: &str) -> Result<f64, String> {
     if let Some(c) = metric.strip_prefix("vmstat.") {
@@ -190,7 +193,33 @@ pub fn metric_value(r: &RunReport, metric: &str) -> Result<f64, String> {
                 Ok(r.fsmark.iter().map(|l| l.files_per_second).sum::<f64>() / n)
             }
             "overhead_us_mean" => Ok(r.fsmark.iter().map(|l| l.overhead_us).sum::<f64>() / n),
+            // The steady state of a run shorter than published: the mean of
+            // the second half of the loops.
+            "files_per_second_mean_last_half" => {
+                let tail = &r.fsmark[r.fsmark.len() / 2..];
+                Ok(tail.iter().map(|l| l.files_per_second).sum::<f64>() / tail.len().max(1) as f64)
+            }
             _ => Err(format!("unknown fs_mark figure `{c}`")),
+        };
+    }
+    if let Some(c) = metric.strip_prefix("devices.") {
+        // Physical IO: summed over all devices (an md array has none).
+        let reqs: u64 = r.devices.iter().map(|d| d.write_requests).sum();
+        let bytes: u64 = r.devices.iter().map(|d| d.write_bytes).sum();
+        let secs = r.elapsed_seconds.max(1e-9);
+        return match c {
+            "write_iops" => Ok(reqs as f64 / secs),
+            "write_mb_per_second" => Ok(bytes as f64 / 1e6 / secs),
+            "avg_write_request_kib" => Ok(bytes as f64 / 1024.0 / reqs.max(1) as f64),
+            "avg_data_write_request_kib" => {
+                let n: u64 = r.devices.iter().map(|d| d.data_write_requests).sum();
+                let b: u64 = r.devices.iter().map(|d| d.data_write_bytes).sum();
+                Ok(b as f64 / 1024.0 / n.max(1) as f64)
+            }
+            _ => Err(format!(
+                "unknown devices figure `{c}` (write_iops, write_mb_per_second, \
+                 avg_write_request_kib, avg_data_write_request_kib)"
+            )),
         };
     }
     if metric == "kswapd_efficiency_percent" {

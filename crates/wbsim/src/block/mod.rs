@@ -8,9 +8,15 @@
 //! on a USB stick and writeback submitting in ascending sector order this is
 //! what deadline does too. Reads (swap-in) are dispatched before queued
 //! writes, as deadline's read preference and CFQ's sync queues do; reads
-//! and writes never merge with each other. Explicit plugging (2.6.39+) is not modelled yet:
-//! each submitted bio is immediately mergeable into any queued request.
+//! and writes never merge with each other. A device with command queueing
+//! takes up to its queue depth of requests; they may complete out of order.
+//!
+//! Explicit per-task plugging (2.6.39+) is in [`plug`]; with the
+//! `queue-only` profile setting (the 3.0 presets) a bio goes straight into
+//! the queue, mergeable with any queued request, and the device is started
+//! at the end of each writeback pass.
 
+pub mod plug;
 pub mod submit;
 
 use std::collections::VecDeque;
@@ -49,6 +55,9 @@ pub struct QueueStats {
     pub write_requests: u64,
     pub write_sectors: u64,
     pub merges: u64,
+    /// Completed writes carrying page-cache pages, and their bytes.
+    pub data_write_requests: u64,
+    pub data_write_bytes: u64,
 }
 
 #[derive(Debug)]
@@ -60,8 +69,10 @@ pub struct RequestQueue {
     pub congested: bool,
     /// Requests waiting for the device, FIFO; values are slot numbers.
     pub queued: VecDeque<usize>,
-    /// Slots handed to the device, in service order.
+    /// Slots handed to the device, in dispatch order.
     pub in_flight: VecDeque<usize>,
+    /// Requests allocated and held on some task's plug list.
+    pub plugged: u32,
     slots: Vec<Request>,
     free_slots: Vec<usize>,
     pub stats: QueueStats,
@@ -94,6 +105,7 @@ impl RequestQueue {
             congested: false,
             queued: VecDeque::with_capacity(n),
             in_flight: VecDeque::with_capacity(4),
+            plugged: 0,
             // One spare slot: a reclaim writer may overrun the pool by one
             // request before it waits (see `System::submit_page_io`).
             slots: (0..n + 8)
@@ -109,7 +121,7 @@ impl RequestQueue {
 
     /// Requests allocated from the pool (queued or at the device).
     pub fn allocated(&self) -> u32 {
-        (self.queued.len() + self.in_flight.len()) as u32
+        (self.queued.len() + self.in_flight.len()) as u32 + self.plugged
     }
 
     /// No request can be allocated: `get_request_wait` would sleep.
@@ -122,7 +134,7 @@ impl RequestQueue {
         self.find_merge(sector, nr, false).is_some()
     }
 
-    fn find_merge(&self, sector: u64, nr: u64, read: bool) -> Option<(usize, bool)> {
+    pub fn find_merge(&self, sector: u64, nr: u64, read: bool) -> Option<(usize, bool)> {
         // Most recent request first: streaming writeback back-merges there.
         for &slot in self.queued.iter().rev() {
             let r = &self.slots[slot];
@@ -151,21 +163,37 @@ impl RequestQueue {
             self.stats.write_sectors += nr;
         }
         if let Some((slot, back)) = self.find_merge(sector, nr, read) {
-            let r = &mut self.slots[slot];
-            r.nr_sectors += nr;
-            if back {
-                push_seg_back(&mut r.segs, seg);
-            } else {
-                r.start_sector = sector;
-                r.segs.insert(0, seg);
-            }
-            self.stats.merges += 1;
+            self.merge_bio(slot, back, sector, nr, seg);
             return Submitted::Merged;
         }
+        let slot = self.alloc_request(sector, nr, seg, read);
+        self.queued.push_back(slot);
+        Submitted::NewRequest
+    }
+
+    /// `bio_attempt_back_merge` / `bio_attempt_front_merge`: add a bio to
+    /// request `slot`.
+    pub fn merge_bio(&mut self, slot: usize, back: bool, sector: u64, nr: u64, seg: Segment) {
+        let r = &mut self.slots[slot];
+        r.nr_sectors += nr;
+        if back {
+            push_seg_back(&mut r.segs, seg);
+        } else {
+            r.start_sector = sector;
+            r.segs.insert(0, seg);
+        }
+        self.stats.merges += 1;
+    }
+
+    /// `get_request`: a new request for one bio, not yet queued anywhere.
+    pub fn alloc_request(&mut self, sector: u64, nr: u64, seg: Segment, read: bool) -> usize {
         let slot = match self.free_slots.pop() {
             Some(s) => s,
             None => {
-                self.slots.push(Request::default());
+                self.slots.push(Request {
+                    segs: Vec::with_capacity(16),
+                    ..Default::default()
+                });
                 self.slots.len() - 1
             }
         };
@@ -175,19 +203,74 @@ impl RequestQueue {
         r.nr_sectors = nr;
         r.segs.clear();
         r.segs.push(seg);
-        self.queued.push_back(slot);
         if read {
             self.stats.read_requests += 1;
         } else {
             self.stats.write_requests += 1;
         }
-        if self.allocated() >= self.congestion_on {
+        if self.allocated() + 1 >= self.congestion_on {
             self.congested = true;
         }
-        Submitted::NewRequest
+        slot
     }
 
-    /// Hand the oldest queued request to the device.
+    /// `elv_attempt_insert_merge` then insertion (ELEVATOR_INSERT_SORT_MERGE,
+    /// as `blk_flush_plug_list` inserts): a request that continues a queued
+    /// one, or that a queued one continues, is merged into it and freed.
+    pub fn insert_request(&mut self, slot: usize) {
+        let (read, start, nr) = {
+            let r = &self.slots[slot];
+            (r.read, r.start_sector, r.nr_sectors)
+        };
+        let target = self.queued.iter().rev().copied().find(|&q| {
+            let o = &self.slots[q];
+            o.read == read
+                && o.nr_sectors + nr <= self.max_sectors
+                && (o.end_sector() == start || start + nr == o.start_sector)
+        });
+        let Some(t) = target else {
+            self.queued.push_back(slot);
+            return;
+        };
+        let mut segs = std::mem::take(&mut self.slots[slot].segs);
+        let o = &mut self.slots[t];
+        if o.end_sector() == start {
+            for seg in segs.drain(..) {
+                push_seg_back(&mut o.segs, seg);
+            }
+        } else {
+            o.start_sector = start;
+            segs.append(&mut o.segs);
+            std::mem::swap(&mut o.segs, &mut segs);
+        }
+        o.nr_sectors += nr;
+        self.slots[slot].segs = segs;
+        if read {
+            self.stats.read_requests -= 1;
+        } else {
+            self.stats.write_requests -= 1;
+        }
+        self.stats.merges += 1;
+        self.free_slots.push(slot);
+    }
+
+    /// Can request `slot` take a bio at `sector..sector+nr`? `Some(true)`
+    /// for a back merge, `Some(false)` for a front merge.
+    pub fn bio_fits(&self, slot: usize, sector: u64, nr: u64, read: bool) -> Option<bool> {
+        let r = &self.slots[slot];
+        if r.read != read || r.nr_sectors + nr > self.max_sectors {
+            return None;
+        }
+        if r.end_sector() == sector {
+            Some(true)
+        } else if sector + nr == r.start_sector {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    /// Hand the oldest queued request (reads first) to the device.
     pub fn dispatch(&mut self) -> Option<usize> {
         let pos = self
             .queued
@@ -203,12 +286,15 @@ impl RequestQueue {
         &self.slots[slot]
     }
 
-    /// The device completed the oldest in-flight request; its slot is freed
+    /// The device completed in-flight request `slot`; its slot is freed
     /// after the caller has walked its segments. Returns whether the queue
     /// left congestion (which wakes `congestion_wait` sleepers).
     pub fn complete(&mut self, slot: usize) -> bool {
-        let head = self.in_flight.pop_front();
-        debug_assert_eq!(head, Some(slot));
+        let pos = self.in_flight.iter().position(|&s| s == slot);
+        debug_assert!(pos.is_some(), "completion of a request not in flight");
+        if let Some(p) = pos {
+            self.in_flight.remove(p);
+        }
         self.free_slots.push(slot);
         if self.congested && self.allocated() < self.congestion_off {
             self.congested = false;

@@ -1,11 +1,12 @@
 //! Submission and completion glue between page writeback, the request queue
-//! and the device (`submit_bio` → `__make_request`; `blk_finish_plug`;
-//! the completion path `end_bio_bh_io_sync` / `end_page_writeback`).
+//! and the device (`submit_bio` → `generic_make_request` → md's
+//! `raid0_make_request` or `blk_queue_bio`; `__blk_run_queue`; the
+//! completion path `blk_complete_request` → `end_page_writeback`).
 
 use super::{Segment, Submitted, SECTORS_PER_PAGE};
 use crate::mm::page::Pfn;
 use crate::mm::vmstat::Ev;
-use crate::sim::{EventKind, Ns};
+use crate::sim::EventKind;
 use crate::system::System;
 
 impl System {
@@ -19,6 +20,16 @@ impl System {
         self.bdis[self.inodes[ino as usize].bdi].device
     }
 
+    /// The queue a bio at `sector` of `dev` ends up in (a RAID0 array
+    /// remaps it to a member), with its sector there and the sectors left
+    /// before the next chunk boundary.
+    pub fn map_bio(&self, dev: usize, sector: u64) -> (usize, u64, u64) {
+        match &self.raid[dev] {
+            Some(r) => r.map(sector),
+            None => (dev, sector, u64::MAX),
+        }
+    }
+
     /// `get_request_wait` would sleep for this page: the queue has no free
     /// request and the bio cannot merge. Registers `tid` as a waiter and
     /// starts the device on what is queued.
@@ -26,11 +37,18 @@ impl System {
         let Some(dev) = self.inode_device(ino) else {
             return false;
         };
-        let sector = self.page_sector(ino, idx);
+        let (dev, sector, _) = self.map_bio(dev, self.page_sector(ino, idx));
         let q = &self.queues[dev];
         if q.is_full() && !q.can_merge(sector, SECTORS_PER_PAGE) {
+            if self.per_task_plugging() {
+                // The task sleeps: its plug is flushed (sched_submit_work).
+                self.sched_submit_work(tid);
+                if !self.queues[dev].is_full() {
+                    return false;
+                }
+            }
             self.request_waiters[dev].push_back(tid);
-            self.kick_device(dev);
+            self.run_queue(dev, None);
             return true;
         }
         false
@@ -67,36 +85,76 @@ impl System {
             first_index: p.index,
             nr_pages: 1,
         };
-        if self.queues[dev].submit_dir(sector, SECTORS_PER_PAGE, seg, read) == Submitted::NewRequest
-        {
-            self.charge_sys(tid, self.cost.request_submit_ns);
-        }
+        let (dev, sector, _) = self.map_bio(dev, sector);
+        self.submit_bio(tid, dev, sector, SECTORS_PER_PAGE, seg, read);
         true
     }
 
-    /// Submit IO that has no page-cache pages behind it (a log write), split
-    /// into bios of at most `max_sectors`.
+    /// `blk_queue_bio` for a bio already mapped to queue `dev`.
+    fn submit_bio(&mut self, tid: u32, dev: usize, sector: u64, nr: u64, seg: Segment, read: bool) {
+        if !self.per_task_plugging() {
+            // The 3.0 presets: straight into the queue; the device is
+            // started at the end of the writeback pass or by completions.
+            if self.queues[dev].submit_dir(sector, nr, seg, read) == Submitted::NewRequest {
+                self.charge_sys(tid, self.cost.request_submit_ns);
+            }
+            return;
+        }
+        if !read {
+            self.queues[dev].stats.write_sectors += nr;
+        }
+        let plugged = self.tasks[tid as usize].plug.depth > 0;
+        let mut request_count = 0;
+        if plugged {
+            let (merged, count) = self.attempt_plug_merge(tid, dev, sector, nr, seg, read);
+            if merged {
+                return;
+            }
+            request_count = count;
+        }
+        if let Some((slot, back)) = self.queues[dev].find_merge(sector, nr, read) {
+            self.queues[dev].merge_bio(slot, back, sector, nr, seg);
+            return;
+        }
+        self.charge_sys(tid, self.cost.request_submit_ns);
+        if plugged {
+            if request_count >= super::plug::BLK_MAX_REQUEST_COUNT {
+                self.blk_flush_plug_list(tid, false);
+            }
+            self.plug_new_request(tid, dev, sector, nr, seg, read);
+        } else {
+            let q = &mut self.queues[dev];
+            let slot = q.alloc_request(sector, nr, seg, read);
+            q.queued.push_back(slot);
+            self.run_queue(dev, Some(tid));
+        }
+    }
+
+    /// Submit IO that has no page-cache pages behind it (a log or metadata
+    /// buffer write), split into bios of at most `max_sectors` and at
+    /// RAID chunk boundaries.
     pub fn submit_raw_write(&mut self, tid: u32, dev: usize, sector: u64, nr_sectors: u64) {
         let seg = Segment {
             inode: crate::mm::page::NIL,
             first_index: 0,
             nr_pages: 0,
         };
-        let max = self.queues[dev].max_sectors;
         let mut done = 0;
         while done < nr_sectors {
-            let n = (nr_sectors - done).min(max);
-            if self.queues[dev].submit(sector + done, n, seg) == Submitted::NewRequest {
-                self.charge_sys(tid, self.cost.request_submit_ns);
-            }
+            let (qdev, qsector, chunk_left) = self.map_bio(dev, sector + done);
+            let max = self.queues[qdev].max_sectors;
+            let n = (nr_sectors - done).min(max).min(chunk_left);
+            self.submit_bio(tid, qdev, qsector, n, seg, false);
             done += n;
         }
         self.vmstat.inc(Ev::PgpgOut, nr_sectors / 2);
-        self.kick_device(dev);
+        if !self.per_task_plugging() {
+            self.kick_device(dev);
+        }
     }
 
-    /// `blk_finish_plug` for the device behind `bdi`: let the device start
-    /// on what the task queued.
+    /// End of a writeback pass on `bdi` (3.0 presets): let the device
+    /// start on what the pass queued.
     pub fn flush_plug(&mut self, bdi: usize) {
         if let Some(dev) = self.bdis[bdi].device {
             self.kick_device(dev);
@@ -109,34 +167,60 @@ impl System {
         }
     }
 
-    /// Start the device on the next queued request if it is idle.
+    /// Start `dev` (each member of an array) on queued requests.
     pub fn kick_device(&mut self, dev: usize) {
-        if self.devices[dev].busy {
-            return;
+        match &self.raid[dev] {
+            Some(r) => {
+                for i in 0..r.members.len() {
+                    let m = self.raid[dev].as_ref().expect("raid").members[i];
+                    self.run_queue(m, None);
+                }
+            }
+            None => self.run_queue(dev, None),
         }
-        let Some(slot) = self.queues[dev].dispatch() else {
-            return;
-        };
-        let r = self.queues[dev].request(slot);
-        let (start, nr, read) = (r.start_sector, r.nr_sectors, r.read);
-        let service: Ns = self.devices[dev].service(start, nr, read);
-        self.devices[dev].busy = true;
-        self.events.push(
-            self.now + service,
-            EventKind::DeviceComplete { device: dev as u32 },
-        );
     }
 
-    /// The device finished its request: end writeback on every page it
+    /// `__blk_run_queue`: hand queued requests to the device while it has
+    /// room. Each dispatch costs `request_dispatch_ns` of CPU, charged to
+    /// `tid` when a task runs the queue (otherwise it is softirq or
+    /// kblockd work, counted in `irq_ns`).
+    pub fn run_queue(&mut self, dev: usize, tid: Option<u32>) {
+        while self.devices[dev].can_accept() {
+            let Some(slot) = self.queues[dev].dispatch() else {
+                return;
+            };
+            let r = self.queues[dev].request(slot);
+            let (start, nr, read) = (r.start_sector, r.nr_sectors, r.read);
+            let cost = self.cost.request_dispatch_ns;
+            match tid {
+                Some(t) => self.charge_sys(t, cost),
+                None => self.irq_ns += cost,
+            }
+            let d = &mut self.devices[dev];
+            d.in_flight += 1;
+            let done = d.start(self.now, start, nr, read);
+            self.events.push(
+                done,
+                EventKind::DeviceComplete {
+                    device: dev as u32,
+                    slot: slot as u32,
+                },
+            );
+        }
+    }
+
+    /// The device finished request `slot`: end writeback on every page it
     /// carried, free the request, wake a task waiting for one, and start
-    /// the next request.
-    pub fn device_complete(&mut self, dev: usize, at: Ns) {
-        let slot = *self.queues[dev]
-            .in_flight
-            .front()
-            .expect("completion without request");
-        let nsegs = self.queues[dev].request(slot).segs.len();
-        let read = self.queues[dev].request(slot).read;
+    /// the next request. The completion interrupt's CPU time
+    /// (`request_complete_ns`) is charged by `charge_irq`.
+    pub fn device_complete(&mut self, dev: usize, slot: usize, at: crate::sim::Ns) {
+        let r = self.queues[dev].request(slot);
+        let (nsegs, read, bytes) = (r.segs.len(), r.read, r.nr_sectors * super::SECTOR_BYTES);
+        if !read && r.segs.iter().any(|s| s.inode != crate::mm::page::NIL) {
+            let st = &mut self.queues[dev].stats;
+            st.data_write_requests += 1;
+            st.data_write_bytes += bytes;
+        }
         for s in 0..nsegs {
             let seg = self.queues[dev].request(slot).segs[s];
             if seg.inode == crate::mm::page::NIL {
@@ -151,8 +235,9 @@ impl System {
                 }
             }
         }
+        self.charge_irq(self.cost.request_complete_ns);
         let left_congestion = self.queues[dev].complete(slot);
-        self.devices[dev].busy = false;
+        self.devices[dev].in_flight -= 1;
         if let Some(tid) = self.request_waiters[dev].pop_front() {
             self.wake_task(tid);
         }
@@ -162,7 +247,7 @@ impl System {
         // Completion runs in interrupt context on the device's own time.
         let saved = self.now;
         self.now = at;
-        self.kick_device(dev);
+        self.run_queue(dev, None);
         self.now = saved.max(at);
     }
 }

@@ -20,6 +20,8 @@ pub enum DaemonKind {
     XfsSyncd,
     /// btrfs-transaction committing every `commit` interval (30 s).
     BtrfsTransaction,
+    /// xfs log and inode writeback of file creations (see `metadata`).
+    XfsAild,
 }
 
 /// One FUSE WRITE request: a page of the FUSE file, sent by `writer`.
@@ -199,13 +201,14 @@ impl System {
                     self.submit_raw_write(tid, dev, 128, SECTORS_PER_PAGE);
                 }
             }
+            DaemonKind::XfsAild => self.xfs_metadata_writeback(tid, fs),
             DaemonKind::Fuse => {}
         }
         self.kick_device(dev);
     }
 
     /// Sequential write of `blocks` 4 KiB log blocks in the log region.
-    fn log_write(&mut self, tid: u32, fs: usize, dev: usize, blocks: u64) {
+    pub fn log_write(&mut self, tid: u32, fs: usize, dev: usize, blocks: u64) {
         let md = &mut self.filesystems[fs].metadata;
         if md.log_sectors == 0 {
             return;

@@ -94,7 +94,8 @@ impl Inode {
         let i = index as usize;
         if i >= self.pages.len() {
             // Grow geometrically; amortised O(1), no per-page allocation.
-            let new_len = (i + 1).max(self.pages.len() * 2).max(1024);
+            // Start small: a run may create millions of one-page files.
+            let new_len = (i + 1).max(self.pages.len() * 2).max(4);
             self.pages.resize(new_len, NIL);
             self.dirty_bits.resize(new_len.div_ceil(64), 0);
         }

@@ -60,6 +60,56 @@ pub struct KernelProfile {
     /// I_DIRTY_RECLAIM, the flushers are woken for that many pages, and
     /// `move_expired_inodes` queues such inodes for IO regardless of age.
     pub flush_reclaim_inodes_first: bool,
+    /// How writeback's bios reach the request queue.
+    #[serde(default = "WritebackPlug::queue_only")]
+    pub writeback_plug: WritebackPlug,
+    /// How writers are throttled when too much memory is dirty.
+    #[serde(default = "DirtyThrottle::writer_writeback")]
+    pub dirty_throttle: DirtyThrottle,
+}
+
+/// Block plugging around writeback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WritebackPlug {
+    /// The 3.0 presets' simplification: a bio goes straight into the
+    /// request queue, mergeable with anything queued there, and the device
+    /// is started when the writeback pass ends (per-task plugs not
+    /// modelled).
+    QueueOnly,
+    /// 2.6.39 – 4.2: per-task plugs; `generic_writepages` (and XFS's
+    /// `->writepages`) plug around one mapping, so a small file's IO is
+    /// dispatched when its inode is done.
+    PerMapping,
+    /// Dave Chinner's "plug writeback at a high level" (posted 2013 for
+    /// 3.11, merged 4.3 as 505a666e): the flusher also plugs around a whole
+    /// pass over the dirty inodes, so consecutive files' bios merge.
+    PerPass,
+}
+
+impl WritebackPlug {
+    fn queue_only() -> Self {
+        WritebackPlug::QueueOnly
+    }
+}
+
+/// Who writes back when writers exceed the dirty limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DirtyThrottle {
+    /// 2.6.24 – 3.1: the writer writes pages of its device itself
+    /// (`balance_dirty_pages` with `writeback_inodes_wb`).
+    WriterWriteback,
+    /// 3.2+ (Wu Fengguang's IO-less throttling): the writer only sleeps, for
+    /// a time set by the device's estimated bandwidth and how far dirty
+    /// memory is from the set point; the flusher does all writeback.
+    IoLess,
+}
+
+impl DirtyThrottle {
+    fn writer_writeback() -> Self {
+        DirtyThrottle::WriterWriteback
+    }
 }
 
 /// The fate of a dirty file page that reclaim is not allowed to write
@@ -117,6 +167,11 @@ const PRESETS: &[(&str, &str)] = &[
         include_str!("presets/3.0-rc6+reclaim-1-5.toml"),
     ),
     ("3.1-mmotm", include_str!("presets/3.1-mmotm.toml")),
+    ("3.10", include_str!("presets/3.10.toml")),
+    (
+        "3.10+writeback-plug",
+        include_str!("presets/3.10+writeback-plug.toml"),
+    ),
     (
         "3.1-mmotm+per-zone-dirty",
         include_str!("presets/3.1-mmotm+per-zone-dirty.toml"),

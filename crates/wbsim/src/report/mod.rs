@@ -33,6 +33,10 @@ pub struct DeviceReport {
     /// Fraction of the run the device was busy.
     pub utilisation: f64,
     pub merges: u64,
+    /// Completed write requests carrying page-cache data (not log or
+    /// metadata buffers), and their bytes.
+    pub data_write_requests: u64,
+    pub data_write_bytes: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -127,6 +131,8 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
                 },
                 utilisation: secs(d.stats.busy_ns) / elapsed.max(1e-9),
                 merges: q.stats.merges,
+                data_write_requests: q.stats.data_write_requests,
+                data_write_bytes: q.stats.data_write_bytes,
             }
         })
         .collect();

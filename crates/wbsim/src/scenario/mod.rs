@@ -27,6 +27,8 @@ pub struct Scenario {
     pub swap: Option<SwapConfig>,
     pub tasks: Vec<TaskConfig>,
     pub run: RunConfig,
+    /// `[cpu_cost]`: CPU costs that replace the built-in ones (name, ns).
+    pub cpu_cost: Vec<(String, u64)>,
 }
 
 /// CPUs, memory zones and timer frequency.
@@ -78,6 +80,12 @@ pub enum DeviceModel {
     /// A rotating disk (same service model, seek penalty).
     #[serde(rename = "disk")]
     Disk,
+    /// An SSD with command queueing and internal parallelism.
+    #[serde(rename = "ssd")]
+    Ssd,
+    /// md RAID0 striping over member devices.
+    #[serde(rename = "raid0")]
+    Raid0,
 }
 
 /// A block device.
@@ -91,6 +99,14 @@ pub struct DeviceConfig {
     pub command_overhead_us: f64,
     pub small_write_penalty_us: f64,
     pub nr_requests: u32,
+    /// Commands in flight at once (ssd; 1 for the serial models).
+    pub queue_depth: u32,
+    /// Flash channels working in parallel (ssd).
+    pub channels: u32,
+    /// raid0: member device names, in array order.
+    pub members: Vec<String>,
+    /// raid0: chunk size.
+    pub chunk_kib: u32,
 }
 
 /// A filesystem type.
@@ -114,6 +130,10 @@ pub struct FsConfig {
     pub device: String,
     /// Relative mount path without leading or trailing `/`.
     pub mount: String,
+    /// xfs: allocation groups (mkfs `agcount`; 4 for a single disk).
+    pub ag_count: u32,
+    /// xfs: on-disk inode size in bytes (256 for v4, 512 for v5/CRC).
+    pub inode_size: u32,
 }
 
 /// The `vm.*` writeback sysctls.

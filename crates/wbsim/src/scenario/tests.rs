@@ -112,11 +112,17 @@ fn zone_dirty_v2_parses_exactly() {
             command_overhead_us: 250.0,
             small_write_penalty_us: 3000.0,
             nr_requests: 128,
+            queue_depth: 1,
+            channels: 1,
+            members: Vec::new(),
+            chunk_kib: 0,
         }],
         filesystems: vec![FsConfig {
             fs_type: FsType::Xfs,
             device: "sdb".into(),
             mount: "disk".into(),
+            ag_count: 4,
+            inode_size: 256,
         }],
         sysctl: SysctlConfig::default(),
         tasks: vec![TaskConfig {
@@ -133,6 +139,7 @@ fn zone_dirty_v2_parses_exactly() {
         }],
         swap: None,
         run: RunConfig::default(),
+        cpu_cost: Vec::new(),
     };
     assert_eq!(s, expected);
     assert_eq!(s.tasks[0].dd().unwrap().total_bytes(), 10 << 30);
@@ -169,10 +176,10 @@ fn defaults_fill_optional_keys() {
 fn unknown_keys_name_line_and_key() {
     check_cases(
         r#"
-kernel = | x = 1\nkernel = | 1 | x | unknown key `x`; allowed keys here: device, fs, kernel, machine, run, swap, sysctl, task
+kernel = | x = 1\nkernel = | 1 | x | unknown key `x`; allowed keys here: cpu_cost, device, fs, kernel, machine, run, swap, sysctl, task
 cpus = 4 | cpus = 4\nfoo = 1 | 5 | machine.foo | unknown key `foo`; allowed keys here: cpus, hz, min_free_kbytes, total_mib, zone
 size_mib = 3246 | size_mib = 3246\nsize = 3 | 16 | machine.zone[1].size | unknown key `size`; allowed keys here: kernel_mib, name, size_mib
-nr_requests = 128 | nr_requests = 128\nqueue = 4 | 30 | device[0].queue | unknown key `queue`; allowed keys here: capacity_gib, command_overhead_us,
+nr_requests = 128 | nr_requests = 128\nqueue = 4 | 30 | device[0].queue | unknown key `queue`; allowed keys here: capacity_gib, channels, chunk_kib, command_overhead_us,
 dirty_ratio = 20 | dirty_ratio = 20\ndirty = 1 | 38 | sysctl.dirty | allowed keys here: dirty_background_bytes,
 "#,
     );
@@ -290,4 +297,86 @@ proptest! {
         let text = format!("{}{junk}{}", &ZONE_DIRTY_V2[..cut], &ZONE_DIRTY_V2[cut..]);
         let _ = parse_scenario(&text, "fuzz.toml");
     }
+}
+
+/// Seed 001's array: SSD members, raid0 over them, and the errors a
+/// reviewer would make.
+#[test]
+fn ssd_and_raid0_devices() {
+    let head = "kernel = \"3.10\"\n[machine]\ncpus = 2\n[[machine.zone]]\nname = \"DMA32\"\nsize_mib = 64\n";
+    let ssd = |name: &str| {
+        format!(
+            "[[device]]\nname = \"{name}\"\nmodel = \"ssd\"\ncapacity_gib = 256\n\
+             seq_write_mib_per_s = 480\nmax_request_kib = 512\nqueue_depth = 31\nchannels = 8\n"
+        )
+    };
+    let tail = "[[fs]]\ntype = \"xfs\"\ndevice = \"md0\"\nmount = \"m\"\nag_count = 8\n\
+                [[task]]\ncommand = \"fs_mark -d /m/0 -n 10 -s 4096 -S0\"\n";
+    let raid = |members: &str, chunk: &str| {
+        format!("[[device]]\nname = \"md0\"\nmodel = \"raid0\"\nmembers = {members}\n{chunk}")
+    };
+    let text = format!(
+        "{head}{}{}{}{tail}",
+        ssd("a"),
+        ssd("b"),
+        raid("[\"a\", \"b\"]", "chunk_kib = 512\n")
+    );
+    let sc = parse_scenario(&text, "r.toml").unwrap();
+    assert_eq!(sc.devices[2].members, vec!["a", "b"]);
+    assert_eq!(
+        (sc.devices[2].chunk_kib, sc.devices[2].capacity_gib),
+        (512, 512)
+    );
+    assert_eq!((sc.devices[0].queue_depth, sc.devices[0].channels), (31, 8));
+    assert_eq!(sc.filesystems[0].ag_count, 8);
+    for (members, chunk, expect) in [
+        ("[\"a\"]", "chunk_kib = 512\n", "at least 2 members"),
+        (
+            "[\"a\", \"z\"]",
+            "chunk_kib = 512\n",
+            "no earlier [[device]] named `z`",
+        ),
+        ("[\"a\", \"b\"]", "chunk_kib = 500\n", "power of two"),
+        ("[\"a\", \"b\"]", "", "missing required key `chunk_kib`"),
+        (
+            "[\"a\", \"b\"]",
+            "chunk_kib = 512\nqueue_depth = 4\n",
+            "does not apply to a raid0",
+        ),
+    ] {
+        let text = format!(
+            "{head}{}{}{}{tail}",
+            ssd("a"),
+            ssd("b"),
+            raid(members, chunk)
+        );
+        let e = parse_scenario(&text, "r.toml").unwrap_err().to_string();
+        assert!(e.contains(expect) && e.contains("r.toml:"), "{e}");
+    }
+    let serial = text.replace("model = \"ssd\"", "model = \"disk\"");
+    let e = parse_scenario(&serial, "r.toml").unwrap_err().to_string();
+    assert!(e.contains("applies to model = \"ssd\" only"), "{e}");
+}
+
+#[test]
+fn cpu_cost_overrides_are_checked() {
+    let base = "kernel = \"3.10\"\n[machine]\ncpus = 2\n[[machine.zone]]\nname = \"DMA32\"\nsize_mib = 64\n\
+                [[device]]\nname = \"d\"\nmodel = \"disk\"\ncapacity_gib = 8\nseq_write_mib_per_s = 100\nmax_request_kib = 512\n\
+                [[fs]]\ntype = \"xfs\"\ndevice = \"d\"\nmount = \"m\"\n\
+                [[task]]\ncommand = \"dd if=/dev/zero of=m/f bs=4k count=1\"\n[cpu_cost]\n";
+    let sc = parse_scenario(&format!("{base}request_dispatch_ns = 9000\n"), "c.toml").unwrap();
+    assert_eq!(sc.cpu_cost, vec![("request_dispatch_ns".to_string(), 9000)]);
+    let e = parse_scenario(&format!("{base}dispatch = 9000\n"), "c.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("c.toml:")
+            && e.contains("unknown key `dispatch`")
+            && e.contains("request_dispatch_ns"),
+        "{e}"
+    );
+    let e = parse_scenario(&format!("{base}syscall_ns = -1\n"), "c.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("cpu_cost.syscall_ns"), "{e}");
 }

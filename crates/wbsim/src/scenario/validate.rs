@@ -14,21 +14,25 @@ use tasks::{swap, task};
 type Result<T> = std::result::Result<T, ScenarioError>;
 
 const ROOT_KEYS: &[&str] = &[
-    "device", "fs", "kernel", "machine", "run", "swap", "sysctl", "task",
+    "cpu_cost", "device", "fs", "kernel", "machine", "run", "swap", "sysctl", "task",
 ];
 const MACHINE_KEYS: &[&str] = &["cpus", "hz", "min_free_kbytes", "total_mib", "zone"];
 const ZONE_KEYS: &[&str] = &["kernel_mib", "name", "size_mib"];
 const DEVICE_KEYS: &[&str] = &[
     "capacity_gib",
+    "channels",
+    "chunk_kib",
     "command_overhead_us",
     "max_request_kib",
+    "members",
     "model",
     "name",
     "nr_requests",
+    "queue_depth",
     "seq_write_mib_per_s",
     "small_write_penalty_us",
 ];
-const FS_KEYS: &[&str] = &["device", "mount", "type"];
+const FS_KEYS: &[&str] = &["ag_count", "device", "inode_size", "mount", "type"];
 const SYSCTL_KEYS: &[&str] = &[
     "dirty_background_bytes",
     "dirty_background_ratio",
@@ -283,7 +287,7 @@ pub(super) fn scenario(root: &Node, text: &str, file: &str, name: String) -> Res
     };
     let mut devices: Vec<DeviceConfig> = Vec::new();
     for t in &root.array_of_tables(&cx, "device")? {
-        let d = device(&cx, t)?;
+        let d = device(&cx, t, &devices)?;
         if let Some(first) = devices.iter().position(|o| o.name == d.name) {
             return Err(t.err_at(
                 &cx,
@@ -319,6 +323,10 @@ pub(super) fn scenario(root: &Node, text: &str, file: &str, name: String) -> Res
         Some(t) => run(&cx, &t)?,
         None => RunConfig::default(),
     };
+    let cpu_cost = match root.table(&cx, "cpu_cost")? {
+        Some(t) => cpu_cost(&cx, &t)?,
+        None => Vec::new(),
+    };
     Ok(Scenario {
         name,
         kernel,
@@ -329,7 +337,19 @@ pub(super) fn scenario(root: &Node, text: &str, file: &str, name: String) -> Res
         swap,
         tasks,
         run,
+        cpu_cost,
     })
+}
+
+/// `[cpu_cost]`: `name = nanoseconds` for any of the built-in CPU costs.
+fn cpu_cost(cx: &Cx, t: &Table) -> Result<Vec<(String, u64)>> {
+    t.check_keys(cx, crate::sim::cost::COST_NAMES)?;
+    let mut out = Vec::new();
+    for e in t.entries {
+        let ns = t.int(cx, &e.key, 0, 10_000_000_000)?.expect("present");
+        out.push((e.key.clone(), ns as u64));
+    }
+    Ok(out)
 }
 
 fn machine(cx: &Cx, t: &Table) -> Result<MachineConfig> {
@@ -444,18 +464,24 @@ fn machine(cx: &Cx, t: &Table) -> Result<MachineConfig> {
     })
 }
 
-fn device(cx: &Cx, t: &Table) -> Result<DeviceConfig> {
+fn device(cx: &Cx, t: &Table, earlier: &[DeviceConfig]) -> Result<DeviceConfig> {
     t.check_keys(cx, DEVICE_KEYS)?;
     let name = match t.string(cx, "name")? {
         Some((name, _)) => name,
         None => return Err(t.missing(cx, "name", "e.g. name = \"sdb\"")),
     };
+    const MODELS: &[&str] = &["usb-stick", "disk", "ssd", "raid0"];
     let model = match t.string(cx, "model")? {
         Some((m, _)) if m == "usb-stick" => DeviceModel::UsbStick,
         Some((m, _)) if m == "disk" => DeviceModel::Disk,
-        Some((m, f)) => return Err(f.not_one_of(cx, "device model", &m, &["usb-stick", "disk"])),
-        None => return Err(t.missing(cx, "model", "allowed: usb-stick, disk")),
+        Some((m, _)) if m == "ssd" => DeviceModel::Ssd,
+        Some((m, _)) if m == "raid0" => DeviceModel::Raid0,
+        Some((m, f)) => return Err(f.not_one_of(cx, "device model", &m, MODELS)),
+        None => return Err(t.missing(cx, "model", "allowed: usb-stick, disk, ssd, raid0")),
     };
+    if model == DeviceModel::Raid0 {
+        return raid0(cx, t, name, earlier);
+    }
     let capacity_gib = t.positive(cx, "capacity_gib", "capacity in GiB")?;
     let seq_write_mib_per_s = match t.float(cx, "seq_write_mib_per_s", false)? {
         Some(x) => x,
@@ -472,6 +498,19 @@ fn device(cx: &Cx, t: &Table) -> Result<DeviceConfig> {
         }
         None => return Err(t.missing(cx, "max_request_kib", "KiB, a multiple of 4")),
     };
+    let ssd = model == DeviceModel::Ssd;
+    for key in ["queue_depth", "channels"] {
+        if !ssd && t.field(key).is_some() {
+            return Err(t.err_at(
+                cx,
+                key,
+                format!("`{key}` applies to model = \"ssd\" only (this device is serial)"),
+            ));
+        }
+    }
+    let queue_depth = t.int(cx, "queue_depth", 1, 256)?.unwrap_or(1) as u32;
+    let channels = t.int(cx, "channels", 1, 64)?.unwrap_or(1) as u32;
+    let nr_requests = t.int(cx, "nr_requests", 4, 4096)?.unwrap_or(128) as u32;
     Ok(DeviceConfig {
         name,
         model,
@@ -480,7 +519,104 @@ fn device(cx: &Cx, t: &Table) -> Result<DeviceConfig> {
         max_request_kib,
         command_overhead_us: t.float(cx, "command_overhead_us", true)?.unwrap_or(0.0),
         small_write_penalty_us: t.float(cx, "small_write_penalty_us", true)?.unwrap_or(0.0),
-        nr_requests: t.int(cx, "nr_requests", 4, 4096)?.unwrap_or(128) as u32,
+        nr_requests,
+        queue_depth,
+        channels,
+        members: Vec::new(),
+        chunk_kib: 0,
+    })
+}
+
+/// A `model = "raid0"` device: `members` names earlier devices of one
+/// model and size; `chunk_kib` is the stripe chunk.
+fn raid0(cx: &Cx, t: &Table, name: String, earlier: &[DeviceConfig]) -> Result<DeviceConfig> {
+    const ONLY: &[&str] = &["name", "model", "members", "chunk_kib"];
+    if let Some(e) = t.entries.iter().find(|e| !ONLY.contains(&e.key.as_str())) {
+        return Err(t.err_at(
+            cx,
+            &e.key,
+            format!(
+                "`{}` does not apply to a raid0 device; allowed keys: {}",
+                e.key,
+                ONLY.join(", ")
+            ),
+        ));
+    }
+    let Some(f) = t.field("members") else {
+        return Err(t.missing(
+            cx,
+            "members",
+            "the names of two or more earlier [[device]]s",
+        ));
+    };
+    let Value::Array(items) = f.value else {
+        return Err(f.wrong_type(cx, "an array of device names", f.value));
+    };
+    let mut members = Vec::new();
+    for item in items {
+        let Value::Str(m) = &item.value else {
+            return Err(f.wrong_type(cx, "an array of device names", &item.value));
+        };
+        let Some(d) = earlier.iter().find(|d| &d.name == m) else {
+            let names: Vec<&str> = earlier.iter().map(|d| d.name.as_str()).collect();
+            return Err(cx.err(
+                f.span,
+                &f.key,
+                format!(
+                    "no earlier [[device]] named `{m}` (members must be defined \
+                     before the array); defined: {}",
+                    names.join(", ")
+                ),
+            ));
+        };
+        if d.model == DeviceModel::Raid0 || members.contains(m) {
+            return Err(cx.err(
+                f.span,
+                &f.key,
+                format!("member `{m}` must be a distinct ssd, disk or usb-stick device"),
+            ));
+        }
+        members.push(m.clone());
+    }
+    if members.len() < 2 {
+        return Err(cx.err(
+            f.span,
+            &f.key,
+            format!(
+                "a raid0 array needs at least 2 members (got {})",
+                members.len()
+            ),
+        ));
+    }
+    let chunk_kib = match t.int(cx, "chunk_kib", 4, 1 << 20)? {
+        Some(n) if n % 4 == 0 && (n as u64).is_power_of_two() => n as u32,
+        Some(n) => {
+            return Err(t.err_at(
+                cx,
+                "chunk_kib",
+                format!("must be a power of two and a multiple of 4 KiB (got {n})"),
+            ))
+        }
+        None => return Err(t.missing(cx, "chunk_kib", "KiB, e.g. 512 (mdadm's default)")),
+    };
+    let first = earlier
+        .iter()
+        .find(|d| d.name == members[0])
+        .expect("checked");
+    let capacity_gib = first.capacity_gib * members.len() as u64;
+    Ok(DeviceConfig {
+        name,
+        model: DeviceModel::Raid0,
+        capacity_gib,
+        seq_write_mib_per_s: first.seq_write_mib_per_s * members.len() as f64,
+        max_request_kib: first.max_request_kib,
+        command_overhead_us: 0.0,
+        small_write_penalty_us: 0.0,
+        nr_requests: first.nr_requests,
+        queue_depth: 0,
+        channels: 0,
+        members,
+        chunk_kib,
     })
 }
 
@@ -540,10 +676,29 @@ fn filesystem(
         }
         None => return Err(t.missing(cx, "mount", "a relative path such as \"disk\"")),
     };
+    for key in ["ag_count", "inode_size"] {
+        if fs_type != FsType::Xfs && t.field(key).is_some() {
+            return Err(t.err_at(cx, key, format!("`{key}` applies to type = \"xfs\" only")));
+        }
+    }
+    let ag_count = t.int(cx, "ag_count", 1, 10_000)?.unwrap_or(4) as u32;
+    let inode_size = match t.int(cx, "inode_size", 256, 2048)? {
+        None => 256,
+        Some(n) if (n as u64).is_power_of_two() => n as u32,
+        Some(n) => {
+            return Err(t.err_at(
+                cx,
+                "inode_size",
+                format!("must be 256, 512, 1024 or 2048 bytes (got {n})"),
+            ))
+        }
+    };
     Ok(FsConfig {
         fs_type,
         device,
         mount,
+        ag_count,
+        inode_size,
     })
 }
 

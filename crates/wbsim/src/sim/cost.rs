@@ -49,6 +49,10 @@ pub struct CostTable {
     pub file_create_ns: Ns,
     /// Evicting one unused inode from the inode cache (`prune_icache`).
     pub inode_evict_ns: Ns,
+    /// Handing one request to the device driver (`__blk_run_queue` →
+    /// `request_fn`: elevator dispatch, SCSI/virtio command set-up and the
+    /// doorbell), charged to the task that runs the queue.
+    pub request_dispatch_ns: Ns,
 }
 
 impl Default for CostTable {
@@ -69,6 +73,71 @@ impl Default for CostTable {
             fsmark_app_per_file_ns: 20_000,
             file_create_ns: 30_000,
             inode_evict_ns: 2_000,
+            request_dispatch_ns: 0,
         }
+    }
+}
+
+/// The names a scenario's `[cpu_cost]` table may set, in field order.
+pub const COST_NAMES: &[&str] = &[
+    "dd_user_per_call_ns",
+    "syscall_ns",
+    "copy_per_kib_ns",
+    "page_alloc_ns",
+    "page_free_ns",
+    "page_cache_add_ns",
+    "scan_page_ns",
+    "writeback_page_ns",
+    "request_submit_ns",
+    "request_complete_ns",
+    "fuse_request_ns",
+    "page_fault_ns",
+    "fsmark_app_per_file_ns",
+    "file_create_ns",
+    "inode_evict_ns",
+    "request_dispatch_ns",
+];
+
+impl CostTable {
+    /// The cost named `name` (one of [`COST_NAMES`]).
+    pub fn field_mut(&mut self, name: &str) -> Option<&mut Ns> {
+        Some(match name {
+            "dd_user_per_call_ns" => &mut self.dd_user_per_call_ns,
+            "syscall_ns" => &mut self.syscall_ns,
+            "copy_per_kib_ns" => &mut self.copy_per_kib_ns,
+            "page_alloc_ns" => &mut self.page_alloc_ns,
+            "page_free_ns" => &mut self.page_free_ns,
+            "page_cache_add_ns" => &mut self.page_cache_add_ns,
+            "scan_page_ns" => &mut self.scan_page_ns,
+            "writeback_page_ns" => &mut self.writeback_page_ns,
+            "request_submit_ns" => &mut self.request_submit_ns,
+            "request_complete_ns" => &mut self.request_complete_ns,
+            "fuse_request_ns" => &mut self.fuse_request_ns,
+            "page_fault_ns" => &mut self.page_fault_ns,
+            "fsmark_app_per_file_ns" => &mut self.fsmark_app_per_file_ns,
+            "file_create_ns" => &mut self.file_create_ns,
+            "inode_evict_ns" => &mut self.inode_evict_ns,
+            "request_dispatch_ns" => &mut self.request_dispatch_ns,
+            _ => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_cost_name_sets_a_field() {
+        let mut c = CostTable::default();
+        for (i, name) in COST_NAMES.iter().enumerate() {
+            *c.field_mut(name).unwrap() = 1_000_000 + i as Ns;
+        }
+        let json = serde_json::to_value(&c).unwrap();
+        for (i, name) in COST_NAMES.iter().enumerate() {
+            assert_eq!(json[name], 1_000_000 + i as u64, "{name}");
+        }
+        assert_eq!(json.as_object().unwrap().len(), COST_NAMES.len());
+        assert!(c.field_mut("nope").is_none());
     }
 }

@@ -28,8 +28,8 @@ pub enum EventKind {
     RunTask { task: u32, token: u64 },
     /// The step a CPU was running has ended: pick what it runs next.
     CpuFree { cpu: u32 },
-    /// The device finished the request at the head of its hardware queue.
-    DeviceComplete { device: u32 },
+    /// The device finished request `slot` of its queue.
+    DeviceComplete { device: u32, slot: u32 },
 }
 
 /// A deterministic min-heap of events keyed by (time, insertion sequence).
@@ -93,17 +93,17 @@ mod tests {
     #[test]
     fn ties_are_broken_by_insertion_order() {
         let mut q = EventQueue::default();
-        q.push(10, EventKind::DeviceComplete { device: 2 });
-        q.push(5, EventKind::DeviceComplete { device: 9 });
-        q.push(10, EventKind::DeviceComplete { device: 1 });
+        q.push(10, EventKind::DeviceComplete { device: 2, slot: 0 });
+        q.push(5, EventKind::DeviceComplete { device: 9, slot: 0 });
+        q.push(10, EventKind::DeviceComplete { device: 1, slot: 0 });
         q.push(10, EventKind::RunTask { task: 0, token: 0 });
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             order,
             vec![
-                (5, EventKind::DeviceComplete { device: 9 }),
-                (10, EventKind::DeviceComplete { device: 2 }),
-                (10, EventKind::DeviceComplete { device: 1 }),
+                (5, EventKind::DeviceComplete { device: 9, slot: 0 }),
+                (10, EventKind::DeviceComplete { device: 2, slot: 0 }),
+                (10, EventKind::DeviceComplete { device: 1, slot: 0 }),
                 (10, EventKind::RunTask { task: 0, token: 0 }),
             ]
         );

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use super::task::{Task, TaskKind};
 use super::System;
 use crate::block::RequestQueue;
-use crate::device::SerialDevice;
+use crate::device::Device;
 use crate::fs::daemon::{DaemonKind, FsDaemonState};
 use crate::fs::inode::{Inode, MappingKind};
 use crate::fs::metadata::MetadataState;
@@ -127,7 +127,13 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         hz,
         time_limit_ns: sc.run.time_limit_s * NS_PER_SEC,
         events: EventQueue::with_capacity(1024),
-        cost: CostTable::default(),
+        cost: {
+            let mut c = CostTable::default();
+            for (name, ns) in &sc.cpu_cost {
+                *c.field_mut(name).expect("validated cost name") = *ns;
+            }
+            c
+        },
         profile: profile.clone(),
         sysctl: sc.sysctl.clone(),
         check_every_event: false,
@@ -154,7 +160,10 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         prop_dirties: PropGlobal::new(shift),
         ratelimit_pages: ratelimit_pages(total_pages, ncpus as u64),
         bdp_ratelimits: vec![0; ncpus],
+        global_dirty_limit: crate::writeback::ioless::GlobalDirtyLimit::new(0),
         queues: Vec::new(),
+        raid: Vec::new(),
+        irq_ns: 0,
         devices: Vec::new(),
         request_waiters: Vec::new(),
         congestion_waiters: Vec::new(),
@@ -174,10 +183,26 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
     let mut blockdev_inode = Vec::new();
     for (d, dc) in sc.devices.iter().enumerate() {
         // Random stream 1000 + device index, derived from the run seed.
-        sys.devices.push(SerialDevice::new(
+        sys.devices.push(Device::new(
             dc,
             crate::sim::rng_stream(seed, 1000 + d as u64),
         ));
+        sys.raid
+            .push((dc.model == crate::scenario::DeviceModel::Raid0).then(|| {
+                crate::device::raid0::Raid0 {
+                    members: dc
+                        .members
+                        .iter()
+                        .map(|m| {
+                            sc.devices
+                                .iter()
+                                .position(|x| &x.name == m)
+                                .expect("validated")
+                        })
+                        .collect(),
+                    chunk_sectors: dc.chunk_kib as u64 * 2,
+                }
+            }));
         sys.queues.push(RequestQueue::new(
             dc.nr_requests,
             dc.max_request_kib as u64 * 2,
@@ -249,6 +274,16 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                 0
             }
         };
+        // xfs: allocation groups from the partition start; a group's file
+        // data from 64 MiB into it (group 0's is `data_start`), its inode
+        // chunks from its middle.
+        let ag_count = fc.ag_count.max(1) as u64;
+        let ag_sectors = (cap.saturating_sub(2048) / ag_count).max(1);
+        md.inode_size = fc.inode_size as u64;
+        md.ag_inode_cursor = (0..ag_count)
+            .map(|a| (2048 + a * ag_sectors + ag_sectors / 2) * 512)
+            .collect();
+        md.ag_inode_pending = vec![(0, 0); ag_count as usize];
         sys.filesystems.push(FsInstance {
             fs_type: fc.fs_type,
             mount: fc.mount.clone(),
@@ -256,6 +291,8 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             bdi,
             blockdev_inode: bd,
             data_cursor_sector: data_start,
+            ag_sectors,
+            ag_data_cursor: (0..ag_count).map(|a| data_start + a * ag_sectors).collect(),
             metadata: md,
         });
         if fc.fs_type == FsType::Btrfs {
@@ -293,12 +330,12 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                 let bdi = sys.filesystems[f].bdi;
                 // Threads after the first are started below.
                 for t in 1..fm.threads() {
-                    let st = FsMarkState::new(run, f, bdi, fm);
+                    let st = FsMarkState::new(run, f, bdi, fm, t);
                     extra_threads
                         .push((format!("{}.{t}", tc.name), TaskKind::FsMark(Box::new(st))));
                 }
                 (
-                    TaskKind::FsMark(Box::new(FsMarkState::new(run, f, bdi, fm))),
+                    TaskKind::FsMark(Box::new(FsMarkState::new(run, f, bdi, fm, 0))),
                     true,
                 )
             }
@@ -374,7 +411,8 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             );
         }
     }
-    // kswapd0 and one flusher per bdi.
+    // kswapd0 and one flusher per bdi; then xfsaild (last, so that adding it
+    // moves no other thread to another CPU).
     sys.kswapd_task = sys.tasks.len() as u32;
     sys.tasks.push(Task::new(
         "kswapd0",
@@ -392,6 +430,22 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             TaskKind::Flusher(FlusherState::new(b)),
             false,
         ));
+    }
+    for f in 0..sys.filesystems.len() {
+        if sys.filesystems[f].fs_type == FsType::Xfs {
+            let interval = crate::fs::metadata::XFSAILD_INTERVAL_NS;
+            let tid = sys.tasks.len() as u32;
+            let st = FsDaemonState::new(DaemonKind::XfsAild, f, interval);
+            sys.tasks
+                .push(Task::new("xfsaild", cpu(), TaskKind::FsDaemon(st), false));
+            sys.events.push(
+                interval,
+                EventKind::RunTask {
+                    task: tid,
+                    token: 0,
+                },
+            );
+        }
     }
     sys
 }

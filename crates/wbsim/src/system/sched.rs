@@ -239,6 +239,7 @@ impl System {
             if step != Step::Continue {
                 self.runqueues[cpu].curr = None;
                 self.tasks[tid as usize].sleeping = step != Step::Exit;
+                self.sched_submit_work(tid);
             }
             match step {
                 Step::Continue => {

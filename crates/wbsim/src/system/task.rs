@@ -80,6 +80,8 @@ pub struct Task {
     pub vruntime_ns: Ns,
     /// Off the run queue (sleeping, or not started yet).
     pub sleeping: bool,
+    /// `current->plug` (explicit block plugging).
+    pub plug: crate::block::plug::Plug,
 }
 
 impl Task {
@@ -102,6 +104,7 @@ impl Task {
             nr_switches: 0,
             vruntime_ns: 0,
             sleeping: true,
+            plug: Default::default(),
         }
     }
 }

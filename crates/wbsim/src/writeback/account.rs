@@ -27,6 +27,7 @@ impl System {
         self.inodes[ino].set_dirty_tag(p.index);
         let bdi = self.inodes[ino].bdi;
         self.bdis[bdi].reclaimable += 1;
+        self.bdis[bdi].dirtied_pages += 1;
         if let Some(t) = tid {
             if self.profile.task_dirty_limit {
                 let mut local = std::mem::take(&mut self.tasks[t as usize].dirties);
@@ -113,6 +114,7 @@ impl System {
             // writeback and earns no writeback proportion.
             let bdi = self.inodes[p.inode as usize].bdi;
             self.bdis[bdi].writeback -= 1;
+            self.bdis[bdi].written_pages += 1;
             let mut local = std::mem::take(&mut self.bdis[bdi].completions);
             self.prop_completions.inc(&mut local);
             self.bdis[bdi].completions = local;

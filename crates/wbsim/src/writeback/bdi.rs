@@ -32,6 +32,11 @@ pub struct Bdi {
     pub work: VecDeque<super::flusher::WbWork>,
     /// The flusher is running a writeback pass (`writeback_in_progress`).
     pub writeback_running: bool,
+    /// BDI_DIRTIED and BDI_WRITTEN: pages dirtied and written, ever.
+    pub dirtied_pages: u64,
+    pub written_pages: u64,
+    /// IO-less throttling's bandwidth and rate estimates (3.2+).
+    pub bandwidth: super::ioless::BdiBandwidth,
 }
 
 impl Bdi {
@@ -51,6 +56,9 @@ impl Bdi {
             flusher: u32::MAX,
             work: VecDeque::new(),
             writeback_running: false,
+            dirtied_pages: 0,
+            written_pages: 0,
+            bandwidth: super::ioless::BdiBandwidth::new(12, 0),
         }
     }
 

@@ -28,6 +28,8 @@ pub struct FlusherState {
     work: Option<WbWork>,
     pass: Option<WbPass>,
     pub pages_written: u64,
+    /// When the current work item started (`wb_start` of `wb_writeback`).
+    work_start_ns: Ns,
 }
 
 impl FlusherState {
@@ -40,6 +42,7 @@ impl FlusherState {
             work: None,
             pass: None,
             pages_written: 0,
+            work_start_ns: 0,
         }
     }
 }
@@ -140,15 +143,23 @@ impl System {
         let mut background_checked = false;
         loop {
             if let Some(mut pass) = f.pass {
-                if self.writeback_pass(tid, &mut pass, WritebackCaller::Writeback)
-                    == PassResult::WaitRequest
-                {
-                    f.pass = Some(pass);
-                    return Step::Wait(None);
+                match self.writeback_pass(tid, &mut pass, WritebackCaller::Writeback) {
+                    PassResult::Done => {}
+                    PassResult::WaitRequest => {
+                        f.pass = Some(pass);
+                        return Step::Wait(None);
+                    }
+                    PassResult::Yield => {
+                        f.pass = Some(pass);
+                        return Step::Continue;
+                    }
                 }
-                self.flush_plug(bdi);
+                self.writeback_pass_end(tid, bdi);
                 f.pass = None;
                 f.pages_written += pass.written;
+                if self.profile.dirty_throttle == crate::kernel::DirtyThrottle::IoLess {
+                    self.flusher_update_bandwidth(bdi, f.work_start_ns);
+                }
                 let work = f.work.as_mut().expect("pass without work");
                 work.nr_pages -= (MAX_WRITEBACK_PAGES - pass.nr_to_write.max(0)).max(0);
                 // wb_writeback: budget used up → go again; nothing more on
@@ -184,6 +195,7 @@ impl System {
                 continue;
             }
             // wb_do_writeback: queued work, then kupdate, then background.
+            f.work_start_ns = self.now;
             if let Some(w) = self.bdis[bdi].work.pop_front() {
                 f.work = Some(w);
                 continue;

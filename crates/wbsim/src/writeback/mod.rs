@@ -4,6 +4,8 @@
 pub mod account;
 pub mod bdi;
 pub mod flusher;
+pub mod ioless;
+pub mod ioless_throttle;
 pub mod limits;
 pub mod pass;
 pub mod proportions;

@@ -10,6 +10,7 @@
 //! `b_more_io`, one that stopped for another reason to `b_dirty`.
 
 use crate::fs::inode::InodeList;
+use crate::kernel::WritebackPlug;
 use crate::mm::page::{flags, NIL};
 use crate::sim::Ns;
 use crate::system::System;
@@ -40,7 +41,17 @@ pub enum PassResult {
     Done,
     /// Waiting in `get_request_wait` for a free request on this device.
     WaitRequest,
+    /// Ran for `WRITEBACK_STEP_NS` of CPU: end the step so that simulated
+    /// time moves on between submissions (the pass resumes next step).
+    Yield,
 }
+
+/// CPU time after which a writeback pass ends its step. With per-task
+/// plugging, requests reach a device with command queueing as they are
+/// built, so submissions must be spread over the time their CPU cost
+/// takes; with the 3.0 presets' queue-only model the device starts only at
+/// the end of the pass and the pass runs as one step.
+pub const WRITEBACK_STEP_NS: Ns = 20_000;
 
 impl WbPass {
     pub fn new(bdi: usize, nr_to_write: i64, older_than_this: Option<Ns>) -> WbPass {
@@ -115,6 +126,9 @@ impl System {
         let bdi = pass.bdi;
         if !pass.started {
             pass.started = true;
+            if self.profile.writeback_plug == WritebackPlug::PerPass {
+                self.blk_start_plug(tid);
+            }
             if self.bdis[bdi].b_io.is_empty() {
                 self.queue_io(bdi, pass.older_than_this);
             }
@@ -141,11 +155,29 @@ impl System {
                 pass.done_index = pass.index;
                 pass.end = u32::MAX;
                 pass.cycled = pass.index == 0;
+                // generic_writepages: a plug around this mapping.
+                self.blk_start_plug(tid);
             }
-            if self.write_cache_pages(tid, pass, caller) == PassResult::WaitRequest {
-                return PassResult::WaitRequest;
+            match self.write_cache_pages(tid, pass, caller) {
+                PassResult::Done => {}
+                other => return other,
             }
+            self.blk_finish_plug(tid);
             self.finish_inode(pass);
+            if self.per_task_plugging() && self.step_cost_ns >= WRITEBACK_STEP_NS {
+                return PassResult::Yield;
+            }
+        }
+    }
+
+    /// The end of a writeback pass: the high-level plug (if any) is
+    /// finished; with the 3.0 presets' queue-only model the device is
+    /// started on what the pass queued.
+    pub fn writeback_pass_end(&mut self, tid: u32, bdi: usize) {
+        match self.profile.writeback_plug {
+            WritebackPlug::QueueOnly => self.flush_plug(bdi),
+            WritebackPlug::PerMapping => {}
+            WritebackPlug::PerPass => self.blk_finish_plug(tid),
         }
     }
 
@@ -238,6 +270,9 @@ impl System {
             pass.nr_to_write -= 1;
             if pass.nr_to_write <= 0 {
                 return PassResult::Done;
+            }
+            if self.per_task_plugging() && self.step_cost_ns >= WRITEBACK_STEP_NS {
+                return PassResult::Yield;
             }
         }
     }

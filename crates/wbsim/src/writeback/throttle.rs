@@ -7,13 +7,24 @@
 //! with a pause doubling from one jiffy to HZ/10.
 
 use super::pass::{PassResult, WbPass, WritebackCaller};
+use crate::kernel::DirtyThrottle;
 use crate::system::task::Step;
 use crate::system::System;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BdpState {
     pub active: bool,
-    bdi: usize,
+    pub bdi: usize,
+    /// IO-less (3.2+) per-task state: pages dirtied since the last check,
+    /// the pages allowed before the next one (0 = the initial 32),
+    /// `dirty_paused_when`, the entry time of the current call, and
+    /// totals of the pauses taken.
+    pub nr_dirtied: u64,
+    pub nr_dirtied_pause: u64,
+    pub dirty_paused_when_jiffies: u64,
+    pub start_jiffies: Option<u64>,
+    pub pauses: u64,
+    pub paused_ns: u64,
     write_chunk: u64,
     pages_written: u64,
     pause_ns: u64,
@@ -36,6 +47,9 @@ impl System {
         if nr_dirtied == 0 {
             return;
         }
+        if self.profile.dirty_throttle == DirtyThrottle::IoLess {
+            return self.balance_dirty_pages_ratelimited_ioless(tid, bdi, nr_dirtied);
+        }
         let cpu = self.tasks[tid as usize].cpu;
         let limit = if self.bdis[bdi].dirty_exceeded {
             8
@@ -46,6 +60,7 @@ impl System {
         if self.bdp_ratelimits[cpu] >= limit {
             let count = self.bdp_ratelimits[cpu];
             self.bdp_ratelimits[cpu] = 0;
+            let old = self.tasks[tid as usize].bdp;
             self.tasks[tid as usize].bdp = BdpState {
                 active: true,
                 bdi,
@@ -55,6 +70,7 @@ impl System {
                 dirty_exceeded: false,
                 last_reclaimable: 0,
                 pass: None,
+                ..old
             };
         }
     }
@@ -62,6 +78,9 @@ impl System {
     /// Run `balance_dirty_pages` for `tid` until it returns (`None`) or
     /// the task must sleep (`Some(step)`); resumable.
     pub fn balance_dirty_pages(&mut self, tid: u32) -> Option<Step> {
+        if self.profile.dirty_throttle == DirtyThrottle::IoLess {
+            return self.balance_dirty_pages_ioless(tid);
+        }
         let mut st = self.tasks[tid as usize].bdp;
         let step = self.bdp_loop(tid, &mut st);
         self.tasks[tid as usize].bdp = st;
@@ -72,13 +91,18 @@ impl System {
         let bdi = st.bdi;
         loop {
             if let Some(mut pass) = st.pass {
-                if self.writeback_pass(tid, &mut pass, WritebackCaller::Writeback)
-                    == PassResult::WaitRequest
-                {
-                    st.pass = Some(pass);
-                    return Some(Step::Wait(None));
+                match self.writeback_pass(tid, &mut pass, WritebackCaller::Writeback) {
+                    PassResult::Done => {}
+                    PassResult::WaitRequest => {
+                        st.pass = Some(pass);
+                        return Some(Step::Wait(None));
+                    }
+                    PassResult::Yield => {
+                        st.pass = Some(pass);
+                        return Some(Step::Continue);
+                    }
                 }
-                self.flush_plug(bdi);
+                self.writeback_pass_end(tid, bdi);
                 st.pass = None;
                 st.pages_written += pass.written;
                 if st.pages_written >= st.write_chunk {

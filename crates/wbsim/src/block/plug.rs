@@ -1,0 +1,140 @@
+//! Explicit per-task plugging (2.6.39+, Jens Axboe; `block/blk-core.c`:
+//! `blk_start_plug`, `blk_finish_plug`, `blk_flush_plug_list`,
+//! `attempt_plug_merge`, `blk_queue_bio`; `kernel/sched/core.c`:
+//! `sched_submit_work`). Read in the 3.10 sources' behaviour as the spec
+//! (section 9) describes it; the legacy single-queue path, not blk-mq.
+//!
+//! While a task holds a plug, a bio first tries to merge into a request on
+//! the task's plug list (back or front, same queue, up to `max_sectors`),
+//! then into a queued request (`elv_merge`); otherwise a new request is
+//! allocated and appended to the plug list instead of being queued — after
+//! flushing the list if it already holds `BLK_MAX_REQUEST_COUNT` (16,
+//! 3.1+) requests for that queue. The list is flushed at the outermost
+//! `blk_finish_plug` and when the task sleeps (`sched_submit_work`; the
+//! queue run is then left to kblockd). Flushing sorts the requests by
+//! queue and sector, inserts each with a merge attempt and runs each queue.
+
+use crate::kernel::WritebackPlug;
+use crate::system::System;
+
+/// `BLK_MAX_REQUEST_COUNT` (3.1+, commit 55c022bb).
+pub const BLK_MAX_REQUEST_COUNT: u32 = 16;
+
+/// A task's `struct blk_plug`.
+#[derive(Debug, Clone, Default)]
+pub struct Plug {
+    /// Nesting depth of `blk_start_plug`; only the outermost counts.
+    pub depth: u32,
+    /// Plugged requests: (device, request slot), in submission order.
+    pub list: Vec<(u32, u32)>,
+}
+
+impl System {
+    /// Does this kernel profile build requests on per-task plug lists?
+    pub fn per_task_plugging(&self) -> bool {
+        self.profile.writeback_plug != WritebackPlug::QueueOnly
+    }
+
+    /// `blk_start_plug`.
+    pub fn blk_start_plug(&mut self, tid: u32) {
+        if self.per_task_plugging() {
+            self.tasks[tid as usize].plug.depth += 1;
+        }
+    }
+
+    /// `blk_finish_plug`: the outermost one flushes the list and runs the
+    /// queues in the task's own context.
+    pub fn blk_finish_plug(&mut self, tid: u32) {
+        let plug = &mut self.tasks[tid as usize].plug;
+        if plug.depth == 0 {
+            return;
+        }
+        plug.depth -= 1;
+        if plug.depth == 0 {
+            self.blk_flush_plug_list(tid, false);
+        }
+    }
+
+    /// A task with plugged requests is going to sleep.
+    pub fn sched_submit_work(&mut self, tid: u32) {
+        if !self.tasks[tid as usize].plug.list.is_empty() {
+            self.blk_flush_plug_list(tid, true);
+        }
+    }
+
+    /// `attempt_plug_merge`: try to add a bio to a plugged request of queue
+    /// `dev`; returns whether it merged and how many requests of that queue
+    /// the list holds.
+    pub fn attempt_plug_merge(
+        &mut self,
+        tid: u32,
+        dev: usize,
+        sector: u64,
+        nr: u64,
+        seg: super::Segment,
+        read: bool,
+    ) -> (bool, u32) {
+        let mut count = 0;
+        let n = self.tasks[tid as usize].plug.list.len();
+        for i in (0..n).rev() {
+            let (d, slot) = self.tasks[tid as usize].plug.list[i];
+            if d as usize != dev {
+                continue;
+            }
+            count += 1;
+            let q = &mut self.queues[dev];
+            if let Some(back) = q.bio_fits(slot as usize, sector, nr, read) {
+                q.merge_bio(slot as usize, back, sector, nr, seg);
+                return (true, count);
+            }
+        }
+        (false, count)
+    }
+
+    /// Append a new request for the bio to the task's plug list.
+    pub fn plug_new_request(
+        &mut self,
+        tid: u32,
+        dev: usize,
+        sector: u64,
+        nr: u64,
+        seg: super::Segment,
+        read: bool,
+    ) {
+        let q = &mut self.queues[dev];
+        let slot = q.alloc_request(sector, nr, seg, read);
+        q.plugged += 1;
+        self.tasks[tid as usize]
+            .plug
+            .list
+            .push((dev as u32, slot as u32));
+    }
+
+    /// `blk_flush_plug_list`: sort by (queue, sector), insert each request
+    /// with a merge attempt, then run every queue touched. From `schedule()`
+    /// the queue runs are kblockd's work, not the sleeping task's.
+    pub fn blk_flush_plug_list(&mut self, tid: u32, from_schedule: bool) {
+        let mut list = std::mem::take(&mut self.tasks[tid as usize].plug.list);
+        if list.is_empty() {
+            self.tasks[tid as usize].plug.list = list;
+            return;
+        }
+        let queues = &self.queues;
+        list.sort_unstable_by_key(|&(d, slot)| {
+            (d, queues[d as usize].request(slot as usize).start_sector)
+        });
+        let mut last_dev = u32::MAX;
+        for &(d, slot) in &list {
+            let q = &mut self.queues[d as usize];
+            q.plugged -= 1;
+            q.insert_request(slot as usize);
+            if last_dev != u32::MAX && last_dev != d {
+                self.run_queue(last_dev as usize, (!from_schedule).then_some(tid));
+            }
+            last_dev = d;
+        }
+        self.run_queue(last_dev as usize, (!from_schedule).then_some(tid));
+        list.clear();
+        self.tasks[tid as usize].plug.list = list;
+    }
+}

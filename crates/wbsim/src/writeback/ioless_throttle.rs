@@ -1,0 +1,214 @@
+//! IO-less dirty throttling in the running system (3.2+,
+//! `balance_dirty_pages_ratelimited` and `balance_dirty_pages` of
+//! `mm/page-writeback.c`; spec section 5.7 – 5.8; the arithmetic is in
+//! [`super::ioless`]). The writer never writes pages: past the freerun
+//! ceiling it sleeps `pages_dirtied / task_ratelimit`, where the task rate
+//! is the device's balanced rate scaled by how far dirty memory is from the
+//! set point. Not modelled: strictlimit devices, exited tasks' leaked
+//! counts, the per-CPU `dirty_throttle_leaks`.
+
+use super::ioless::{
+    bdi_update_bandwidth, dirty_freerun_ceiling, dirty_poll_interval, max_pause_jiffies, min_pause,
+    position_ratio, BandwidthCaller, BdiCounters, DirtySnapshot, RATELIMIT_CALC_SHIFT,
+};
+use crate::sim::Ns;
+use crate::system::task::Step;
+use crate::system::System;
+
+const PAGE_SHIFT: u32 = 12;
+
+impl System {
+    pub fn now_jiffies(&self) -> u64 {
+        (self.now as u128 * self.hz as u128 / 1_000_000_000) as u64
+    }
+
+    /// `balance_dirty_pages_ratelimited` (3.2+): per-task `nr_dirtied`
+    /// against `nr_dirtied_pause` (8 pages while the device is over its
+    /// limit), with the per-CPU `bdp_ratelimits` safety net of
+    /// `ratelimit_pages = thresh / (cpus * 32)`.
+    pub fn balance_dirty_pages_ratelimited_ioless(&mut self, tid: u32, bdi: usize, nr: u64) {
+        let cpu = self.tasks[tid as usize].cpu;
+        let ncpus = self.runqueues.len() as u64;
+        let ratelimit_pages = (self.global_dirty_limits().thresh / (ncpus * 32)).max(16);
+        let exceeded = self.bdis[bdi].dirty_exceeded;
+        let st = &mut self.tasks[tid as usize].bdp;
+        st.nr_dirtied += nr;
+        self.bdp_ratelimits[cpu] += nr;
+        // A new task starts with 32 pages (128 KiB) before its first check.
+        let mut ratelimit = match st.nr_dirtied_pause {
+            0 => 128 >> (PAGE_SHIFT - 10),
+            n => n,
+        };
+        if exceeded {
+            ratelimit = ratelimit.min(32 >> (PAGE_SHIFT - 10));
+        }
+        if st.nr_dirtied >= ratelimit {
+            self.bdp_ratelimits[cpu] = 0;
+        } else if self.bdp_ratelimits[cpu] >= ratelimit_pages {
+            self.bdp_ratelimits[cpu] = 0;
+            ratelimit = 0;
+        }
+        if st.nr_dirtied >= ratelimit {
+            st.active = true;
+            st.bdi = bdi;
+            st.start_jiffies = None;
+        }
+    }
+
+    /// The flusher's bandwidth estimate after a writeback pass
+    /// (`wb_writeback` → `bdi_update_bandwidth(bdi, 0, 0, 0, 0, 0, start)`).
+    pub fn flusher_update_bandwidth(&mut self, bdi: usize, wb_start_ns: Ns) {
+        let (hz, now_j) = (self.hz, self.now_jiffies());
+        let start_j = (wb_start_ns as u128 * hz as u128 / 1_000_000_000) as u64;
+        let counters = self.bdi_counters(bdi);
+        let b = &mut self.bdis[bdi];
+        bdi_update_bandwidth(
+            &mut b.bandwidth,
+            &mut self.global_dirty_limit,
+            hz,
+            now_j,
+            start_j,
+            BandwidthCaller::Flusher,
+            counters,
+        );
+    }
+
+    fn bdi_counters(&self, bdi: usize) -> BdiCounters {
+        BdiCounters {
+            dirtied_pages: self.bdis[bdi].dirtied_pages,
+            written_pages: self.bdis[bdi].written_pages,
+        }
+    }
+
+    /// One pass of the IO-less `balance_dirty_pages` loop; `Some(step)` to
+    /// sleep (the loop resumes on waking only while the task is at the hard
+    /// limit), `None` when the writer may go on.
+    pub fn balance_dirty_pages_ioless(&mut self, tid: u32) -> Option<Step> {
+        let hz = self.hz;
+        let now_j = self.now_jiffies();
+        let bdi = self.tasks[tid as usize].bdp.bdi;
+        let start_j = *self.tasks[tid as usize]
+            .bdp
+            .start_jiffies
+            .get_or_insert(now_j);
+        let nr_reclaimable = self.nr_dirty;
+        let dirty = nr_reclaimable + self.nr_writeback;
+        let limits = self.global_dirty_limits();
+        let (thresh, bg) = (limits.thresh, limits.background);
+        if dirty <= dirty_freerun_ceiling(thresh, bg) {
+            let st = &mut self.tasks[tid as usize].bdp;
+            st.dirty_paused_when_jiffies = now_j;
+            st.nr_dirtied = 0;
+            st.nr_dirtied_pause = dirty_poll_interval(dirty, thresh);
+            return self.bdp_ioless_done(tid, bdi, false, nr_reclaimable, bg);
+        }
+        if !self.bdis[bdi].writeback_running {
+            self.bdi_start_background_writeback(bdi);
+        }
+        let bdi_thresh = self.bdi_thresh(bdi, thresh, None);
+        let bdi_dirty = self.bdis[bdi].reclaimable + self.bdis[bdi].writeback;
+        let dirty_exceeded = bdi_dirty > bdi_thresh && dirty > thresh;
+        if dirty_exceeded {
+            self.bdis[bdi].dirty_exceeded = true;
+        }
+        let mut snap = DirtySnapshot {
+            thresh_pages: thresh,
+            bg_thresh_pages: bg,
+            dirty_pages: dirty,
+            global_dirty_limit_pages: self.global_dirty_limit.dirty_limit_pages,
+            bdi_thresh_pages: bdi_thresh,
+            bdi_dirty_pages: bdi_dirty,
+        };
+        let counters = self.bdi_counters(bdi);
+        let b = &mut self.bdis[bdi];
+        bdi_update_bandwidth(
+            &mut b.bandwidth,
+            &mut self.global_dirty_limit,
+            hz,
+            now_j,
+            start_j,
+            BandwidthCaller::BalanceDirtyPages(snap),
+            counters,
+        );
+        snap.global_dirty_limit_pages = self.global_dirty_limit.dirty_limit_pages;
+        let bw = self.bdis[bdi].bandwidth;
+        let pos_ratio = position_ratio(&snap, bw.avg_write_bandwidth_pps);
+        let task_rl = (bw.dirty_ratelimit_pps * pos_ratio) >> RATELIMIT_CALC_SHIFT;
+        let max_pause = max_pause_jiffies(hz, bw.avg_write_bandwidth_pps, bdi_dirty);
+        let (min_pause_j, pause_next) = min_pause(
+            hz,
+            PAGE_SHIFT,
+            bw.avg_write_bandwidth_pps,
+            bw.dirty_ratelimit_pps,
+            task_rl,
+            max_pause,
+        );
+        let max_pause_ns = self.jiffies_ns(max_pause);
+        let st = &mut self.tasks[tid as usize].bdp;
+        let pages_dirtied = st.nr_dirtied;
+        let mut pause: i64;
+        if let Some(period) = (hz * pages_dirtied).checked_div(task_rl) {
+            let period = period as i64;
+            pause = period;
+            if st.dirty_paused_when_jiffies != 0 {
+                pause -= now_j as i64 - st.dirty_paused_when_jiffies as i64;
+            }
+            if pause < min_pause_j as i64 {
+                if pause < -(hz as i64) {
+                    st.dirty_paused_when_jiffies = now_j;
+                    st.nr_dirtied = 0;
+                } else if period > 0 {
+                    st.dirty_paused_when_jiffies += period as u64;
+                    st.nr_dirtied = 0;
+                } else if st.nr_dirtied_pause <= pages_dirtied {
+                    st.nr_dirtied_pause += pages_dirtied;
+                }
+                return self.bdp_ioless_done(tid, bdi, dirty_exceeded, nr_reclaimable, bg);
+            }
+            if pause > max_pause as i64 {
+                pause = max_pause as i64;
+            }
+        } else {
+            // At the hard limit (pos_ratio 0): the longest pause.
+            pause = max_pause as i64;
+        }
+        // Sleep `pause` jiffies (io_schedule_timeout, killable).
+        let pause_j = pause.max(0) as u64;
+        let pause_ns = (pause_j * 1_000_000_000 / hz).min(max_pause_ns);
+        st.dirty_paused_when_jiffies = now_j + pause_j;
+        st.nr_dirtied = 0;
+        st.nr_dirtied_pause = pause_next;
+        st.pauses += 1;
+        st.paused_ns += pause_ns;
+        if task_rl > 0 || bdi_dirty <= 1 {
+            // Leave the loop after this sleep.
+            st.active = false;
+            if !dirty_exceeded {
+                self.bdis[bdi].dirty_exceeded = false;
+            }
+        }
+        Some(Step::SleepUntil(
+            self.now + pause_ns.max(1_000_000_000 / hz),
+        ))
+    }
+
+    /// After the loop (3.2 – 4.x): clear the device's `dirty_exceeded`,
+    /// start background writeback if it is due and not running.
+    fn bdp_ioless_done(
+        &mut self,
+        tid: u32,
+        bdi: usize,
+        dirty_exceeded: bool,
+        nr_reclaimable: u64,
+        bg: u64,
+    ) -> Option<Step> {
+        self.tasks[tid as usize].bdp.active = false;
+        if !dirty_exceeded && self.bdis[bdi].dirty_exceeded {
+            self.bdis[bdi].dirty_exceeded = false;
+        }
+        if !self.bdis[bdi].writeback_running && nr_reclaimable > bg {
+            self.bdi_start_background_writeback(bdi);
+        }
+        None
+    }
+}
