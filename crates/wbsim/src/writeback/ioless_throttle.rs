@@ -58,26 +58,28 @@ impl System {
     /// The flusher's bandwidth estimate after a writeback pass
     /// (`wb_writeback` → `bdi_update_bandwidth(bdi, 0, 0, 0, 0, 0, start)`).
     pub fn flusher_update_bandwidth(&mut self, bdi: usize, wb_start_ns: Ns) {
+        let start_j = (wb_start_ns as u128 * self.hz as u128 / 1_000_000_000) as u64;
+        self.update_bandwidth(bdi, start_j, BandwidthCaller::Flusher);
+    }
+
+    /// `bdi_update_bandwidth` on device `bdi` with its BDI_DIRTIED and
+    /// BDI_WRITTEN counts now.
+    fn update_bandwidth(&mut self, bdi: usize, start_j: u64, caller: BandwidthCaller) {
         let (hz, now_j) = (self.hz, self.now_jiffies());
-        let start_j = (wb_start_ns as u128 * hz as u128 / 1_000_000_000) as u64;
-        let counters = self.bdi_counters(bdi);
         let b = &mut self.bdis[bdi];
+        let counters = BdiCounters {
+            dirtied_pages: b.dirtied_pages,
+            written_pages: b.written_pages,
+        };
         bdi_update_bandwidth(
             &mut b.bandwidth,
             &mut self.global_dirty_limit,
             hz,
             now_j,
             start_j,
-            BandwidthCaller::Flusher,
+            caller,
             counters,
         );
-    }
-
-    fn bdi_counters(&self, bdi: usize) -> BdiCounters {
-        BdiCounters {
-            dirtied_pages: self.bdis[bdi].dirtied_pages,
-            written_pages: self.bdis[bdi].written_pages,
-        }
     }
 
     /// One pass of the IO-less `balance_dirty_pages` loop; `Some(step)` to
@@ -119,17 +121,7 @@ impl System {
             bdi_thresh_pages: bdi_thresh,
             bdi_dirty_pages: bdi_dirty,
         };
-        let counters = self.bdi_counters(bdi);
-        let b = &mut self.bdis[bdi];
-        bdi_update_bandwidth(
-            &mut b.bandwidth,
-            &mut self.global_dirty_limit,
-            hz,
-            now_j,
-            start_j,
-            BandwidthCaller::BalanceDirtyPages(snap),
-            counters,
-        );
+        self.update_bandwidth(bdi, start_j, BandwidthCaller::BalanceDirtyPages(snap));
         snap.global_dirty_limit_pages = self.global_dirty_limit.dirty_limit_pages;
         let bw = self.bdis[bdi].bandwidth;
         let pos_ratio = position_ratio(&snap, bw.avg_write_bandwidth_pps);
