@@ -134,21 +134,24 @@ impl RequestQueue {
         self.find_merge(sector, nr, false).is_some()
     }
 
+    /// The queued request a bio at `sector..sector+nr` merges into, and
+    /// whether at its back (`elv_merge`).
     pub fn find_merge(&self, sector: u64, nr: u64, read: bool) -> Option<(usize, bool)> {
         // Most recent request first: streaming writeback back-merges there.
-        for &slot in self.queued.iter().rev() {
-            let r = &self.slots[slot];
-            if r.read != read || r.nr_sectors + nr > self.max_sectors {
-                continue;
-            }
-            if r.end_sector() == sector {
-                return Some((slot, true));
-            }
-            if sector + nr == r.start_sector {
-                return Some((slot, false));
-            }
-        }
-        None
+        self.queued
+            .iter()
+            .rev()
+            .find_map(|&slot| Some((slot, self.bio_fits(slot, sector, nr, read)?)))
+    }
+
+    /// `elv_merge` and the merge itself: whether the bio joined a queued
+    /// request.
+    pub fn try_merge(&mut self, sector: u64, nr: u64, seg: Segment, read: bool) -> bool {
+        let Some((slot, back)) = self.find_merge(sector, nr, read) else {
+            return false;
+        };
+        self.merge_bio(slot, back, sector, nr, seg);
+        true
     }
 
     /// Submit a write bio of `nr` sectors carrying `seg`. Never fails: the
@@ -162,8 +165,7 @@ impl RequestQueue {
         if !read {
             self.stats.write_sectors += nr;
         }
-        if let Some((slot, back)) = self.find_merge(sector, nr, read) {
-            self.merge_bio(slot, back, sector, nr, seg);
+        if self.try_merge(sector, nr, seg, read) {
             return Submitted::Merged;
         }
         let slot = self.alloc_request(sector, nr, seg, read);
@@ -222,19 +224,13 @@ impl RequestQueue {
             let r = &self.slots[slot];
             (r.read, r.start_sector, r.nr_sectors)
         };
-        let target = self.queued.iter().rev().copied().find(|&q| {
-            let o = &self.slots[q];
-            o.read == read
-                && o.nr_sectors + nr <= self.max_sectors
-                && (o.end_sector() == start || start + nr == o.start_sector)
-        });
-        let Some(t) = target else {
+        let Some((t, back)) = self.find_merge(start, nr, read) else {
             self.queued.push_back(slot);
             return;
         };
         let mut segs = std::mem::take(&mut self.slots[slot].segs);
         let o = &mut self.slots[t];
-        if o.end_sector() == start {
+        if back {
             for seg in segs.drain(..) {
                 push_seg_back(&mut o.segs, seg);
             }

@@ -90,44 +90,33 @@ impl System {
         true
     }
 
-    /// `blk_queue_bio` for a bio already mapped to queue `dev`.
+    /// `blk_queue_bio` for a bio already mapped to queue `dev`. Without a
+    /// plug (always, with the 3.0 presets' queue-only model) the bio merges
+    /// into a queued request or becomes one; with per-task plugging the
+    /// queue is then run at once, with the 3.0 presets it is started at the
+    /// end of the writeback pass or by completions.
     fn submit_bio(&mut self, tid: u32, dev: usize, sector: u64, nr: u64, seg: Segment, read: bool) {
-        if !self.per_task_plugging() {
-            // The 3.0 presets: straight into the queue; the device is
-            // started at the end of the writeback pass or by completions.
+        if self.tasks[tid as usize].plug.depth == 0 {
             if self.queues[dev].submit_dir(sector, nr, seg, read) == Submitted::NewRequest {
                 self.charge_sys(tid, self.cost.request_submit_ns);
+                if self.per_task_plugging() {
+                    self.run_queue(dev, Some(tid));
+                }
             }
             return;
         }
         if !read {
             self.queues[dev].stats.write_sectors += nr;
         }
-        let plugged = self.tasks[tid as usize].plug.depth > 0;
-        let mut request_count = 0;
-        if plugged {
-            let (merged, count) = self.attempt_plug_merge(tid, dev, sector, nr, seg, read);
-            if merged {
-                return;
-            }
-            request_count = count;
-        }
-        if let Some((slot, back)) = self.queues[dev].find_merge(sector, nr, read) {
-            self.queues[dev].merge_bio(slot, back, sector, nr, seg);
+        let (merged, request_count) = self.attempt_plug_merge(tid, dev, sector, nr, seg, read);
+        if merged || self.queues[dev].try_merge(sector, nr, seg, read) {
             return;
         }
         self.charge_sys(tid, self.cost.request_submit_ns);
-        if plugged {
-            if request_count >= super::plug::BLK_MAX_REQUEST_COUNT {
-                self.blk_flush_plug_list(tid, false);
-            }
-            self.plug_new_request(tid, dev, sector, nr, seg, read);
-        } else {
-            let q = &mut self.queues[dev];
-            let slot = q.alloc_request(sector, nr, seg, read);
-            q.queued.push_back(slot);
-            self.run_queue(dev, Some(tid));
+        if request_count >= super::plug::BLK_MAX_REQUEST_COUNT {
+            self.blk_flush_plug_list(tid, false);
         }
+        self.plug_new_request(tid, dev, sector, nr, seg, read);
     }
 
     /// Submit IO that has no page-cache pages behind it (a log or metadata
@@ -183,7 +172,7 @@ impl System {
     /// `__blk_run_queue`: hand queued requests to the device while it has
     /// room. Each dispatch costs `request_dispatch_ns` of CPU, charged to
     /// `tid` when a task runs the queue (otherwise it is softirq or
-    /// kblockd work, counted in `irq_ns`).
+    /// kblockd work, which no task pays for).
     pub fn run_queue(&mut self, dev: usize, tid: Option<u32>) {
         while self.devices[dev].can_accept() {
             let Some(slot) = self.queues[dev].dispatch() else {
@@ -191,10 +180,8 @@ impl System {
             };
             let r = self.queues[dev].request(slot);
             let (start, nr, read) = (r.start_sector, r.nr_sectors, r.read);
-            let cost = self.cost.request_dispatch_ns;
-            match tid {
-                Some(t) => self.charge_sys(t, cost),
-                None => self.irq_ns += cost,
+            if let Some(t) = tid {
+                self.charge_sys(t, self.cost.request_dispatch_ns);
             }
             let d = &mut self.devices[dev];
             d.in_flight += 1;

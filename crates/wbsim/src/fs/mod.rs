@@ -51,9 +51,8 @@ pub struct FsInstance {
     pub blockdev_inode: u32,
     /// Next free sector for new file data (a bump allocator per fs).
     pub data_cursor_sector: u64,
-    /// xfs allocation groups: size, and per group the next free data
-    /// sector for files created in its directories.
-    pub ag_sectors: u64,
+    /// xfs allocation groups: per group the next free data sector for
+    /// files created in its directories.
     pub ag_data_cursor: Vec<u64>,
     pub metadata: metadata::MetadataState,
 }

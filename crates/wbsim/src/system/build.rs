@@ -163,7 +163,6 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         global_dirty_limit: crate::writeback::ioless::GlobalDirtyLimit::new(0),
         queues: Vec::new(),
         raid: Vec::new(),
-        irq_ns: 0,
         devices: Vec::new(),
         request_waiters: Vec::new(),
         congestion_waiters: Vec::new(),
@@ -291,7 +290,6 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             bdi,
             blockdev_inode: bd,
             data_cursor_sector: data_start,
-            ag_sectors,
             ag_data_cursor: (0..ag_count).map(|a| data_start + a * ag_sectors).collect(),
             metadata: md,
         });

@@ -85,9 +85,6 @@ pub struct System {
     pub devices: Vec<Device>,
     /// Per device: its RAID0 striping if it is an md array.
     pub raid: Vec<Option<crate::device::raid0::Raid0>>,
-    /// CPU time of interrupts and kernel queue runs not charged to a task
-    /// (the CPU they landed on was idle, or kblockd ran the queue).
-    pub irq_ns: Ns,
     /// Tasks sleeping in `get_request_wait`, per device (FIFO, exclusive).
     pub request_waiters: Vec<std::collections::VecDeque<u32>>,
     /// Tasks in `congestion_wait` (woken by any queue leaving congestion).
@@ -131,18 +128,15 @@ impl System {
     /// mode), and nothing (irqbalance) is assumed to move it — UNVERIFIED
     /// for the seeds' machines. Without CONFIG_IRQ_TIME_ACCOUNTING the
     /// time is charged as system time to the task running there, which it
-    /// also delays; counted in `irq_ns` when that CPU is idle.
+    /// also delays; an idle CPU absorbs it.
     pub fn charge_irq(&mut self, ns: Ns) {
         if ns == 0 {
             return;
         }
         let rq = &mut self.runqueues[0];
-        match rq.curr {
-            Some(t) if rq.busy_until > self.now => {
-                rq.busy_until += ns;
-                self.tasks[t as usize].sys_ns += ns;
-            }
-            _ => self.irq_ns += ns,
+        if let Some(t) = rq.curr.filter(|_| rq.busy_until > self.now) {
+            rq.busy_until += ns;
+            self.tasks[t as usize].sys_ns += ns;
         }
     }
 

@@ -242,10 +242,7 @@ impl System {
         let ag = dir as usize % f.ag_data_cursor.len();
         let base = f.ag_data_cursor[ag];
         f.ag_data_cursor[ag] += size_bytes.div_ceil(4096) * 8;
-        let bdi = f.bdi;
-        let id = self.inodes.len() as u32;
-        self.inodes
-            .push(Inode::new(id, fs, bdi, MappingKind::Regular, base));
+        let id = self.new_file_inode(fs, base);
         self.xfs_file_created(fs, ag);
         id
     }
@@ -256,7 +253,12 @@ impl System {
         let f = &mut self.filesystems[fs];
         let base = f.data_cursor_sector;
         f.data_cursor_sector += size_bytes.div_ceil(4096) * 8;
-        let bdi = f.bdi;
+        self.new_file_inode(fs, base)
+    }
+
+    /// A regular file's inode on `fs`, its data from sector `base`.
+    fn new_file_inode(&mut self, fs: usize, base: u64) -> u32 {
+        let bdi = self.filesystems[fs].bdi;
         let id = self.inodes.len() as u32;
         self.inodes
             .push(Inode::new(id, fs, bdi, MappingKind::Regular, base));

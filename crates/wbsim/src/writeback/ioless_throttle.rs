@@ -170,8 +170,6 @@ impl System {
         st.dirty_paused_when_jiffies = now_j + pause_j;
         st.nr_dirtied = 0;
         st.nr_dirtied_pause = pause_next;
-        st.pauses += 1;
-        st.paused_ns += pause_ns;
         if task_rl > 0 || bdi_dirty <= 1 {
             // Leave the loop after this sleep.
             st.active = false;

@@ -17,14 +17,11 @@ pub struct BdpState {
     pub bdi: usize,
     /// IO-less (3.2+) per-task state: pages dirtied since the last check,
     /// the pages allowed before the next one (0 = the initial 32),
-    /// `dirty_paused_when`, the entry time of the current call, and
-    /// totals of the pauses taken.
+    /// `dirty_paused_when` and the entry time of the current call.
     pub nr_dirtied: u64,
     pub nr_dirtied_pause: u64,
     pub dirty_paused_when_jiffies: u64,
     pub start_jiffies: Option<u64>,
-    pub pauses: u64,
-    pub paused_ns: u64,
     write_chunk: u64,
     pages_written: u64,
     pause_ns: u64,
