@@ -172,6 +172,7 @@ pub fn sim_term(tok: &str, runs: &RunsByKey) -> Result<f64, String> {
 /// `fsmark.overhead_us_mean`, `fsmark.files_per_second_mean_last_half`,
 /// `devices.write_iops` / `devices.write_mb_per_second` /
 /// `devices.avg_write_request_kib` (summed over devices),
+/// `iozone.<task>.<test>` (MB/s),
 /// `kswapd_efficiency_percent` or
 /// `series.<figure>` (see `Series::stats`).
 pub fn metric_value(r: &RunReport, metric: &str) -> Result<f64, String> {
@@ -201,6 +202,18 @@ pub fn metric_value(r: &RunReport, metric: &str) -> Result<f64, String> {
             }
             _ => Err(format!("unknown fs_mark figure `{c}`")),
         };
+    }
+    if let Some(c) = metric.strip_prefix("iozone.") {
+        // iozone.<task>.<test>: MB/s as IOzone reports it (KiB/s / 1024).
+        let (task, test) = c
+            .rsplit_once('.')
+            .ok_or_else(|| format!("`{metric}`: expected iozone.<task>.<test>"))?;
+        return r
+            .iozone
+            .iter()
+            .find(|x| x.task == task && x.test.name() == test)
+            .map(|x| x.kib_per_second as f64 / 1024.0)
+            .ok_or_else(|| format!("no IOzone result for task `{task}`, test `{test}`"));
     }
     if let Some(c) = metric.strip_prefix("devices.") {
         // Physical IO: summed over all devices (an md array has none).
@@ -270,7 +283,11 @@ pub fn published_term(tok: &str, table: &toml::Value) -> Result<f64, String> {
                     .find(|item| {
                         sel.split(',').all(|kv| {
                             let (k, want) = kv.split_once('=').unwrap_or((kv, ""));
-                            item.get(k).and_then(|x| x.as_str()) == Some(want)
+                            match item.get(k) {
+                                Some(toml::Value::String(x)) => x == want,
+                                Some(toml::Value::Integer(i)) => i.to_string() == want,
+                                _ => false,
+                            }
                         })
                     })
                     .ok_or_else(|| format!("`{tok}`: no `{key}` entry with {sel}"))?

@@ -260,6 +260,17 @@ fn cmd_run(a: &RunArgs) -> Result<(), String> {
             }
         }
         write_atomically(p, &csv)?;
+        // The per-device shares go beside it: `X.csv` → `X.bdi.csv`.
+        let mut bdi_csv = String::from(wbsim::report::series::Series::BDI_CSV_HEADER);
+        bdi_csv.push('\n');
+        for r in &reports {
+            for run in &r.runs {
+                if let Some(series) = &run.series {
+                    series.write_bdi_csv_rows(&r.kernel, run.seed, &mut bdi_csv);
+                }
+            }
+        }
+        write_atomically(&p.with_extension("bdi.csv"), &bdi_csv)?;
     }
     if let Some(p) = a.plot {
         let lines: Vec<(&str, &wbsim::report::series::Series)> = reports

@@ -245,8 +245,10 @@ mod tests {
                             ..ZoneSample::default()
                         })
                         .collect(),
+                    bdis: vec![],
                 })
                 .collect(),
+            bdi_names: vec![],
         }
     }
 

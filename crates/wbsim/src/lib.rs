@@ -66,6 +66,7 @@ fn simulate_inner(
     if let Some(interval_ns) = opts.series_interval_ns {
         sys.series = Some(report::series::Series {
             zone_names: sys.zones.iter().map(|z| z.name.to_string()).collect(),
+            bdi_names: sys.bdis.iter().map(|b| b.name.clone()).collect(),
             interval_ns: interval_ns.max(1),
             samples: Vec::new(),
         });

@@ -58,6 +58,15 @@ pub struct Inode {
     pub size_pages: u32,
     /// I_SYNC: being written back right now.
     pub in_writeback: bool,
+    /// Pages under writeback (what `filemap_fdatawait` waits for).
+    pub nr_writeback: u64,
+    /// Pages below this index have blocks on disk (were written once);
+    /// a page-cache miss above it is a hole, read as zeroes without IO.
+    pub on_disk_pages: u32,
+    /// `file_ra_state` of the (one) reader: the last window's size and
+    /// its last page.
+    pub ra_size: u32,
+    pub ra_prev_index: u32,
     /// I_DIRTY_RECLAIM (Gorman RFC patch 5): reclaim met a dirty page of
     /// this inode; `queue_io` takes it regardless of age.
     pub dirty_reclaim: bool,
@@ -77,6 +86,10 @@ impl Inode {
             writeback_index: 0,
             dirtied_when: 0,
             list: InodeList::None,
+            nr_writeback: 0,
+            on_disk_pages: 0,
+            ra_size: 0,
+            ra_prev_index: u32::MAX,
             base_sector,
             dirty_reclaim: false,
             size_pages: 0,
@@ -85,6 +98,11 @@ impl Inode {
     }
 
     #[inline]
+    /// One past the highest page index the mapping has room for.
+    pub fn cached_extent(&self) -> u32 {
+        self.pages.len() as u32
+    }
+
     pub fn page(&self, index: u32) -> u32 {
         self.pages.get(index as usize).copied().unwrap_or(NIL)
     }

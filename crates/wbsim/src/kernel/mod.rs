@@ -37,9 +37,26 @@ impl DirtyLimitScope {
 pub struct KernelProfile {
     pub name: String,
     pub dirty_limit_scope: DirtyLimitScope,
+    /// How each device's share of the dirty limit follows its writeback
+    /// completions.
+    #[serde(default = "Proportions::floating")]
+    pub proportions: Proportions,
     /// Added to the floating-proportion period shift of `calc_period_shift`
     /// (2.6.24 – 3.6); 0 is the kernel's own rule.
     pub proportion_shift_offset: i32,
+    /// A fixed floating-proportion period shift instead of
+    /// `calc_period_shift` (Jiang Zhe's Dec 2007 patch returns 12).
+    #[serde(default)]
+    pub proportion_shift_fixed: Option<u32>,
+    /// `clip_bdi_dirty_limit` (2.6.24; later removal UNVERIFIED): a device
+    /// may not claim more than what is still free in the global budget
+    /// plus what it already holds.
+    #[serde(default)]
+    pub clip_bdi_dirty_limit: bool,
+    /// How a writer over its device's limit waits between writeback
+    /// chunks in `balance_dirty_pages` (writer-writeback throttling only).
+    #[serde(default = "BdpWait::doubling_timeout")]
+    pub bdp_wait: BdpWait,
     /// `task_dirty_limit` (2.6.24 – 3.1): heavy dirtiers get up to 1/8 less.
     pub task_dirty_limit: bool,
     /// `balance_dirty_pages` lets a device exceed its share while the system
@@ -66,6 +83,42 @@ pub struct KernelProfile {
     /// How writers are throttled when too much memory is dirty.
     #[serde(default = "DirtyThrottle::writer_writeback")]
     pub dirty_throttle: DirtyThrottle,
+}
+
+/// The per-device proportion of writeback completions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Proportions {
+    /// 2.6.24 – 3.6 (`lib/proportions.c`): decays by half every
+    /// `2^(shift-1)` completions machine-wide.
+    Floating,
+    /// 3.7+ (`lib/flex_proportions.c`): decays by half every 3 s of
+    /// simulated time while completions happen.
+    Flexible,
+}
+
+impl Proportions {
+    fn floating() -> Self {
+        Proportions::Floating
+    }
+}
+
+/// The wait between writeback chunks of a throttled writer (before 3.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BdpWait {
+    /// 2.6.24 – 2.6.35: `congestion_wait(WRITE, HZ/10)`, which returns
+    /// early when a queue leaves congestion.
+    CongestionWait,
+    /// ~2.6.36 – 3.1: `io_schedule_timeout`, from one jiffy doubling up to
+    /// HZ/10.
+    DoublingTimeout,
+}
+
+impl BdpWait {
+    fn doubling_timeout() -> Self {
+        BdpWait::DoublingTimeout
+    }
 }
 
 /// Block plugging around writeback.
@@ -136,6 +189,20 @@ pub enum SkippedDirtyPage {
 }
 
 const PRESETS: &[(&str, &str)] = &[
+    ("2.6.24", include_str!("presets/2.6.24.toml")),
+    (
+        "2.6.24+violation",
+        include_str!("presets/2.6.24+violation.toml"),
+    ),
+    (
+        "2.6.24+shift-12",
+        include_str!("presets/2.6.24+shift-12.toml"),
+    ),
+    (
+        "2.6.24+violation+shift-12",
+        include_str!("presets/2.6.24+violation+shift-12.toml"),
+    ),
+    ("3.7", include_str!("presets/3.7.toml")),
     ("3.0-vanilla", include_str!("presets/3.0-vanilla.toml")),
     (
         "3.0+per-zone-dirty",

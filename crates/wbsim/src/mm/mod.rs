@@ -1,6 +1,7 @@
 //! Memory management: page frames, zones, the page allocator's fast path,
 //! LRU lists with pagevec batching, page-state accounting, vmstat.
 
+pub mod filemap;
 pub mod page;
 pub mod slab;
 pub mod swap;

@@ -39,6 +39,9 @@ pub mod flags {
     /// PG_locked held for a read in flight (swap-in): reclaim's
     /// `trylock_page` fails and the faulting task waits for it.
     pub const LOCKED: u16 = 1 << 12;
+    /// A file page mapped writable by some PTE (a shared mapping written
+    /// through); `page_mkclean` clears it when the page is cleaned.
+    pub const PTE_WRITE: u16 = 1 << 13;
 }
 
 /// Which list (or holder) a frame belongs to. Every frame is in exactly one

@@ -68,6 +68,9 @@ pub struct RunReport {
     /// fs_mark task, one per loop; empty without fs_mark.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fsmark: Vec<crate::workload::fsmark_run::FsMarkLoop>,
+    /// IOzone's results, one per test and IOzone task, in the order run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub iozone: Vec<crate::workload::iozone_run::IozoneResult>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -155,6 +158,7 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
             .first()
             .map(|r| r.results.clone())
             .unwrap_or_default(),
+        iozone: sys.iozone_results.clone(),
     }
 }
 

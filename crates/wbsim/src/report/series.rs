@@ -23,6 +23,21 @@ pub struct ZoneSample {
     pub dirty_limit_pages: u64,
 }
 
+/// One device's dirty-limit share at one sample instant
+/// (`bdi_writeout_fraction`, `bdi_dirty_limit`; what
+/// `/sys/kernel/debug/bdi/*/stats` shows as BdiDirtyThresh).
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct BdiSample {
+    /// Fraction of recent writeback completions (0..1).
+    pub share: f64,
+    /// The device's dirty threshold (no task limit applied).
+    pub thresh_pages: u64,
+    pub reclaimable_pages: u64,
+    pub writeback_pages: u64,
+    /// Pages whose writeback completed since boot.
+    pub written_pages: u64,
+}
+
 /// The machine at one instant.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct Sample {
@@ -31,6 +46,8 @@ pub struct Sample {
     pub kswapd_awake: bool,
     /// One entry per zone, in `Series::zone_names` order.
     pub zones: Vec<ZoneSample>,
+    /// One entry per device, in `Series::bdi_names` order.
+    pub bdis: Vec<BdiSample>,
 }
 
 /// Samples of one run, in time order, every `interval_ns`.
@@ -38,6 +55,8 @@ pub struct Sample {
 pub struct Series {
     /// Zone names, lowest first (`DMA`, `DMA32`, `Normal`).
     pub zone_names: Vec<String>,
+    /// Backing devices (flusher names without `flush-`).
+    pub bdi_names: Vec<String>,
     pub interval_ns: u64,
     pub samples: Vec<Sample>,
 }
@@ -67,6 +86,43 @@ impl Series {
         }
     }
 
+    /// CSV rows of the per-device shares. Header: `BDI_CSV_HEADER`.
+    pub fn write_bdi_csv_rows(&self, kernel: &str, seed: u64, out: &mut String) {
+        use std::fmt::Write as _;
+        for s in &self.samples {
+            for (name, b) in self.bdi_names.iter().zip(&s.bdis) {
+                let _ = writeln!(
+                    out,
+                    "{kernel},{seed},{:.3},{name},{:.6},{},{},{},{}",
+                    s.time_ns as f64 / 1e9,
+                    b.share,
+                    b.thresh_pages,
+                    b.reclaimable_pages,
+                    b.writeback_pages,
+                    b.written_pages
+                );
+            }
+        }
+    }
+
+    pub const BDI_CSV_HEADER: &'static str =
+        "kernel,seed,time_s,bdi,share,thresh_pages,reclaimable_pages,writeback_pages,written_pages";
+
+    /// How long a device took to earn its share: from the last sample
+    /// before its first completion to the first sample at which its share
+    /// is at least 90 % of its share at the end of the run, in seconds and
+    /// in pages the device wrote meanwhile. `None` if it never wrote.
+    pub fn share_ramp(&self, bdi: usize) -> Option<(f64, u64)> {
+        let written = |i: usize| self.samples[i].bdis[bdi].written_pages;
+        self.samples.first()?;
+        let start = (1..self.samples.len()).find(|&i| written(i) > written(0))? - 1;
+        let target = 0.9 * self.samples.last()?.bdis[bdi].share;
+        let reach =
+            (start..self.samples.len()).find(|&i| self.samples[i].bdis[bdi].share >= target)?;
+        let secs = (self.samples[reach].time_ns - self.samples[start].time_ns) as f64 / 1e9;
+        Some((secs, written(reach) - written(start)))
+    }
+
     /// Summary figures of the series, by name:
     /// * `<zone>.dirty_of_inactive_kswapd`, `all.dirty_of_inactive_kswapd`:
     ///   median, over the samples taken while kswapd was awake, of dirty
@@ -75,9 +131,16 @@ impl Series {
     /// * `<zone>.max_dirty_over_limit`: the largest ratio of the zone's
     ///   dirty and writeback pages to its per-zone dirty limit, and
     ///   `all.max_dirty_over_limit` the largest of those;
-    /// * `kswapd_samples`: how many samples found kswapd awake.
+    /// * `kswapd_samples`: how many samples found kswapd awake;
+    /// * `<bdi>.share_90_seconds`, `<bdi>.share_90_pages`: see `share_ramp`.
     pub fn stats(&self) -> BTreeMap<String, f64> {
         let mut out = BTreeMap::new();
+        for (b, name) in self.bdi_names.iter().enumerate() {
+            if let Some((secs, pages)) = self.share_ramp(b) {
+                out.insert(format!("{name}.share_90_seconds"), secs);
+                out.insert(format!("{name}.share_90_pages"), pages as f64);
+            }
+        }
         let awake: Vec<&Sample> = self.samples.iter().filter(|s| s.kswapd_awake).collect();
         out.insert("kswapd_samples".to_string(), awake.len() as f64);
         let fraction =
@@ -152,22 +215,26 @@ mod tests {
     fn stats_use_only_kswapd_samples_for_fractions() {
         let series = Series {
             zone_names: vec!["DMA32".into(), "Normal".into()],
+            bdi_names: vec![],
             interval_ns: 1,
             samples: vec![
                 Sample {
                     time_ns: 0,
                     kswapd_awake: false,
                     zones: vec![zone(100, 100, 10), zone(10, 10, 5)],
+                    bdis: vec![],
                 },
                 Sample {
                     time_ns: 1,
                     kswapd_awake: true,
                     zones: vec![zone(100, 10, 20), zone(10, 6, 5)],
+                    bdis: vec![],
                 },
                 Sample {
                     time_ns: 2,
                     kswapd_awake: true,
                     zones: vec![zone(100, 20, 20), zone(10, 8, 5)],
+                    bdis: vec![],
                 },
             ],
         };
@@ -189,5 +256,42 @@ mod tests {
         assert_eq!(median(vec![3.0, 1.0, 2.0]), Some(2.0));
         assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), Some(2.5));
         assert_eq!(median(vec![]), None);
+    }
+
+    /// The ramp runs from the last sample before the device's first
+    /// completion to the first at 90 % of its final share.
+    #[test]
+    fn share_ramp_from_first_completion_to_ninety_percent() {
+        let b = |share: f64, written: u64| BdiSample {
+            share,
+            written_pages: written,
+            ..BdiSample::default()
+        };
+        let shares = [
+            (0.0, 0),
+            (0.0, 0),
+            (0.2, 100),
+            (0.5, 300),
+            (0.91, 700),
+            (1.0, 900),
+        ];
+        let series = Series {
+            bdi_names: vec!["sdb".into()],
+            interval_ns: 1_000_000_000,
+            samples: shares
+                .iter()
+                .enumerate()
+                .map(|(i, &(sh, w))| Sample {
+                    time_ns: i as u64 * 1_000_000_000,
+                    bdis: vec![b(sh, w)],
+                    ..Sample::default()
+                })
+                .collect(),
+            ..Series::default()
+        };
+        assert_eq!(series.share_ramp(0), Some((3.0, 700)));
+        let st = series.stats();
+        assert_eq!(st["sdb.share_90_seconds"], 3.0);
+        assert_eq!(st["sdb.share_90_pages"], 700.0);
     }
 }

@@ -179,6 +179,9 @@ pub struct TaskConfig {
     /// The command line as written in the scenario.
     pub command: String,
     pub program: Program,
+    /// Start when this earlier task exits (a shell's `a; b`), instead of
+    /// at time 0.
+    pub after: Option<String>,
 }
 
 /// The program a task runs, parsed from its command line.
@@ -189,6 +192,7 @@ pub enum Program {
     FsMark(crate::workload::fsmark::FsMarkCommand),
     MemTouch(crate::workload::synthetic::MemTouchCommand),
     MapWrite(crate::workload::synthetic::MapWriteCommand),
+    Iozone(crate::workload::iozone::IozoneCommand),
 }
 
 impl TaskConfig {

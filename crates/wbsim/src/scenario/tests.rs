@@ -136,6 +136,7 @@ fn zone_dirty_v2_parses_exactly() {
                 conv_fsync: false,
                 oflag_direct: false,
             }),
+            after: None,
         }],
         swap: None,
         run: RunConfig::default(),

@@ -313,12 +313,11 @@ pub(super) fn scenario(root: &Node, text: &str, file: &str, name: String) -> Res
         Some(t) => Some(swap(&cx, &t, &devices)?),
         None => None,
     };
-    let tasks = root
-        .array_of_tables(&cx, "task")?
-        .iter()
-        .enumerate()
-        .map(|(i, t)| task(&cx, t, i, &filesystems))
-        .collect::<Result<Vec<_>>>()?;
+    let mut tasks = Vec::new();
+    for (i, t) in root.array_of_tables(&cx, "task")?.iter().enumerate() {
+        let tc = task(&cx, t, i, &filesystems, &tasks)?;
+        tasks.push(tc);
+    }
     let run = match root.table(&cx, "run")? {
         Some(t) => run(&cx, &t)?,
         None => RunConfig::default(),

@@ -21,6 +21,7 @@ use crate::scenario::Program;
 use crate::scenario::{FsType, Scenario, ZoneKind};
 use crate::sim::{CostTable, EventKind, EventQueue, NS_PER_SEC};
 use crate::workload::fsmark_run::{FsMarkRun, FsMarkState};
+use crate::workload::iozone_run::IozoneState;
 use crate::workload::mapwrite::MapWriteState;
 use crate::workload::memtouch::MemTouchState;
 use crate::workload::WriterState;
@@ -120,7 +121,9 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
     } else {
         sc.sysctl.dirty_ratio as u64 * dirtyable_at_boot / 100
     };
-    let shift = calc_period_shift(dirty_total, profile.proportion_shift_offset);
+    let shift = profile
+        .proportion_shift_fixed
+        .unwrap_or_else(|| calc_period_shift(dirty_total, profile.proportion_shift_offset));
 
     let mut sys = System {
         now: 0,
@@ -155,9 +158,11 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         read_waiters: Vec::new(),
         vfs: Default::default(),
         fsmark_runs: Vec::new(),
+        iozone_results: Vec::new(),
         bdis: Vec::new(),
         prop_completions: PropGlobal::new(shift),
         prop_dirties: PropGlobal::new(shift),
+        flex_completions: Default::default(),
         ratelimit_pages: ratelimit_pages(total_pages, ncpus as u64),
         bdp_ratelimits: vec![0; ncpus],
         global_dirty_limit: crate::writeback::ioless::GlobalDirtyLimit::new(0),
@@ -307,6 +312,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
     };
     let mut pending_daemons: Vec<(u32, usize)> = Vec::new();
     let mut extra_threads: Vec<(String, TaskKind)> = Vec::new();
+    let mut task_ids: Vec<u32> = Vec::new();
     for (ti, tc) in sc.tasks.iter().enumerate() {
         let tid = sys.tasks.len() as u32;
         let (kind, is_workload) = match &tc.program {
@@ -318,7 +324,9 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                     tid + 1
                 });
                 let bdi = sys.filesystems[f].bdi;
-                let w = WriterState::new(id, bdi, fuse_daemon, dd.bs_bytes, dd.total_bytes(), true);
+                let mut w =
+                    WriterState::new(id, bdi, fuse_daemon, dd.bs_bytes, dd.total_bytes(), true);
+                w.fsync_at_end = dd.conv_fsync;
                 (TaskKind::Writer(Box::new(w)), true)
             }
             Program::FsMark(fm) => {
@@ -352,6 +360,14 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                 let st = MemTouchState::new(sys.anon_regions.len() - 1, mt, rng);
                 (TaskKind::MemTouch(Box::new(st)), false)
             }
+            Program::Iozone(io) => {
+                let f = fs_of(sc, &io.file);
+                let bdi = sys.filesystems[f].bdi;
+                // Random stream 3000 + task index, derived from the run seed.
+                let mut rng = crate::sim::rng_stream(seed, 3000 + ti as u64);
+                let st = IozoneState::new(io.clone(), f, bdi, &mut rng);
+                (TaskKind::Iozone(Box::new(st)), true)
+            }
             Program::MapWrite(mw) => {
                 let f = fs_of(sc, &mw.file);
                 let ino = sys.create_file(f, mw.size_bytes);
@@ -364,17 +380,31 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                 (TaskKind::MapWrite(Box::new(st)), true)
             }
         };
+        // A task with `after` is started when that task exits.
+        let start_after = tc.after.as_ref().map(|a| {
+            let first = sc
+                .tasks
+                .iter()
+                .position(|t| &t.name == a)
+                .expect("validated");
+            task_ids[first]
+        });
+        task_ids.push(tid);
         let mut spawn = |sys: &mut System, name: &str, kind: TaskKind| {
             let tid = sys.tasks.len() as u32;
-            sys.tasks.push(Task::new(name, cpu(), kind, is_workload));
+            let mut task = Task::new(name, cpu(), kind, is_workload);
+            task.start_after = start_after;
+            sys.tasks.push(task);
             sys.workload_left += is_workload as usize;
-            sys.events.push(
-                0,
-                EventKind::RunTask {
-                    task: tid,
-                    token: 0,
-                },
-            );
+            if start_after.is_none() {
+                sys.events.push(
+                    0,
+                    EventKind::RunTask {
+                        task: tid,
+                        token: 0,
+                    },
+                );
+            }
         };
         spawn(&mut sys, &tc.name, kind);
         for (name, kind) in extra_threads.drain(..) {

@@ -69,11 +69,15 @@ pub struct System {
     pub vfs: crate::mm::slab::VfsCaches,
     /// fs_mark commands being run (shared by their threads).
     pub fsmark_runs: Vec<crate::workload::fsmark_run::FsMarkRun>,
+    /// Results of the IOzone tests run so far.
+    pub iozone_results: Vec<crate::workload::iozone_run::IozoneResult>,
 
     // writeback
     pub bdis: Vec<Bdi>,
     pub prop_completions: PropGlobal,
     pub prop_dirties: PropGlobal,
+    /// Flexible proportions of completions (3.7+ profiles).
+    pub flex_completions: crate::writeback::flex_proportions::FlexGlobal,
     pub ratelimit_pages: u64,
     /// Per-CPU `bdp_ratelimits` counters (3.0 `ratelimits`).
     pub bdp_ratelimits: Vec<u64>,
@@ -265,6 +269,7 @@ impl System {
             TaskKind::FsMark(_) => self.fsmark_step(tid),
             TaskKind::MemTouch(_) => self.memtouch_step(tid),
             TaskKind::MapWrite(_) => self.mapwrite_step(tid),
+            TaskKind::Iozone(_) => self.iozone_step(tid),
             TaskKind::Flusher(_) => self.flusher_step(tid),
             TaskKind::Kswapd(_) => self.kswapd_step(tid),
             TaskKind::FsDaemon(_) => self.fs_daemon_step(tid),
@@ -304,10 +309,37 @@ impl System {
                 }
             })
             .collect();
+        let thresh = self.global_dirty_limits().thresh;
+        let sum_min: u32 = self.bdis.iter().map(|b| b.min_ratio).sum();
+        let bdis = (0..self.bdis.len())
+            .map(|i| {
+                let b = &self.bdis[i];
+                let (num, den) = self.bdi_writeout_fraction_now(i);
+                crate::report::series::BdiSample {
+                    share: if den > 0 {
+                        num as f64 / den as f64
+                    } else {
+                        0.0
+                    },
+                    thresh_pages: crate::writeback::limits::bdi_share(
+                        thresh,
+                        num,
+                        den,
+                        b.min_ratio,
+                        b.max_ratio,
+                        sum_min,
+                    ),
+                    reclaimable_pages: b.reclaimable,
+                    writeback_pages: b.writeback,
+                    written_pages: b.written_pages,
+                }
+            })
+            .collect();
         crate::report::series::Sample {
             time_ns,
             kswapd_awake: self.kswapd_awake(),
             zones,
+            bdis,
         }
     }
 

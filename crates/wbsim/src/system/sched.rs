@@ -95,6 +95,10 @@ impl System {
     /// A task's wake-up (or start) event: `enqueue_task_fair` +
     /// `check_preempt_wakeup`.
     pub(super) fn wake_up_task(&mut self, tid: u32, at: Ns) {
+        if self.tasks[tid as usize].exited_ns.is_some() {
+            // A stale wake-up (a wait queue the task left by exiting).
+            return;
+        }
         let cpu = self.tasks[tid as usize].cpu;
         if self.is_runnable(cpu, tid) {
             return;
@@ -266,12 +270,32 @@ impl System {
                     if task.is_workload {
                         self.workload_left -= 1;
                     }
+                    self.start_tasks_after(tid, end);
                 }
             }
             if self.runqueues[cpu].curr.is_some() || !self.runqueues[cpu].queued.is_empty() {
                 self.cpu_free_at(cpu);
             }
             break;
+        }
+    }
+}
+
+impl System {
+    /// Start the tasks that were waiting for `tid` to exit.
+    fn start_tasks_after(&mut self, tid: u32, at: Ns) {
+        for t in 0..self.tasks.len() {
+            if self.tasks[t].start_after == Some(tid) {
+                self.tasks[t].start_after = None;
+                self.tasks[t].started_ns = at;
+                self.events.push(
+                    at,
+                    EventKind::RunTask {
+                        task: t as u32,
+                        token: self.tasks[t].token,
+                    },
+                );
+            }
         }
     }
 }

@@ -32,6 +32,8 @@ pub enum TaskKind {
     MemTouch(Box<crate::workload::memtouch::MemTouchState>),
     /// A process writing through a shared file mapping (`mapwrite`).
     MapWrite(Box<crate::workload::mapwrite::MapWriteState>),
+    /// An IOzone run.
+    Iozone(Box<crate::workload::iozone_run::IozoneState>),
     /// Per-device flusher thread (`bdi_writeback_thread`, 2.6.32 – 3.x).
     Flusher(FlusherState),
     /// kswapd0.
@@ -70,6 +72,8 @@ pub struct Task {
     pub user_ns: Ns,
     pub sys_ns: Ns,
     pub started_ns: Ns,
+    /// Not started until this task exits (`after` in the scenario).
+    pub start_after: Option<u32>,
     pub exited_ns: Option<Ns>,
     /// Is this a workload task whose exit ends the run?
     pub is_workload: bool,
@@ -98,6 +102,7 @@ impl Task {
             user_ns: 0,
             sys_ns: 0,
             started_ns: 0,
+            start_after: None,
             exited_ns: None,
             is_workload,
             pending_wait: None,

@@ -52,7 +52,7 @@ impl System {
         self.vmstat.inc(crate::mm::vmstat::Ev::PgFault, 1);
         self.charge_sys(tid, self.cost.page_fault_ns);
         self.charge_user(tid, USER_NS_PER_PAGE);
-        self.pages[pfn as usize].flags |= flags::PTE_MAPPED | flags::PTE_YOUNG;
+        self.pages[pfn as usize].flags |= flags::PTE_MAPPED | flags::PTE_YOUNG | flags::PTE_WRITE;
         let newly = self.set_page_dirty(pfn, Some(tid));
         self.mapwrite_state(tid).next += 1;
         if newly {
@@ -63,7 +63,7 @@ impl System {
 
     /// `munmap` → `zap_pte_range`: drop every PTE; a young one marks the
     /// page accessed.
-    fn munmap_file(&mut self, tid: u32, ino: u32) {
+    pub fn munmap_file(&mut self, tid: u32, ino: u32) {
         let size = self.inodes[ino as usize].size_pages;
         for idx in 0..size {
             let pfn = self.inodes[ino as usize].page(idx);
@@ -71,7 +71,8 @@ impl System {
                 continue;
             }
             let young = self.pages[pfn as usize].has(flags::PTE_YOUNG);
-            self.pages[pfn as usize].flags &= !(flags::PTE_MAPPED | flags::PTE_YOUNG);
+            self.pages[pfn as usize].flags &=
+                !(flags::PTE_MAPPED | flags::PTE_YOUNG | flags::PTE_WRITE);
             if young {
                 self.mark_page_accessed(pfn);
             }

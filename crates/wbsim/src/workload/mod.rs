@@ -15,6 +15,8 @@
 pub mod dd;
 pub mod fsmark;
 pub mod fsmark_run;
+pub mod iozone;
+pub mod iozone_run;
 pub mod mapwrite;
 pub mod memtouch;
 pub mod shell;
@@ -43,6 +45,10 @@ pub struct WriterState {
     /// A FUSE request is in flight.
     pub awaiting_reply: bool,
     pub bytes_written: u64,
+    /// dd `conv=fsync`: `fsync` the file after the last block (the next
+    /// page index to look at while it runs).
+    pub fsync_at_end: bool,
+    pub fsync_cursor: u32,
 }
 
 impl WriterState {
@@ -65,6 +71,8 @@ impl WriterState {
             call_left: 0,
             awaiting_reply: false,
             bytes_written: 0,
+            fsync_at_end: false,
+            fsync_cursor: 0,
         }
     }
 }
@@ -135,6 +143,14 @@ impl System {
         }
         if w.call_left == 0 {
             if w.bytes_left == 0 {
+                if w.fsync_at_end {
+                    let (ino, mut cursor) = (w.inode, w.fsync_cursor);
+                    let step = self.filemap_write_and_wait(tid, ino, &mut cursor);
+                    self.writer_state(tid).fsync_cursor = cursor;
+                    if let Some(step) = step {
+                        return step;
+                    }
+                }
                 return Step::Exit;
             }
             let bs = w.bs_bytes.min(w.bytes_left);

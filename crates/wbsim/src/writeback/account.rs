@@ -74,14 +74,19 @@ impl System {
         if !anon {
             let bdi = self.inodes[ino].bdi;
             self.bdis[bdi].writeback += 1;
+            let inode = &mut self.inodes[ino];
+            inode.nr_writeback += 1;
+            inode.on_disk_pages = inode.on_disk_pages.max(self.pages[pfn as usize].index + 1);
         }
     }
 
-    /// `clear_page_dirty_for_io`: dirty bit and counts cleared.
+    /// `clear_page_dirty_for_io`: dirty bit and counts cleared; a page
+    /// mapped writable is write-protected again (`page_mkclean`), so the
+    /// next write through the mapping faults and dirties it anew.
     pub fn clear_page_dirty_for_io(&mut self, pfn: Pfn) {
         let p = self.pages[pfn as usize];
         debug_assert!(p.has(flags::DIRTY));
-        self.pages[pfn as usize].flags &= !flags::DIRTY;
+        self.pages[pfn as usize].flags &= !(flags::DIRTY | flags::PTE_WRITE);
         if p.has(flags::ANON) {
             // Anonymous pages are never in the dirty counts.
             return;
@@ -113,11 +118,10 @@ impl System {
             // Swap (BDI_CAP_NO_ACCT_AND_WRITEBACK) counts no device
             // writeback and earns no writeback proportion.
             let bdi = self.inodes[p.inode as usize].bdi;
+            self.inodes[p.inode as usize].nr_writeback -= 1;
             self.bdis[bdi].writeback -= 1;
             self.bdis[bdi].written_pages += 1;
-            let mut local = std::mem::take(&mut self.bdis[bdi].completions);
-            self.prop_completions.inc(&mut local);
-            self.bdis[bdi].completions = local;
+            self.bdi_writeout_inc(bdi);
         }
         if p.has(flags::RECLAIM) {
             self.pages[pfn as usize].flags &= !flags::RECLAIM;

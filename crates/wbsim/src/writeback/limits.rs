@@ -1,7 +1,9 @@
 //! Dirty limits, Linux 3.0 (`mm/page-writeback.c`):
 //! `determine_dirtyable_memory`, `global_dirty_limits`, `bdi_dirty_limit`,
-//! `task_dirty_limit`, `calc_period_shift`.
+//! `task_dirty_limit`, `calc_period_shift`; 2.6.24's
+//! `clip_bdi_dirty_limit`.
 
+use crate::kernel::Proportions;
 use crate::system::System;
 
 /// (background threshold, hard threshold) in pages.
@@ -120,14 +122,50 @@ impl System {
         dirty_limits(self.dirtyable_memory(), &self.sysctl, 4096)
     }
 
-    /// `bdi_dirty_limit` followed by `task_dirty_limit` for `tid`.
+    /// `bdi_writeout_fraction`: the device's share of recent writeback
+    /// completions as (numerator, denominator), from the floating or the
+    /// flexible proportions as the profile says.
+    pub fn bdi_writeout_fraction(&mut self, bdi: usize) -> (u64, u64) {
+        let mut local = std::mem::take(&mut self.bdis[bdi].completions);
+        let fraction = match self.profile.proportions {
+            Proportions::Floating => self.prop_completions.fraction(&mut local),
+            Proportions::Flexible => self.flex_completions.fraction(&mut local, self.now),
+        };
+        self.bdis[bdi].completions = local;
+        fraction
+    }
+
+    /// `bdi_writeout_fraction` without changing any state (for sampling).
+    pub fn bdi_writeout_fraction_now(&self, bdi: usize) -> (u64, u64) {
+        let mut local = self.bdis[bdi].completions.clone();
+        match self.profile.proportions {
+            Proportions::Floating => self.prop_completions.fraction(&mut local),
+            Proportions::Flexible => self.flex_completions.clone().fraction(&mut local, self.now),
+        }
+    }
+
+    /// `__bdi_writeout_inc`: one completion for the device's proportion.
+    pub fn bdi_writeout_inc(&mut self, bdi: usize) {
+        let mut local = std::mem::take(&mut self.bdis[bdi].completions);
+        match self.profile.proportions {
+            Proportions::Floating => self.prop_completions.inc(&mut local),
+            Proportions::Flexible => self.flex_completions.add(&mut local, 1, self.now),
+        }
+        self.bdis[bdi].completions = local;
+    }
+
+    /// `bdi_dirty_limit`, then (2.6.24) `clip_bdi_dirty_limit`, then
+    /// `task_dirty_limit` for `tid`.
     pub fn bdi_thresh(&mut self, bdi: usize, thresh: u64, tid: Option<u32>) -> u64 {
         let sum_min: u32 = self.bdis.iter().map(|b| b.min_ratio).sum();
-        let mut local = std::mem::take(&mut self.bdis[bdi].completions);
-        let (num, den) = self.prop_completions.fraction(&mut local);
-        self.bdis[bdi].completions = local;
+        let (num, den) = self.bdi_writeout_fraction(bdi);
         let b = &self.bdis[bdi];
         let mut limit = bdi_share(thresh, num, den, b.min_ratio, b.max_ratio, sum_min);
+        if self.profile.clip_bdi_dirty_limit {
+            let global_dirty = self.nr_dirty + self.nr_writeback;
+            let held = b.reclaimable + b.writeback;
+            limit = limit.min(thresh.saturating_sub(global_dirty) + held);
+        }
         if let (Some(t), true) = (tid, self.profile.task_dirty_limit) {
             let mut local = std::mem::take(&mut self.tasks[t as usize].dirties);
             let (n, d) = self.prop_dirties.fraction(&mut local);

@@ -3,10 +3,12 @@
 
 pub mod account;
 pub mod bdi;
+pub mod flex_proportions;
 pub mod flusher;
 pub mod ioless;
 pub mod ioless_throttle;
 pub mod limits;
 pub mod pass;
 pub mod proportions;
+pub mod sync;
 pub mod throttle;

@@ -86,6 +86,27 @@ mod tests {
         assert_eq!(g.fraction(&mut a), (4, 12));
     }
 
+    /// After a device alone completes one whole period (`2^shift`
+    /// events) following another device's long history, its share is at
+    /// least 1/2; the shares of both never sum to more than 1.
+    #[test]
+    fn a_lone_device_earns_half_within_one_period() {
+        let mut g = PropGlobal::new(10);
+        let (mut a, mut b) = (PropLocal::default(), PropLocal::default());
+        for _ in 0..10_000 {
+            g.inc(&mut a);
+        }
+        for i in 0..(1u64 << 10) {
+            g.inc(&mut b);
+            let (na, da) = g.fraction(&mut a);
+            let (nb, db) = g.fraction(&mut b);
+            assert_eq!(da, db);
+            assert!(na + nb <= da, "after {i}: {na} + {nb} > {da}");
+        }
+        let (nb, db) = g.fraction(&mut b);
+        assert!(2 * nb >= db, "{nb}/{db}");
+    }
+
     /// Test vector 1: dirty_total 104,857 pages -> shift 18.
     #[test]
     fn period_shift_vector() {

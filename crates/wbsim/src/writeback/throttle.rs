@@ -4,10 +4,12 @@
 //!
 //! The writer itself writes back `write_chunk` pages of its device when the
 //! device is over its share, and otherwise sleeps in `io_schedule_timeout`
-//! with a pause doubling from one jiffy to HZ/10.
+//! with a pause doubling from one jiffy to HZ/10 (or, 2.6.24 – 2.6.35, in
+//! `congestion_wait(WRITE, HZ/10)`; 2.6.24's loop was read from an
+//! `mm/page-writeback.c` of that era and has the same shape).
 
 use super::pass::{PassResult, WbPass, WritebackCaller};
-use crate::kernel::DirtyThrottle;
+use crate::kernel::{BdpWait, DirtyThrottle};
 use crate::system::task::Step;
 use crate::system::System;
 
@@ -84,6 +86,21 @@ impl System {
         step
     }
 
+    /// The wait between two rounds of the loop: `congestion_wait(WRITE,
+    /// HZ/10)` (2.6.24 – 2.6.35) or `io_schedule_timeout` of a pause
+    /// doubling from one jiffy to HZ/10 (2.6.36 – 3.1).
+    fn bdp_wait(&mut self, tid: u32, st: &mut BdpState) -> Step {
+        let max_ns = self.jiffies_ns(self.hz / 10);
+        match self.profile.bdp_wait {
+            BdpWait::CongestionWait => self.congestion_wait(tid, max_ns),
+            BdpWait::DoublingTimeout => {
+                let step = Step::SleepUntil(self.now + st.pause_ns);
+                st.pause_ns = (st.pause_ns * 2).min(max_ns);
+                step
+            }
+        }
+    }
+
     fn bdp_loop(&mut self, tid: u32, st: &mut BdpState) -> Option<Step> {
         let bdi = st.bdi;
         loop {
@@ -105,9 +122,7 @@ impl System {
                 if st.pages_written >= st.write_chunk {
                     break;
                 }
-                let step = Step::SleepUntil(self.now + st.pause_ns);
-                st.pause_ns = (st.pause_ns * 2).min(self.jiffies_ns(self.hz / 10));
-                return Some(step);
+                return Some(self.bdp_wait(tid, st));
             }
             let nr_reclaimable = self.nr_dirty;
             let nr_writeback = self.nr_writeback;
@@ -130,9 +145,7 @@ impl System {
                 st.pass = Some(WbPass::new(bdi, st.write_chunk as i64, None));
                 continue;
             }
-            let step = Step::SleepUntil(self.now + st.pause_ns);
-            st.pause_ns = (st.pause_ns * 2).min(self.jiffies_ns(self.hz / 10));
-            return Some(step);
+            return Some(self.bdp_wait(tid, st));
         }
         st.active = false;
         if !st.dirty_exceeded && self.bdis[bdi].dirty_exceeded {

@@ -5,11 +5,12 @@ use super::{Cx, Result, Table, U32_MAX};
 use crate::scenario::{DeviceConfig, FsConfig, Program, SwapConfig, TaskConfig};
 use crate::workload::dd::parse_dd;
 use crate::workload::fsmark::parse_fsmark;
+use crate::workload::iozone::parse_iozone;
 use crate::workload::synthetic::{parse_mapwrite, parse_memtouch};
 
-const TASK_KEYS: &[&str] = &["command", "name"];
+const TASK_KEYS: &[&str] = &["after", "command", "name"];
 const SWAP_KEYS: &[&str] = &["device", "size_mib"];
-const PROGRAMS: &[&str] = &["dd", "fs_mark", "memtouch", "mapwrite"];
+const PROGRAMS: &[&str] = &["dd", "fs_mark", "memtouch", "mapwrite", "iozone"];
 
 pub(super) fn swap(cx: &Cx, t: &Table, devices: &[DeviceConfig]) -> Result<SwapConfig> {
     t.check_keys(cx, SWAP_KEYS)?;
@@ -49,11 +50,30 @@ pub(super) fn task(
     t: &Table,
     index: usize,
     filesystems: &[FsConfig],
+    earlier: &[TaskConfig],
 ) -> Result<TaskConfig> {
     t.check_keys(cx, TASK_KEYS)?;
     let name = t
         .string(cx, "name")?
         .map_or_else(|| format!("task{index}"), |(n, _)| n);
+    let after = match t.string(cx, "after")? {
+        None => None,
+        Some((a, f)) => {
+            if !earlier.iter().any(|e| e.name == a) {
+                let names: Vec<&str> = earlier.iter().map(|e| e.name.as_str()).collect();
+                let message = if names.is_empty() {
+                    format!("`{a}` is not an earlier task: this is the first [[task]]")
+                } else {
+                    format!(
+                        "`{a}` is not the name of an earlier task; earlier tasks: {}",
+                        names.join(", ")
+                    )
+                };
+                return Err(cx.err(f.span, &f.key, message));
+            }
+            Some(a)
+        }
+    };
     let Some((command, f)) = t.string(cx, "command")? else {
         return Err(t.missing(
             cx,
@@ -91,6 +111,11 @@ pub(super) fn task(
             let file = mw.file.clone();
             (Program::MapWrite(mw), vec![("mapwrite file ", file)])
         }
+        "iozone" => {
+            let io = parse_iozone(&command).map_err(bad)?;
+            let file = io.file.clone();
+            (Program::Iozone(io), vec![("iozone file -f ", file)])
+        }
         other => {
             return Err(bad(format!(
                 "unknown program `{other}`; allowed: {}",
@@ -120,5 +145,6 @@ pub(super) fn task(
         name,
         command,
         program,
+        after,
     })
 }

@@ -1,0 +1,152 @@
+//! Reading file pages through the page cache and dropping a file's pages:
+//! `filemap_fault` / `do_generic_file_read` with readahead
+//! (`mm/readahead.c`, 2.6.24 – 3.x), and `truncate_inode_pages` at unlink.
+//!
+//! Readahead, simplified from `ondemand_readahead` and `filemap_fault`:
+//! * a `read(2)` miss that continues the previous read (or starts the
+//!   file) is sequential: the window starts at 4 pages and doubles per
+//!   miss up to `ra_pages`; any other `read(2)` miss reads just the page;
+//! * a fault miss reads `ra_pages` around the faulting page
+//!   (`do_page_cache_readahead(pgoff - ra_pages/2, ra_pages)`).
+//!
+//! Asynchronous readahead (PG_readahead marks) is not modelled, so a
+//! sequential reader waits once per window.
+
+use crate::mm::page::{flags, NIL};
+use crate::mm::Gfp;
+use crate::reclaim::direct::Alloc;
+use crate::system::task::Step;
+use crate::system::System;
+
+/// `VM_MAX_READAHEAD` (128 KiB) in pages, the default `read_ahead_kb`.
+pub const RA_PAGES: u32 = 32;
+
+/// How the page is being read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadKind {
+    /// `read(2)`; the value is the readahead window after the last miss.
+    Syscall,
+    /// A page fault on a mapping.
+    Fault,
+}
+
+impl System {
+    /// Page `idx` of `ino`, up to date. A miss below the file's on-disk
+    /// size starts a read (with readahead) and the task waits for it; a
+    /// miss above it is a hole, filled with zeroes. `Err` when the task
+    /// must sleep (call again after waking).
+    pub fn filemap_get_page(
+        &mut self,
+        tid: u32,
+        ino: u32,
+        idx: u32,
+        kind: ReadKind,
+    ) -> Result<u32, Step> {
+        let pfn = self.inodes[ino as usize].page(idx);
+        if pfn == NIL {
+            if idx >= self.inodes[ino as usize].on_disk_pages {
+                return self.find_or_create_page(tid, ino, idx, Gfp { write: false });
+            }
+            self.readahead(tid, ino, idx, kind)?;
+            self.vmstat.inc(
+                crate::mm::vmstat::Ev::PgMajFault,
+                (kind == ReadKind::Fault) as u64,
+            );
+        }
+        let pfn = self.inodes[ino as usize].page(idx);
+        if self.pages[pfn as usize].has(flags::LOCKED) {
+            // lock_page / wait_on_page_locked: the read is in flight.
+            self.read_waiters.push((pfn, tid));
+            return Err(Step::Wait(None));
+        }
+        Ok(pfn)
+    }
+
+    /// Queue reads for the window around `idx` and start the device.
+    fn readahead(&mut self, tid: u32, ino: u32, idx: u32, kind: ReadKind) -> Result<(), Step> {
+        let inode = &self.inodes[ino as usize];
+        let (first, nr) = match kind {
+            ReadKind::Fault => (idx.saturating_sub(RA_PAGES / 2), RA_PAGES),
+            ReadKind::Syscall if idx == 0 || idx == inode.ra_prev_index.wrapping_add(1) => {
+                let nr = (inode.ra_size * 2).clamp(4, RA_PAGES);
+                (idx, nr)
+            }
+            ReadKind::Syscall => (idx, 1),
+        };
+        let end = (first + nr).min(inode.on_disk_pages);
+        // The faulting page itself may wait for memory; the others are
+        // best effort (`__GFP_NORETRY` readahead allocations).
+        let target = match self.alloc_page_for_task(tid, Gfp { write: false }) {
+            Alloc::Page(p) => p,
+            Alloc::Sleep(step) => return Err(step),
+        };
+        self.start_page_read(tid, target, ino, idx);
+        for i in first..end {
+            if i == idx || self.inodes[ino as usize].page(i) != NIL {
+                continue;
+            }
+            let Some(pfn) = self.get_page_from_freelist(crate::mm::Mark::Low, Gfp { write: false })
+            else {
+                break;
+            };
+            self.charge_sys(tid, self.cost.page_alloc_ns);
+            self.start_page_read(tid, pfn, ino, i);
+        }
+        let inode = &mut self.inodes[ino as usize];
+        inode.ra_size = end - first;
+        inode.ra_prev_index = end - 1;
+        let bdi = inode.bdi;
+        self.flush_plug(bdi);
+        Ok(())
+    }
+
+    /// A new locked page in the page cache with its read queued.
+    fn start_page_read(&mut self, tid: u32, pfn: u32, ino: u32, idx: u32) {
+        self.pages[pfn as usize].flags |= flags::LOCKED;
+        self.add_to_page_cache_lru(tid, pfn, ino, idx);
+        self.submit_page_read(tid, pfn);
+    }
+
+    /// `truncate_inode_pages` for an unlinked, unmapped file: dirty pages
+    /// are cancelled at once (`cancel_dirty_page`); once no page is under
+    /// writeback (truncate waits on those), every page leaves the page
+    /// cache and the LRU and is freed. Returns false while it must wait:
+    /// the caller sleeps and calls again.
+    pub fn truncate_inode_pages(&mut self, ino: u32) -> bool {
+        let size = self.inodes[ino as usize].cached_extent();
+        if self.inodes[ino as usize].nr_dirty > 0 {
+            for idx in 0..size {
+                let pfn = self.inodes[ino as usize].page(idx);
+                if pfn != NIL && self.pages[pfn as usize].has(flags::DIRTY) {
+                    self.clear_page_dirty_for_io(pfn);
+                }
+            }
+        }
+        if self.inodes[ino as usize].nr_writeback > 0 {
+            return false;
+        }
+        for cpu in 0..self.pagevecs.len() {
+            self.lru_add_drain(cpu);
+        }
+        let busy = (0..size).any(|idx| {
+            let pfn = self.inodes[ino as usize].page(idx);
+            pfn != NIL && {
+                let p = &self.pages[pfn as usize];
+                p.has(flags::LOCKED) || p.holder.lru().is_none()
+            }
+        });
+        if busy {
+            return false;
+        }
+        for idx in 0..size {
+            let pfn = self.inodes[ino as usize].page(idx);
+            if pfn == NIL {
+                continue;
+            }
+            self.lru_unlink(pfn);
+            self.inodes[ino as usize].remove(idx);
+            self.free_page(pfn);
+        }
+        true
+    }
+}

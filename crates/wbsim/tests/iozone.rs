@@ -1,0 +1,137 @@
+//! IOzone on two disks end to end: every test reports, runs are
+//! deterministic, tasks start after one another, and the read path reads
+//! evicted pages back with readahead.
+
+use wbsim::kernel::preset;
+use wbsim::scenario::parse_scenario;
+
+fn scenario(mib: u64, tasks: &str) -> String {
+    format!(
+        r#"
+kernel = "2.6.24"
+[machine]
+cpus = 2
+[[machine.zone]]
+name = "DMA32"
+size_mib = {mib}
+[[device]]
+name = "sda"
+model = "disk"
+capacity_gib = 16
+seq_write_mib_per_s = 70.0
+max_request_kib = 512
+command_overhead_us = 100.0
+small_write_penalty_us = 8000.0
+[[device]]
+name = "sdb"
+model = "disk"
+capacity_gib = 16
+seq_write_mib_per_s = 70.0
+max_request_kib = 512
+command_overhead_us = 100.0
+small_write_penalty_us = 8000.0
+[[fs]]
+type = "xfs"
+device = "sda"
+mount = "a"
+[[fs]]
+type = "xfs"
+device = "sdb"
+mount = "b"
+{tasks}
+"#
+    )
+}
+
+const TWO_RUNS: &str = r#"
+[[task]]
+name = "history"
+command = "dd if=/dev/zero of=a/f bs=1M count=64 conv=fsync"
+[[task]]
+name = "first"
+after = "history"
+command = "iozone -B -i 0 -i 2 -r 4k -s 32M -f b/iozone.tmp"
+[[task]]
+name = "second"
+after = "first"
+command = "iozone -B -i 0 -i 2 -r 4k -s 32M -f b/iozone.tmp"
+"#;
+
+#[test]
+fn two_runs_after_a_history_report_every_test_deterministically() {
+    let sc = parse_scenario(&scenario(512, TWO_RUNS), "t.toml").unwrap();
+    let k = preset("2.6.24").unwrap();
+    let (sys, r) = wbsim::simulate_system(&sc, &k, 7);
+    let names: Vec<(String, &str)> = r
+        .iozone
+        .iter()
+        .map(|x| (x.task.clone(), x.test.name()))
+        .collect();
+    let want: Vec<(String, &str)> = ["first", "second"]
+        .iter()
+        .flat_map(|t| ["write", "rewrite", "randread", "randwrite"].map(|n| (t.to_string(), n)))
+        .collect();
+    assert_eq!(names, want);
+    assert!(r.iozone.iter().all(|x| x.kib_per_second > 0));
+    // The second run starts only when the first has exited.
+    let first = sys.tasks.iter().find(|t| t.name == "first").unwrap();
+    let second = sys.tasks.iter().find(|t| t.name == "second").unwrap();
+    assert_eq!(Some(second.started_ns), first.exited_ns);
+    // Disk B earned a share: its completions are counted.
+    let sdb = sys.bdis.iter().find(|b| b.name == "sdb").unwrap();
+    assert!(sdb.written_pages > 0);
+    let again = wbsim::simulate_system(&sc, &k, 7).1;
+    assert_eq!(
+        serde_json::to_string(&r).unwrap(),
+        serde_json::to_string(&again).unwrap()
+    );
+}
+
+/// A file larger than memory read back with read(2): page-cache misses
+/// go to the disk in readahead windows larger than one page.
+#[test]
+fn reads_of_evicted_pages_go_to_disk_with_readahead() {
+    let tasks = r#"
+[[task]]
+command = "iozone -i 0 -i 1 -r 64k -s 96M -f b/big"
+"#;
+    let sc = parse_scenario(&scenario(64, tasks), "r.toml").unwrap();
+    let (sys, r) = wbsim::simulate_system(&sc, &preset("2.6.24").unwrap(), 1);
+    let read = r.iozone.iter().find(|x| x.test.name() == "read").unwrap();
+    assert!(read.kib_per_second > 0);
+    let sdb = &sys.devices[1].stats;
+    assert!(sdb.read_bytes > 0, "{sdb:?}");
+    assert!(
+        sdb.read_bytes / sdb.read_requests.max(1) > 4096,
+        "reads are one page each: {sdb:?}"
+    );
+}
+
+#[test]
+fn after_must_name_an_earlier_task() {
+    let tasks = r#"
+[[task]]
+name = "x"
+after = "y"
+command = "iozone -B -i 0 -r 4k -s 1M -f b/f"
+"#;
+    let e = parse_scenario(&scenario(256, tasks), "bad.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("bad.toml") && e.contains("after"), "{e}");
+    assert!(e.contains("not an earlier task"), "{e}");
+}
+
+#[test]
+fn bad_iozone_lines_are_clear_errors() {
+    for (cmd, want) in [
+        ("iozone -B -i 14 -r 4k -s 1M -f b/f", "unknown test number"),
+        ("iozone -B -i 0 -r 2m -s 1M -f b/f", "larger than the file"),
+    ] {
+        let tasks = format!("[[task]]\ncommand = \"{cmd}\"\n");
+        let e = parse_scenario(&scenario(256, &tasks), "bad.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(want) && e.contains("command"), "{e}");
+    }
+}
