@@ -46,7 +46,8 @@ enum Command {
         #[arg(long)]
         json: Option<PathBuf>,
         /// Write per-zone free, file LRU, dirty and writeback pages over
-        /// simulated time as CSV (every run of every kernel).
+        /// simulated time as CSV (every run of every kernel), and each
+        /// device's dirty-limit share and threshold beside it (`X.bdi.csv`).
         #[arg(long)]
         series: Option<PathBuf>,
         /// Plot each zone's dirty pages over time, one line per kernel
@@ -250,27 +251,24 @@ fn cmd_run(a: &RunArgs) -> Result<(), String> {
         write_atomically(p, &text)?;
     }
     if let Some(p) = a.series {
-        let mut csv = String::from(wbsim::report::series::Series::CSV_HEADER);
-        csv.push('\n');
-        for r in &reports {
-            for run in &r.runs {
-                if let Some(series) = &run.series {
-                    series.write_csv_rows(&r.kernel, run.seed, &mut csv);
+        use wbsim::report::series::Series;
+        type Rows = fn(&Series, &str, u64, &mut String);
+        // Every run of every kernel; the per-device shares go beside the
+        // zones: `X.csv` → `X.bdi.csv`.
+        let csv = |header: &str, rows: Rows| {
+            let mut out = format!("{header}\n");
+            for r in &reports {
+                for run in &r.runs {
+                    if let Some(series) = &run.series {
+                        rows(series, &r.kernel, run.seed, &mut out);
+                    }
                 }
             }
-        }
-        write_atomically(p, &csv)?;
-        // The per-device shares go beside it: `X.csv` → `X.bdi.csv`.
-        let mut bdi_csv = String::from(wbsim::report::series::Series::BDI_CSV_HEADER);
-        bdi_csv.push('\n');
-        for r in &reports {
-            for run in &r.runs {
-                if let Some(series) = &run.series {
-                    series.write_bdi_csv_rows(&r.kernel, run.seed, &mut bdi_csv);
-                }
-            }
-        }
-        write_atomically(&p.with_extension("bdi.csv"), &bdi_csv)?;
+            out
+        };
+        write_atomically(p, csv(Series::CSV_HEADER, Series::write_csv_rows))?;
+        let bdi = csv(Series::BDI_CSV_HEADER, Series::write_bdi_csv_rows);
+        write_atomically(&p.with_extension("bdi.csv"), &bdi)?;
     }
     if let Some(p) = a.plot {
         let lines: Vec<(&str, &wbsim::report::series::Series)> = reports

@@ -62,6 +62,32 @@ impl System {
         Ok(pfn)
     }
 
+    /// A page fault on a shared file mapping (`filemap_fault`, then for a
+    /// write `set_page_dirty_balance`): the page is found or read, mapped
+    /// young (and writable for a write), and a write dirties it, entering
+    /// `balance_dirty_pages_ratelimited` if it was clean. `Err` when the
+    /// task must sleep (call again after waking).
+    pub fn shared_mapping_fault(
+        &mut self,
+        tid: u32,
+        ino: u32,
+        bdi: usize,
+        idx: u32,
+        write: bool,
+    ) -> Result<u32, Step> {
+        let pfn = self.filemap_get_page(tid, ino, idx, ReadKind::Fault)?;
+        self.vmstat.inc(crate::mm::vmstat::Ev::PgFault, 1);
+        self.charge_sys(tid, self.cost.page_fault_ns);
+        self.pages[pfn as usize].flags |= flags::PTE_MAPPED | flags::PTE_YOUNG;
+        if write {
+            self.pages[pfn as usize].flags |= flags::PTE_WRITE;
+            if self.set_page_dirty(pfn, Some(tid)) {
+                self.balance_dirty_pages_ratelimited(tid, bdi, 1);
+            }
+        }
+        Ok(pfn)
+    }
+
     /// Queue reads for the window around `idx` and start the device.
     fn readahead(&mut self, tid: u32, ino: u32, idx: u32, kind: ReadKind) -> Result<(), Step> {
         let inode = &self.inodes[ino as usize];

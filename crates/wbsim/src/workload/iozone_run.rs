@@ -250,18 +250,7 @@ impl System {
         let mapped = pfn != NIL && self.pages[pfn as usize].has(flags::PTE_MAPPED);
         let writable = mapped && self.pages[pfn as usize].has(flags::PTE_WRITE);
         if !mapped || (write && !writable) {
-            let pfn = self.filemap_get_page(tid, ino, idx, ReadKind::Fault)?;
-            self.vmstat.inc(crate::mm::vmstat::Ev::PgFault, 1);
-            self.charge_sys(tid, self.cost.page_fault_ns);
-            let p = &mut self.pages[pfn as usize];
-            p.flags |= flags::PTE_MAPPED | flags::PTE_YOUNG;
-            if write {
-                p.flags |= flags::PTE_WRITE;
-                // set_page_dirty_balance.
-                if self.set_page_dirty(pfn, Some(tid)) {
-                    self.balance_dirty_pages_ratelimited(tid, bdi, 1);
-                }
-            }
+            self.shared_mapping_fault(tid, ino, bdi, idx, write)?;
         } else {
             self.pages[pfn as usize].flags |= flags::PTE_YOUNG;
         }

@@ -7,7 +7,6 @@
 //! (`zap_pte_range`) passes each young PTE on as `mark_page_accessed`.
 
 use crate::mm::page::{flags, NIL};
-use crate::mm::Gfp;
 use crate::system::task::{Step, TaskKind};
 use crate::system::System;
 
@@ -44,20 +43,13 @@ impl System {
             self.munmap_file(tid, ino);
             return Step::Exit;
         }
-        // filemap_fault: page_cache_alloc, no __GFP_WRITE.
-        let pfn = match self.find_or_create_page(tid, ino, idx, Gfp { write: false }) {
-            Ok(p) => p,
-            Err(step) => return step,
-        };
-        self.vmstat.inc(crate::mm::vmstat::Ev::PgFault, 1);
-        self.charge_sys(tid, self.cost.page_fault_ns);
-        self.charge_user(tid, USER_NS_PER_PAGE);
-        self.pages[pfn as usize].flags |= flags::PTE_MAPPED | flags::PTE_YOUNG | flags::PTE_WRITE;
-        let newly = self.set_page_dirty(pfn, Some(tid));
-        self.mapwrite_state(tid).next += 1;
-        if newly {
-            self.balance_dirty_pages_ratelimited(tid, bdi, 1);
+        // A new file's page is a hole: filemap_fault allocates it (no
+        // __GFP_WRITE) without IO.
+        if let Err(step) = self.shared_mapping_fault(tid, ino, bdi, idx, true) {
+            return step;
         }
+        self.charge_user(tid, USER_NS_PER_PAGE);
+        self.mapwrite_state(tid).next += 1;
         Step::Continue
     }
 
