@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{scenario, small};
+use common::{scenario, small, three_zone_machine};
 use wbsim::scenario::Scenario;
 use wbsim::{kernel, simulate, simulate_system, RunOptions};
 
@@ -151,4 +151,32 @@ fn per_zone_dirty_limits_stop_reclaim_writes() {
         assert!(vanilla.vmstat["nr_vmscan_write"] > 10_000, "{fs} vanilla");
         assert!(patched.vmstat["nr_vmscan_write"] < 1_000, "{fs} per-zone");
     }
+}
+
+/// Per-CPU page lists (`per_cpu_pages`): on zones of 64 MiB and more the
+/// lists hold pages the watermarks do not see. Conservation holds after
+/// every event, reclaim leaves pages on the lists, and no list ever ends
+/// above its `high` mark.
+#[test]
+fn per_cpu_lists_hold_freed_pages_within_their_high_mark() {
+    let task = r#"[[task]]
+command = "dd if=/dev/zero of=disk/f bs=32k count=8192""#;
+    let sc = scenario(&three_zone_machine(2, 16, 96, 64), "xfs", task, "pcp.toml");
+    let opts = RunOptions {
+        check_every_event: true,
+        ..RunOptions::default()
+    };
+    let r = simulate(&sc, &profile(), 2, &opts);
+    assert_eq!(r.outcome, wbsim::system::Outcome::Completed);
+    let (sys, r) = simulate_system(&sc, &profile(), 2);
+    assert!(r.vmstat["pgsteal"] > 0, "reclaim must run");
+    let dma32 = &sys.zones[1];
+    // 96 MiB: 24576 / 1024 = 24, / 4 = 6, rounddown_pow_of_two(9) - 1 = 7.
+    assert_eq!((dma32.pcp_high, dma32.pcp_batch), (42, 7));
+    for z in &sys.zones {
+        for list in &z.pcp {
+            assert!(list.list.len <= z.pcp_high, "{}: {}", z.name, list.list.len);
+        }
+    }
+    assert!(sys.nr_pcp_pages() > 0, "freed pages wait on per-CPU lists");
 }

@@ -197,11 +197,19 @@ impl System {
     pub fn touch_metadata_page(&mut self, tid: u32, ino: u32, index: u32, modify: bool) -> Pfn {
         let mut pfn = self.inodes[ino as usize].page(index);
         if pfn == NIL {
-            pfn = match self.get_page_from_freelist(Mark::Low, Gfp { write: false }) {
+            pfn = match self.get_page_from_freelist(tid, Mark::Low, Gfp { write: false }) {
                 Some(p) => p,
                 None => {
                     self.wake_all_kswapd(tid);
-                    self.get_page_from_freelist(Mark::NoWatermarks, Gfp { write: false })
+                    self.get_page_from_freelist(tid, Mark::NoWatermarks, Gfp { write: false })
+                        .or_else(|| {
+                            self.drain_all_pages();
+                            self.get_page_from_freelist(
+                                tid,
+                                Mark::NoWatermarks,
+                                Gfp { write: false },
+                            )
+                        })
                         .expect("no free page at all for metadata")
                 }
             };

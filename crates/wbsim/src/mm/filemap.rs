@@ -111,7 +111,8 @@ impl System {
             if i == idx || self.inodes[ino as usize].page(i) != NIL {
                 continue;
             }
-            let Some(pfn) = self.get_page_from_freelist(crate::mm::Mark::Low, Gfp { write: false })
+            let Some(pfn) =
+                self.get_page_from_freelist(tid, crate::mm::Mark::Low, Gfp { write: false })
             else {
                 break;
             };
@@ -138,7 +139,7 @@ impl System {
     /// writeback (truncate waits on those), every page leaves the page
     /// cache and the LRU and is freed. Returns false while it must wait:
     /// the caller sleeps and calls again.
-    pub fn truncate_inode_pages(&mut self, ino: u32) -> bool {
+    pub fn truncate_inode_pages(&mut self, tid: u32, ino: u32) -> bool {
         let size = self.inodes[ino as usize].cached_extent();
         if self.inodes[ino as usize].nr_dirty > 0 {
             for idx in 0..size {
@@ -171,7 +172,7 @@ impl System {
             }
             self.lru_unlink(pfn);
             self.inodes[ino as usize].remove(idx);
-            self.free_page(pfn);
+            self.free_page(tid, pfn);
         }
         true
     }

@@ -3,6 +3,7 @@
 
 pub mod filemap;
 pub mod page;
+pub mod pcp;
 pub mod slab;
 pub mod swap;
 pub mod vmstat;
@@ -13,7 +14,7 @@ use page::{
     flags, list_add_head, list_add_tail, list_del, Holder, Pfn, LRU_INACTIVE_ANON,
     LRU_INACTIVE_FILE, NIL,
 };
-use vmstat::{Ev, ZoneEv};
+use vmstat::Ev;
 
 /// `PAGEVEC_SIZE` (3.0).
 pub const PAGEVEC_SIZE: usize = 14;
@@ -62,38 +63,36 @@ impl System {
         self.zones.len() - 1
     }
 
-    /// Take a page off `zone`'s free list (`buffered_rmqueue`, order 0).
-    pub fn take_free_page(&mut self, zone: usize) -> Pfn {
-        let pfn = self.zones[zone].free.head;
-        debug_assert_ne!(pfn, NIL);
-        list_del(&mut self.pages, &mut self.zones[zone].free, pfn);
-        let p = &mut self.pages[pfn as usize];
-        p.flags = 0;
-        p.holder = Holder::Kernel;
-        self.vmstat.zinc(zone, ZoneEv::PgAlloc, 1);
-        pfn
-    }
-
-    /// `get_page_from_freelist`: the first zone of the zonelist that passes
-    /// the watermark; `None` if none. With per-zone dirty limits (3.3,
+    /// `get_page_from_freelist` for task `tid`: the first zone of the zonelist
+    /// that passes the watermark gives a page from its CPU's per-CPU list
+    /// (`buffered_rmqueue`); `None` if none. With per-zone dirty limits (3.3,
     /// Johannes Weiner) a `__GFP_WRITE` allocation in the fast path skips
     /// zones over their dirty limit (`zone_dirty_ok`); the slow path, at the
     /// min watermark, ignores dirty limits so allocations still succeed when
     /// every zone is over.
-    pub fn get_page_from_freelist(&mut self, mark: Mark, gfp: Gfp) -> Option<Pfn> {
+    pub fn get_page_from_freelist(&mut self, tid: u32, mark: Mark, gfp: Gfp) -> Option<Pfn> {
+        let cpu = self.tasks[tid as usize].cpu;
         let spread_dirty =
             gfp.write && mark == Mark::Low && self.profile.dirty_limit_scope.per_zone();
-        let z = (0..self.zones.len()).rev().find(|&z| {
-            self.zone_watermark_allows(z, mark) && (!spread_dirty || self.zone_dirty_ok(z))
-        })?;
-        Some(self.take_free_page(z))
+        for z in (0..self.zones.len()).rev() {
+            if !self.zone_watermark_allows(z, mark) || (spread_dirty && !self.zone_dirty_ok(z)) {
+                continue;
+            }
+            if let Some(pfn) = self.rmqueue_pcp(cpu, z) {
+                let p = &mut self.pages[pfn as usize];
+                p.flags = 0;
+                p.holder = Holder::Kernel;
+                return Some(pfn);
+            }
+        }
+        None
     }
 
     /// The zone has a free page above `mark` for a page-cache allocation
     /// (classzone: the preferred zone, so `lowmem_reserve` applies).
     fn zone_watermark_allows(&self, z: usize, mark: Mark) -> bool {
         let zone = &self.zones[z];
-        if zone.present_pages == 0 || zone.nr_free() == 0 {
+        if zone.present_pages == 0 {
             return false;
         }
         let classzone = self.preferred_zone();
@@ -112,18 +111,14 @@ impl System {
             .any(|z| self.zone_watermark_allows(z, Mark::Low) && !self.zone_dirty_ok(z))
     }
 
-    /// Free a page frame back to its zone (`free_hot_cold_page`).
-    pub fn free_page(&mut self, pfn: Pfn) {
-        let z = self.pages[pfn as usize].zone as usize;
+    /// Free a page frame freed by task `tid` (`free_hot_cold_page`: onto
+    /// the per-CPU list of the task's CPU).
+    pub fn free_page(&mut self, tid: u32, pfn: Pfn) {
         let p = &mut self.pages[pfn as usize];
         p.flags = 0;
         p.inode = NIL;
-        p.holder = Holder::Free;
-        list_add_head(&mut self.pages, &mut self.zones[z].free, pfn);
-        let zone = &mut self.zones[z];
-        zone.pages_scanned = 0;
-        zone.all_unreclaimable = false;
-        self.vmstat.inc(Ev::PgFree, 1);
+        let cpu = self.tasks[tid as usize].cpu;
+        self.free_to_pcp(cpu, pfn);
     }
 
     /// `add_to_page_cache_lru`: page `pfn` becomes page `idx` of mapping

@@ -70,6 +70,9 @@ pub enum Holder {
     /// keep_dirty`). Such a page is written by the flushers like any other
     /// but never reclaimed.
     Orphaned = 8,
+    /// Free, on a CPU's per-CPU page list (`per_cpu_pages`), not counted
+    /// in the zone's free pages.
+    PerCpu = 9,
 }
 
 /// LRU list numbers as in `enum lru_list` (unevictable not modelled).

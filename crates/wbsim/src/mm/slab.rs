@@ -127,7 +127,7 @@ impl System {
             }
             self.lru_unlink(pfn);
             self.inodes[ino as usize].remove(idx);
-            self.free_page(pfn);
+            self.free_page(tid, pfn);
             self.charge_sys(tid, self.cost.page_free_ns);
             freed += 1;
         }

@@ -296,7 +296,8 @@ impl System {
             if s == slot || cached || !in_use {
                 continue;
             }
-            let Some(pfn) = self.get_page_from_freelist(crate::mm::Mark::Low, Gfp { write: false })
+            let Some(pfn) =
+                self.get_page_from_freelist(tid, crate::mm::Mark::Low, Gfp { write: false })
             else {
                 break;
             };

@@ -3,6 +3,7 @@
 //! `setup_per_zone_lowmem_reserve`, `__zone_watermark_ok`).
 
 use super::page::{ListHead, NR_LRU_LISTS};
+use super::pcp::PerCpuPages;
 
 #[derive(Debug, Clone)]
 pub struct Zone {
@@ -11,7 +12,12 @@ pub struct Zone {
     pub suffix: &'static str,
     pub start_pfn: u32,
     pub present_pages: u64,
+    /// Buddy free pages (`NR_FREE_PAGES`; per-CPU lists not included).
     pub free: ListHead,
+    /// Each CPU's free pages of this zone, and the lists' `high` / `batch`.
+    pub pcp: Vec<PerCpuPages>,
+    pub pcp_high: u64,
+    pub pcp_batch: u64,
     pub wmark_min: u64,
     pub wmark_low: u64,
     pub wmark_high: u64,
@@ -42,6 +48,9 @@ impl Zone {
             start_pfn,
             present_pages: pages,
             free: ListHead::default(),
+            pcp: Vec::new(),
+            pcp_high: 0,
+            pcp_batch: 1,
             wmark_min: 0,
             wmark_low: 0,
             wmark_high: 0,

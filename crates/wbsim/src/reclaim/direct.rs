@@ -63,7 +63,7 @@ impl System {
         loop {
             match st.phase {
                 Phase::Start => {
-                    if let Some(pfn) = self.get_page_from_freelist(Mark::Low, gfp) {
+                    if let Some(pfn) = self.get_page_from_freelist(tid, Mark::Low, gfp) {
                         st.dirty_stalled = false;
                         return Alloc::Page(pfn);
                     }
@@ -84,7 +84,7 @@ impl System {
                     st.dirty_stalled = false;
                     // Slow path: wake kswapd, retry at min.
                     self.wake_all_kswapd(tid);
-                    if let Some(pfn) = self.get_page_from_freelist(Mark::Min, gfp) {
+                    if let Some(pfn) = self.get_page_from_freelist(tid, Mark::Min, gfp) {
                         return Alloc::Page(pfn);
                     }
                     self.vmstat.inc(Ev::AllocStall, 1);
@@ -109,12 +109,19 @@ impl System {
                     }
                 }
                 Phase::AfterReclaim => {
-                    if let Some(pfn) = self.get_page_from_freelist(Mark::Min, gfp) {
+                    let progress = st.nr_reclaimed > 0;
+                    let mut page = self.get_page_from_freelist(tid, Mark::Min, gfp);
+                    if page.is_none() && progress {
+                        // __alloc_pages_direct_reclaim: the reclaimed pages
+                        // may be pinned on per-CPU lists; drain and retry.
+                        self.drain_all_pages();
+                        page = self.get_page_from_freelist(tid, Mark::Min, gfp);
+                    }
+                    if let Some(pfn) = page {
                         *st = AllocState::default();
                         return Alloc::Page(pfn);
                     }
                     // should_alloc_retry → wait_iff_congested(HZ/50), rebalance.
-                    let progress = st.nr_reclaimed > 0;
                     st.phase = Phase::Start;
                     if !progress {
                         // No progress at all: the OOM path in the kernel; the

@@ -146,7 +146,7 @@ impl System {
         for &pfn in isolated {
             match self.reclaim_one_page(zone, pfn, sc, &mut t) {
                 Fate::Freed => {
-                    self.free_page(pfn);
+                    self.free_page(sc.tid, pfn);
                     self.charge_sys(sc.tid, self.cost.page_free_ns);
                     t.reclaimed += 1;
                 }

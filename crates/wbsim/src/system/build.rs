@@ -90,6 +90,10 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         .map(|z| lowmem_reserve_ratio(z.kind))
         .collect();
     setup_lowmem_reserve(&mut zones, &ratios);
+    for z in zones.iter_mut() {
+        (z.pcp_high, z.pcp_batch) = crate::mm::pcp::pageset_limits(z.present_pages);
+        z.pcp = vec![Default::default(); ncpus];
+    }
     let mut pages = Vec::with_capacity(total_pages as usize);
     for (zi, z) in zones.iter_mut().enumerate() {
         for pfn in z.start_pfn..z.start_pfn + z.present_pages as u32 {

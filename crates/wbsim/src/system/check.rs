@@ -5,13 +5,14 @@ use super::System;
 use crate::mm::page::{flags, Holder, NIL, NR_LRU_LISTS};
 
 impl System {
-    /// Every frame is free, on exactly one LRU list, in a pagevec, isolated
+    /// Every frame is free (buddy or per-CPU list), on exactly one LRU list, in a pagevec, isolated
     /// or kernel-private, and the lists agree with the frames; dirty and
     /// writeback counts match the page flags and never exceed the file
     /// pages; no counter has wrapped below zero.
     pub fn check_invariants(&self) -> Result<(), String> {
         let nz = self.zones.len();
         let mut free = vec![0u64; nz];
+        let mut per_cpu = vec![0u64; nz];
         let mut lru = vec![[0u64; NR_LRU_LISTS]; nz];
         let (mut pagevec, mut isolated, mut kernel) = (0u64, 0u64, 0u64);
         let (mut dirty, mut writeback, mut file_pages, mut both) = (0u64, 0u64, 0u64, 0u64);
@@ -20,8 +21,12 @@ impl System {
         for (pfn, p) in self.pages.iter().enumerate() {
             let z = p.zone as usize;
             match p.holder {
-                Holder::Free => {
-                    free[z] += 1;
+                Holder::Free | Holder::PerCpu => {
+                    if p.holder == Holder::Free {
+                        free[z] += 1;
+                    } else {
+                        per_cpu[z] += 1;
+                    }
                     if p.flags != 0 || p.inode != NIL {
                         return Err(format!(
                             "free page {pfn} has flags {:#x} or a mapping",
@@ -75,6 +80,13 @@ impl System {
                     zone.name, zone.free.len, free[z]
                 ));
             }
+            let on_lists: u64 = zone.pcp.iter().map(|p| p.list.len).sum();
+            if on_lists != per_cpu[z] {
+                return Err(format!(
+                    "zone {} per-CPU lists {on_lists} != per-CPU frames {}",
+                    zone.name, per_cpu[z]
+                ));
+            }
             if free[z] > zone.present_pages {
                 return Err(format!(
                     "zone {} has more free pages than present",
@@ -113,6 +125,7 @@ impl System {
             ));
         }
         let total: u64 = free.iter().sum::<u64>()
+            + per_cpu.iter().sum::<u64>()
             + lru.iter().flatten().sum::<u64>()
             + pagevec
             + isolated

@@ -158,7 +158,7 @@ impl System {
                 if self.iozone_state(tid).cmd.keep_file {
                     return Step::Exit;
                 }
-                if !self.truncate_inode_pages(ino) {
+                if !self.truncate_inode_pages(tid, ino) {
                     return Step::SleepUntil(self.now + 1_000_000);
                 }
                 Step::Exit
@@ -172,7 +172,7 @@ impl System {
         let test = st.cmd.tests[st.test];
         let (fs, size, old) = (st.fs, st.cmd.file_bytes, st.inode);
         if test == IozoneTest::Write {
-            if old != NIL && !self.truncate_inode_pages(old) {
+            if old != NIL && !self.truncate_inode_pages(tid, old) {
                 return Step::SleepUntil(self.now + 1_000_000);
             }
             let ino = self.create_file(fs, size);

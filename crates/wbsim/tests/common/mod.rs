@@ -30,25 +30,38 @@ dirty_ratio = 40
     parse_scenario(&text, name).unwrap()
 }
 
+/// A `[machine]` body: `cpus` CPUs and DMA, DMA32 and Normal zones of the
+/// given sizes in MiB.
+pub fn three_zone_machine(cpus: u32, dma_mib: u64, dma32_mib: u64, normal_mib: u64) -> String {
+    format!(
+        r#"cpus = {cpus}
+total_mib = {}
+[[machine.zone]]
+name = "DMA"
+size_mib = {dma_mib}
+[[machine.zone]]
+name = "DMA32"
+size_mib = {dma32_mib}
+[[machine.zone]]
+name = "Normal"
+size_mib = {normal_mib}"#,
+        dma_mib + dma32_mib + normal_mib
+    )
+}
+
 /// A 64 MiB machine writing 160 MiB through a slow USB stick: small enough
 /// to check every invariant after every event, large enough that the page
 /// cache fills and reclaim runs.
 #[allow(dead_code)] // not every test file uses every fixture
 pub fn small(fs: &str) -> Scenario {
-    let machine = r#"cpus = 2
-total_mib = 64
-[[machine.zone]]
-name = "DMA"
-size_mib = 16
-[[machine.zone]]
-name = "DMA32"
-size_mib = 32
-[[machine.zone]]
-name = "Normal"
-size_mib = 16"#;
     let task = r#"[[task]]
 command = "dd if=/dev/zero of=disk/f bs=32k count=5120""#;
-    scenario(machine, fs, task, &format!("{fs}.toml"))
+    scenario(
+        &three_zone_machine(2, 16, 32, 16),
+        fs,
+        task,
+        &format!("{fs}.toml"),
+    )
 }
 
 /// `small("xfs")` with a 90 % dirty limit, so dirty pages reach the LRU

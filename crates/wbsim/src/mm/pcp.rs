@@ -1,0 +1,153 @@
+//! Per-CPU page lists (`struct per_cpu_pages`), Linux 2.6.24 – 3.10
+//! (`mm/page_alloc.c`: `zone_batchsize`, `setup_pageset`,
+//! `free_hot_cold_page`, `free_pcppages_bulk`, `buffered_rmqueue`,
+//! `rmqueue_bulk`, `drain_all_pages`).
+//!
+//! Why it matters: order-0 pages move between a zone's buddy lists and each
+//! CPU's list in batches, and only the buddy pages count in
+//! `NR_FREE_PAGES`, which every watermark check reads. A page reclaim
+//! frees sits on the reclaiming CPU's list, invisible to the allocator's
+//! and kswapd's watermark checks, until the list overflows `high` or is
+//! drained. The lists have the same size in every zone above 512 MiB, so
+//! they weigh far more against a small zone's watermark gaps than against a
+//! big one's.
+//!
+//! Not modelled: the per-migratetype sub-lists (one list per CPU and zone)
+//! and the hot/cold distinction beyond list order.
+
+use super::page::{list_add_head, list_add_tail, list_del, Holder, ListHead, Pfn, NIL};
+use super::vmstat::{Ev, ZoneEv};
+use crate::system::System;
+
+/// One CPU's free pages of one zone (`per_cpu_pages`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PerCpuPages {
+    pub list: ListHead,
+}
+
+/// `zone_batchsize` (2.6.24 – 3.10): about a thousandth of the zone, at
+/// most 512 KiB, divided by four and clamped to 2^n − 1.
+pub fn zone_batchsize(present_pages: u64) -> u64 {
+    let mut batch = (present_pages / 1024).min(512 * 1024 / 4096);
+    batch /= 4;
+    if batch < 1 {
+        batch = 1;
+    }
+    let x = batch + batch / 2;
+    // rounddown_pow_of_two(x) - 1
+    (1u64 << (63 - x.leading_zeros())) - 1
+}
+
+/// `setup_pageset`: (high, batch) for a zone of `present_pages`.
+pub fn pageset_limits(present_pages: u64) -> (u64, u64) {
+    let batch = zone_batchsize(present_pages);
+    (6 * batch, batch.max(1))
+}
+
+impl System {
+    /// `free_hot_cold_page` (cold: the page goes to the list's tail): the
+    /// page joins `cpu`'s list; at `high` a batch goes back to the buddy
+    /// lists.
+    pub(super) fn free_to_pcp(&mut self, cpu: usize, pfn: Pfn) {
+        let z = self.pages[pfn as usize].zone as usize;
+        self.pages[pfn as usize].holder = Holder::PerCpu;
+        let zone = &mut self.zones[z];
+        list_add_tail(&mut self.pages, &mut zone.pcp[cpu].list, pfn);
+        self.vmstat.inc(Ev::PgFree, 1);
+        if zone.pcp[cpu].list.len >= zone.pcp_high {
+            let batch = zone.pcp_batch;
+            self.free_pcppages_bulk(z, cpu, batch);
+        }
+    }
+
+    /// `free_pcppages_bulk`: up to `count` pages from the tail of `cpu`'s
+    /// list back to the zone's buddy lists; pages reaching the buddy lists
+    /// reset the zone's `pages_scanned` and `all_unreclaimable`.
+    fn free_pcppages_bulk(&mut self, z: usize, cpu: usize, count: u64) {
+        let zone = &mut self.zones[z];
+        let mut moved = 0;
+        while moved < count && zone.pcp[cpu].list.tail != NIL {
+            let pfn = zone.pcp[cpu].list.tail;
+            list_del(&mut self.pages, &mut zone.pcp[cpu].list, pfn);
+            self.pages[pfn as usize].holder = Holder::Free;
+            list_add_head(&mut self.pages, &mut zone.free, pfn);
+            moved += 1;
+        }
+        if moved > 0 {
+            zone.pages_scanned = 0;
+            zone.all_unreclaimable = false;
+        }
+    }
+
+    /// `buffered_rmqueue` for order 0 (hot): the head of `cpu`'s list,
+    /// refilled with a batch from the buddy lists (`rmqueue_bulk`) when
+    /// empty. `None` if the zone has no page at all.
+    pub(super) fn rmqueue_pcp(&mut self, cpu: usize, z: usize) -> Option<Pfn> {
+        let zone = &mut self.zones[z];
+        if zone.pcp[cpu].list.len == 0 {
+            for _ in 0..zone.pcp_batch {
+                let pfn = zone.free.head;
+                if pfn == NIL {
+                    break;
+                }
+                list_del(&mut self.pages, &mut zone.free, pfn);
+                self.pages[pfn as usize].holder = Holder::PerCpu;
+                list_add_tail(&mut self.pages, &mut zone.pcp[cpu].list, pfn);
+            }
+        }
+        let pfn = zone.pcp[cpu].list.head;
+        if pfn == NIL {
+            return None;
+        }
+        list_del(&mut self.pages, &mut zone.pcp[cpu].list, pfn);
+        self.vmstat.zinc(z, ZoneEv::PgAlloc, 1);
+        Some(pfn)
+    }
+
+    /// `drain_all_pages`: every CPU's lists back to the buddy lists (3.0
+    /// does this when an allocation fails right after direct reclaim made
+    /// progress: the reclaimed pages may be sitting on per-CPU lists).
+    pub fn drain_all_pages(&mut self) {
+        for z in 0..self.zones.len() {
+            for cpu in 0..self.zones[z].pcp.len() {
+                self.free_pcppages_bulk(z, cpu, u64::MAX);
+            }
+        }
+    }
+
+    /// Pages on per-CPU lists, all zones and CPUs.
+    pub fn nr_pcp_pages(&self) -> u64 {
+        self.zones
+            .iter()
+            .flat_map(|z| z.pcp.iter())
+            .map(|p| p.list.len)
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_is_31_for_zones_of_512_mib_and_more() {
+        // 504 MiB Normal and 3 GiB DMA32 of seed 000's machine.
+        assert_eq!(zone_batchsize(129_024), 31);
+        assert_eq!(zone_batchsize(830_976), 31);
+        assert_eq!(pageset_limits(830_976), (186, 31));
+    }
+
+    #[test]
+    fn dma_zone_has_no_per_cpu_list() {
+        // 15 MiB: batch rounds to 0, high 0, so every free goes straight
+        // back to the buddy lists in batches of one.
+        assert_eq!(zone_batchsize(3840), 0);
+        assert_eq!(pageset_limits(3840), (0, 1));
+    }
+
+    #[test]
+    fn small_zone_batch_scales_with_size() {
+        // 64 MiB: 16 / 4 = 4, rounddown_pow_of_two(6) - 1 = 3.
+        assert_eq!(zone_batchsize(16_384), 3);
+    }
+}
