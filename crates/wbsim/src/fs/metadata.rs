@@ -201,15 +201,7 @@ impl System {
                 Some(p) => p,
                 None => {
                     self.wake_all_kswapd(tid);
-                    self.get_page_from_freelist(tid, Mark::NoWatermarks, Gfp { write: false })
-                        .or_else(|| {
-                            self.drain_all_pages();
-                            self.get_page_from_freelist(
-                                tid,
-                                Mark::NoWatermarks,
-                                Gfp { write: false },
-                            )
-                        })
+                    self.get_page_after_drain(tid, Mark::NoWatermarks, Gfp { write: false })
                         .expect("no free page at all for metadata")
                 }
             };

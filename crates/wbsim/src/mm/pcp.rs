@@ -17,6 +17,7 @@
 
 use super::page::{list_add_head, list_add_tail, list_del, Holder, ListHead, Pfn, NIL};
 use super::vmstat::{Ev, ZoneEv};
+use super::{Gfp, Mark};
 use crate::system::System;
 
 /// One CPU's free pages of one zone (`per_cpu_pages`).
@@ -113,6 +114,16 @@ impl System {
                 self.free_pcppages_bulk(z, cpu, u64::MAX);
             }
         }
+    }
+
+    /// `get_page_from_freelist`, and if it fails, `drain_all_pages` and one
+    /// more try: the pages the caller is after may be pinned on other
+    /// CPUs' lists (3.0 `__alloc_pages_direct_reclaim`).
+    pub fn get_page_after_drain(&mut self, tid: u32, mark: Mark, gfp: Gfp) -> Option<Pfn> {
+        self.get_page_from_freelist(tid, mark, gfp).or_else(|| {
+            self.drain_all_pages();
+            self.get_page_from_freelist(tid, mark, gfp)
+        })
     }
 
     /// Pages on per-CPU lists, all zones and CPUs.

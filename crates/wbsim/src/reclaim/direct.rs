@@ -110,13 +110,13 @@ impl System {
                 }
                 Phase::AfterReclaim => {
                     let progress = st.nr_reclaimed > 0;
-                    let mut page = self.get_page_from_freelist(tid, Mark::Min, gfp);
-                    if page.is_none() && progress {
-                        // __alloc_pages_direct_reclaim: the reclaimed pages
-                        // may be pinned on per-CPU lists; drain and retry.
-                        self.drain_all_pages();
-                        page = self.get_page_from_freelist(tid, Mark::Min, gfp);
-                    }
+                    // __alloc_pages_direct_reclaim drains the per-CPU lists
+                    // only after reclaim made progress.
+                    let page = if progress {
+                        self.get_page_after_drain(tid, Mark::Min, gfp)
+                    } else {
+                        self.get_page_from_freelist(tid, Mark::Min, gfp)
+                    };
                     if let Some(pfn) = page {
                         *st = AllocState::default();
                         return Alloc::Page(pfn);
