@@ -19,7 +19,6 @@ const KNOWN_FAILING: &[&str] = &[
     "micro throttle/vanilla swap outs",
     "micro immediate/vanilla swap outs",
     "micro prioinode/vanilla swap outs",
-    "fs_mark vanilla/per-zone nr_vmscan_write",
     "fuse-ntfs vanilla nr_vmscan_write (median)",
     "fuse-ntfs seconds vanilla/per-zone",
     "btrfs vanilla nr_vmscan_write (median)",

@@ -103,12 +103,18 @@ impl System {
         }
     }
 
-    /// Whether a fast-path `__GFP_WRITE` allocation failed only because of
-    /// per-zone dirty limits: some zone passes the low watermark but is
-    /// over its dirty share.
-    pub fn fast_path_dirty_limited(&self) -> bool {
+    /// Whether every populated zone of the zonelist is over its dirty share:
+    /// the case in which the first version of per-zone dirty limits (seed
+    /// 003) woke the flushers and stalled the writer. Johannes Weiner's v2
+    /// cover letter describes that code as being for "NUMA setups where the
+    /// load is bound to a node that is in itself not large enough to reach
+    /// the global dirty limits", i.e. when no allowed zone can take another
+    /// dirty page; a zone that is under its share but merely short of free
+    /// pages is left to kswapd and direct reclaim as usual.
+    pub fn all_zones_over_dirty_limit(&self) -> bool {
         (0..self.zones.len())
-            .any(|z| self.zone_watermark_allows(z, Mark::Low) && !self.zone_dirty_ok(z))
+            .filter(|&z| self.zones[z].present_pages > 0)
+            .all(|z| !self.zone_dirty_ok(z))
     }
 
     /// Free a page frame freed by task `tid` (`free_hot_cold_page`: onto

@@ -70,10 +70,10 @@ impl System {
                     if gfp.write
                         && self.profile.dirty_limit_scope == DirtyLimitScope::PerZoneFirstVersion
                         && !st.dirty_stalled
-                        && self.fast_path_dirty_limited()
+                        && self.all_zones_over_dirty_limit()
                     {
-                        // First version: every zone with free pages is over its
-                        // dirty share; wake the flushers and wait once.
+                        // First version: every zone is over its dirty share;
+                        // wake the flushers and wait once.
                         st.dirty_stalled = true;
                         for bdi in 0..self.bdis.len() {
                             self.bdi_start_background_writeback(bdi);
