@@ -1,8 +1,13 @@
 //! Device models: when the device completes a request it was handed.
 //!
-//! - `disk`: a 2011 SATA disk, one command at a time (command queueing not
-//!   modelled); a write that does not continue where the previous one ended
-//!   pays an average seek plus half a rotation.
+//! - `disk`: a SATA disk, one command at a time (command queueing not
+//!   modelled). A request that starts a short way past where the previous
+//!   one ended waits while the platter turns past the gap (the gap at the
+//!   media rate, Ruemmler & Wilkes's rotational-position view of a disk);
+//!   any other discontiguous request pays an average seek plus half a
+//!   rotation (`small_write_penalty_us`), which also caps the wait. This is
+//!   what writeback of a file's scattered dirty pages in ascending index
+//!   order (`write_cache_pages`) meets.
 //! - `usb-stick`: USB thumb drive (usb-storage over USB 2.0, 2011): one
 //!   outstanding command (the Bulk-Only Transport has no command
 //!   queueing), requests of at most `max_request_kib` (usb-storage sets
@@ -122,6 +127,11 @@ impl Device {
         let sequential = start_sector == self.last_end_sector;
         let penalty = if sequential {
             0
+        } else if self.model == DeviceModel::Disk && start_sector > self.last_end_sector {
+            let gap_bytes = (start_sector - self.last_end_sector) * SECTOR_BYTES;
+            let pass_over =
+                (gap_bytes as f64 / self.seq_write_bytes_per_s * NS_PER_SEC as f64) as Ns;
+            pass_over.min(self.small_write_penalty_ns)
         } else {
             self.small_write_penalty_ns
         };
@@ -236,5 +246,36 @@ mod tests {
         assert!((380.0..420.0).contains(&mib_per_s), "{mib_per_s}");
         // The first starts where the (idle) device last stopped: sector 0.
         assert_eq!(d.stats.sequential_requests, 100);
+    }
+
+    /// A disk's short forward skip costs the platter's turn past the gap;
+    /// a long or backward one an average seek plus half a rotation. A USB
+    /// stick pays its flash penalty for any skip.
+    #[test]
+    fn disk_forward_skip_costs_the_gap_at_media_rate() {
+        let mut c = cfg();
+        c.model = DeviceModel::Disk;
+        c.seq_write_mib_per_s = 64.0;
+        c.small_write_penalty_us = 8000.0;
+        let mut d = Device::new(&c, crate::sim::rng_stream(1, 0));
+        let page = 8;
+        let start = d.service_write(0, page);
+        // Skip 16 pages (64 KiB): 64 KiB / 64 MiB/s ~ 0.98 ms more.
+        let skip = d.service_write(page + 16 * page, page);
+        let gap_ns = 16.0 * 4096.0 / (64.0 * 1048576.0) * 1e9;
+        assert!(
+            ((skip - start) as f64 - gap_ns).abs() < start as f64 * 2.0 * JITTER + 1.0,
+            "skip {skip} start {start} gap {gap_ns}"
+        );
+        // 100 MiB ahead would take longer than a seek: capped at it.
+        let far = d.service_write(page * 27 + (100 << 11), page);
+        assert!(far >= 8_000_000 && far < 8_000_000 + 2 * start, "{far}");
+        // Backwards: a seek.
+        let back = d.service_write(0, page);
+        assert!(back >= 8_000_000, "{back}");
+        // The same skip on a USB stick pays the flash penalty.
+        let mut u = Device::new(&cfg(), crate::sim::rng_stream(1, 0));
+        u.service_write(0, page);
+        assert!(u.service_write(page + 16 * page, page) > 5_000_000);
     }
 }

@@ -1,6 +1,7 @@
 //! Running an IOzone command (`write_perf_test`, `read_perf_test`,
-//! `random_perf_test` of IOzone 3.465's `iozone.c`, read from a public
-//! mirror). Each test is two passes; each pass:
+//! `random_perf_test` of `iozone.c`; 3.222 and 3.469 read from a public
+//! mirror of the release tarballs, with the change log between them). Each
+//! test is two passes; each pass:
 //!
 //! 1. opens the file (the write pass first unlinks the old file and
 //!    creates a new, sparse one: the old pages are truncated), maps it
@@ -10,24 +11,22 @@
 //!    with `-B` a `bcopy` into or out of the mapping (a write fault on a
 //!    page not mapped writable dirties it through `set_page_dirty_balance`,
 //!    a read fault maps it), otherwise `write(2)` / `read(2)`;
-//! 3. stops the timer (with `-e` after a timed `fsync` / `msync(MS_SYNC)`),
-//!    unmaps and closes.
+//! 3. stops the timer (with `-e` after a timed `fsync` / `msync(MS_SYNC)`);
+//!    with `-B` and no `-e`, an untimed whole-file `msync(MS_SYNC)` follows
+//!    ("Clean up before read starts", in both versions); then unmaps and
+//!    closes. A `-B` random-write pass therefore starts on a clean file.
 //!
-//! IOzone 3.465 also calls `msync(MS_SYNC)` after the timer of every `-B`
-//! pass. The model leaves that out, taking the 2007 IOzone of seed 002 not
-//! to have done it (UNVERIFIED: no 2007 source was found). The seed's own
-//! figures are the evidence: its randwrite of a 1000 MiB file ran at 1409
-//! MB/s with a dirty limit of about 800 MiB, which cannot happen if the
-//! file was clean when the pass began (at least 200 MiB would have had to
-//! reach the disk, at random, within 0.7 s).
-//!
-//! The random tests visit the records in one random permutation, the same
-//! for both passes (IOzone 3.465; older IOzone drew `lrand48() % numrecs`
-//! with replacement — UNVERIFIED for 2007). Throughput is IOzone's:
-//! bytes / elapsed seconds, truncated to KiB/s.
+//! The random tests draw each record as `lrand48() % numrecs`, with
+//! replacement, reseeding the generator before each pass so that the
+//! random-read and random-write passes visit the same sequence (3.222;
+//! the change log dates the switch to a shuffled table of unique offsets
+//! to 3.292, after the 2007 runs of seed 002). About 63 % of the records
+//! are visited, the rest more than once. Throughput is IOzone's: bytes /
+//! elapsed seconds, truncated to KiB/s.
 //!
 //! Not modelled: `initfile` writing the last record to extend the file
-//! (one record), the first `read(2)` of record 0 in the read test.
+//! (one record), the first `read(2)` of record 0 in the read test, `-c`
+//! (close in the timing, which also drops the untimed msync).
 
 use serde::Serialize;
 
@@ -73,7 +72,8 @@ pub struct IozoneState {
     /// Records done in this pass, and the page within the current record.
     record: u64,
     page_in_record: u32,
-    /// The record order of the random tests.
+    /// The records the random tests visit, in order (drawn with
+    /// replacement; the same sequence for both passes).
     order: Vec<u32>,
     start_ns: Ns,
     elapsed_ns: Option<Ns>,
@@ -81,16 +81,12 @@ pub struct IozoneState {
 }
 
 impl IozoneState {
-    /// `rng` shuffles the random tests' record order (Fisher–Yates).
+    /// `rng` draws the random tests' records (`lrand48() % numrecs`).
     pub fn new(cmd: IozoneCommand, fs: usize, bdi: usize, rng: &mut impl rand::Rng) -> Self {
         let mut order = Vec::new();
         if cmd.tests.iter().any(|t| t.random()) {
             let n = cmd.records() as u32;
-            order = (0..n).collect();
-            for i in (1..n as usize).rev() {
-                let j = rng.gen_range(0..=i);
-                order.swap(i, j);
-            }
+            order = (0..n).map(|_| rng.gen_range(0..n)).collect();
         }
         IozoneState {
             cmd,
@@ -143,7 +139,10 @@ impl System {
             }
             Phase::Timed => self.iozone_timed(tid),
             Phase::Flush => {
-                if self.iozone_state(tid).cmd.include_flush {
+                // Timed with -e; with -B, IOzone msyncs the whole file after
+                // the timer anyway.
+                let cmd = &self.iozone_state(tid).cmd;
+                if cmd.include_flush || cmd.mmap {
                     let mut cursor = self.iozone_state(tid).sync_cursor;
                     let step = self.filemap_write_and_wait(tid, ino, &mut cursor);
                     self.iozone_state(tid).sync_cursor = cursor;
