@@ -12,9 +12,8 @@
 //! Asynchronous readahead (PG_readahead marks) is not modelled, so a
 //! sequential reader waits once per window.
 
-use crate::mm::page::{flags, NIL};
+use crate::mm::page::{flags, Pfn, NIL};
 use crate::mm::Gfp;
-use crate::reclaim::direct::Alloc;
 use crate::system::task::Step;
 use crate::system::System;
 
@@ -88,6 +87,15 @@ impl System {
         Ok(pfn)
     }
 
+    /// A best-effort readahead page (`__GFP_NORETRY`, for file and swap
+    /// readahead alike): from the free lists at the low watermark, never
+    /// entering reclaim; `None` when memory is short.
+    pub(crate) fn alloc_readahead_page(&mut self, tid: u32) -> Option<Pfn> {
+        let pfn = self.get_page_from_freelist(tid, crate::mm::Mark::Low, Gfp { write: false })?;
+        self.charge_sys(tid, self.cost.page_alloc_ns);
+        Some(pfn)
+    }
+
     /// Queue reads for the window around `idx` and start the device.
     fn readahead(&mut self, tid: u32, ino: u32, idx: u32, kind: ReadKind) -> Result<(), Step> {
         let inode = &self.inodes[ino as usize];
@@ -102,21 +110,15 @@ impl System {
         let end = (first + nr).min(inode.on_disk_pages);
         // The faulting page itself may wait for memory; the others are
         // best effort (`__GFP_NORETRY` readahead allocations).
-        let target = match self.alloc_page_for_task(tid, Gfp { write: false }) {
-            Alloc::Page(p) => p,
-            Alloc::Sleep(step) => return Err(step),
-        };
+        let target = self.alloc_page_for_task(tid, Gfp { write: false })?;
         self.start_page_read(tid, target, ino, idx);
         for i in first..end {
             if i == idx || self.inodes[ino as usize].page(i) != NIL {
                 continue;
             }
-            let Some(pfn) =
-                self.get_page_from_freelist(tid, crate::mm::Mark::Low, Gfp { write: false })
-            else {
+            let Some(pfn) = self.alloc_readahead_page(tid) else {
                 break;
             };
-            self.charge_sys(tid, self.cost.page_alloc_ns);
             self.start_page_read(tid, pfn, ino, i);
         }
         let inode = &mut self.inodes[ino as usize];

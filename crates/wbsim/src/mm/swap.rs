@@ -24,7 +24,6 @@
 use crate::mm::page::{flags, Pfn, NIL};
 use crate::mm::vmstat::Ev;
 use crate::mm::Gfp;
-use crate::reclaim::direct::Alloc;
 use crate::system::task::Step;
 use crate::system::System;
 
@@ -222,10 +221,7 @@ impl System {
     /// `do_anonymous_page` (3.0): a zeroed page, mapped, on the active anon
     /// list (`page_add_new_anon_rmap` → `lru_cache_add_lru(LRU_ACTIVE_ANON)`).
     fn do_anonymous_page(&mut self, tid: u32, ino: u32, vpn: u32) -> Result<(), Step> {
-        let pfn = match self.alloc_page_for_task(tid, Gfp { write: false }) {
-            Alloc::Page(p) => p,
-            Alloc::Sleep(step) => return Err(step),
-        };
+        let pfn = self.alloc_page_for_task(tid, Gfp { write: false })?;
         self.charge_sys(tid, self.cost.copy_per_kib_ns * 4);
         let p = &mut self.pages[pfn as usize];
         p.flags =
@@ -281,10 +277,7 @@ impl System {
     /// readahead pages are allocated only if free pages are at hand.
     /// Returns the faulting slot's page (locked until its read completes).
     fn swapin_readahead(&mut self, tid: u32, slot: u32) -> Result<Pfn, Step> {
-        let target = match self.alloc_page_for_task(tid, Gfp { write: false }) {
-            Alloc::Page(p) => p,
-            Alloc::Sleep(step) => return Err(step),
-        };
+        let target = self.alloc_page_for_task(tid, Gfp { write: false })?;
         self.read_swap_page(tid, target, slot);
         let block = 1u32 << PAGE_CLUSTER;
         let first = (slot & !(block - 1)).max(1);
@@ -296,12 +289,9 @@ impl System {
             if s == slot || cached || !in_use {
                 continue;
             }
-            let Some(pfn) =
-                self.get_page_from_freelist(tid, crate::mm::Mark::Low, Gfp { write: false })
-            else {
+            let Some(pfn) = self.alloc_readahead_page(tid) else {
                 break;
             };
-            self.charge_sys(tid, self.cost.page_alloc_ns);
             self.read_swap_page(tid, pfn, s);
         }
         let dev = self.swap.as_ref().map_or(0, |a| a.device);

@@ -38,34 +38,27 @@ pub struct AllocState {
     dirty_stalled: bool,
 }
 
-/// What an allocation attempt produced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Alloc {
-    Page(Pfn),
-    /// The task must sleep (direct reclaim throttling); call again later.
-    Sleep(Step),
-}
-
 impl System {
     /// Allocate one page-cache page for task `tid` (GFP_HIGHUSER_MOVABLE;
-    /// may enter direct reclaim and sleep).
-    pub fn alloc_page_for_task(&mut self, tid: u32, gfp: Gfp) -> Alloc {
+    /// may enter direct reclaim and sleep). `Err` when the task must sleep
+    /// (direct reclaim throttling); call again after waking.
+    pub fn alloc_page_for_task(&mut self, tid: u32, gfp: Gfp) -> Result<Pfn, Step> {
         let mut st = self.tasks[tid as usize].alloc;
         let r = self.alloc_loop(tid, &mut st, gfp);
         self.tasks[tid as usize].alloc = st;
-        if let Alloc::Page(_) = r {
+        if r.is_ok() {
             self.charge_sys(tid, self.cost.page_alloc_ns);
         }
         r
     }
 
-    fn alloc_loop(&mut self, tid: u32, st: &mut AllocState, gfp: Gfp) -> Alloc {
+    fn alloc_loop(&mut self, tid: u32, st: &mut AllocState, gfp: Gfp) -> Result<Pfn, Step> {
         loop {
             match st.phase {
                 Phase::Start => {
                     if let Some(pfn) = self.get_page_from_freelist(tid, Mark::Low, gfp) {
                         st.dirty_stalled = false;
-                        return Alloc::Page(pfn);
+                        return Ok(pfn);
                     }
                     if gfp.write
                         && self.profile.dirty_limit_scope == DirtyLimitScope::PerZoneFirstVersion
@@ -79,13 +72,13 @@ impl System {
                             self.bdi_start_background_writeback(bdi);
                         }
                         let t = self.jiffies_ns(self.hz / 10);
-                        return Alloc::Sleep(self.congestion_wait(tid, t));
+                        return Err(self.congestion_wait(tid, t));
                     }
                     st.dirty_stalled = false;
                     // Slow path: wake kswapd, retry at min.
                     self.wake_all_kswapd(tid);
                     if let Some(pfn) = self.get_page_from_freelist(tid, Mark::Min, gfp) {
-                        return Alloc::Page(pfn);
+                        return Ok(pfn);
                     }
                     self.vmstat.inc(Ev::AllocStall, 1);
                     let ev = TraceEvent::DirectReclaimBegin {
@@ -105,7 +98,7 @@ impl System {
                 }
                 Phase::Reclaim => {
                     if let Some(step) = self.direct_reclaim_priority(tid, st) {
-                        return Alloc::Sleep(step);
+                        return Err(step);
                     }
                 }
                 Phase::AfterReclaim => {
@@ -119,7 +112,7 @@ impl System {
                     };
                     if let Some(pfn) = page {
                         *st = AllocState::default();
-                        return Alloc::Page(pfn);
+                        return Ok(pfn);
                     }
                     // should_alloc_retry → wait_iff_congested(HZ/50), rebalance.
                     st.phase = Phase::Start;
@@ -127,12 +120,12 @@ impl System {
                         // No progress at all: the OOM path in the kernel; the
                         // model waits HZ/10 for writeback and retries.
                         let t = self.now + self.jiffies_ns(self.hz / 10);
-                        return Alloc::Sleep(Step::SleepUntil(t));
+                        return Err(Step::SleepUntil(t));
                     }
                     let t = self.jiffies_ns(self.hz.div_ceil(50));
                     let zone = self.preferred_zone();
                     if let Some(step) = self.wait_iff_congested(tid, zone, t) {
-                        return Alloc::Sleep(step);
+                        return Err(step);
                     }
                 }
             }

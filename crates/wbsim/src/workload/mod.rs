@@ -23,7 +23,6 @@ pub mod shell;
 pub mod synthetic;
 
 use crate::fs::daemon::FuseRequest;
-use crate::reclaim::direct::Alloc;
 use crate::system::task::{Step, TaskKind};
 use crate::system::System;
 
@@ -93,10 +92,7 @@ impl System {
         if pfn != crate::mm::page::NIL {
             return Ok(pfn);
         }
-        let pfn = match self.alloc_page_for_task(tid, gfp) {
-            Alloc::Page(p) => p,
-            Alloc::Sleep(step) => return Err(step),
-        };
+        let pfn = self.alloc_page_for_task(tid, gfp)?;
         self.add_to_page_cache_lru(tid, pfn, ino, idx);
         Ok(pfn)
     }
