@@ -107,6 +107,41 @@ mod tests {
         assert!(2 * nb >= db, "{nb}/{db}");
     }
 
+    proptest::proptest! {
+        /// While one device alone completes writeback its share never
+        /// falls by more than one event's worth (the rounding of the
+        /// halving at a half-period boundary, which halves numerator and
+        /// denominator alike), whatever the history before. Seed 002's
+        /// 500 MiB baseline row (first write fast, then the rewrite slow,
+        /// on disk B alone) would need its share to fall.
+        #[test]
+        fn a_lone_writer_share_never_falls(
+            shift in 4u32..12,
+            a_events in 0u64..5_000,
+            b_before in 0u64..5_000,
+            b_events in 1u64..5_000,
+        ) {
+            let mut g = PropGlobal::new(shift);
+            let (mut a, mut b) = (PropLocal::default(), PropLocal::default());
+            for _ in 0..b_before {
+                g.inc(&mut b);
+            }
+            for _ in 0..a_events {
+                g.inc(&mut a);
+            }
+            let (mut n0, mut d0) = g.fraction(&mut b);
+            for i in 0..b_events {
+                g.inc(&mut b);
+                let (n1, d1) = g.fraction(&mut b);
+                proptest::prop_assert!(
+                    (n1 + 1) as u128 * d0 as u128 >= n0 as u128 * d1 as u128,
+                    "event {}: {}/{} after {}/{}", i, n1, d1, n0, d0
+                );
+                (n0, d0) = (n1, d1);
+            }
+        }
+    }
+
     /// Test vector 1: dirty_total 104,857 pages -> shift 18.
     #[test]
     fn period_shift_vector() {
