@@ -223,17 +223,14 @@ impl System {
     }
 
     /// The jbd2 data=ordered commit pass over one inode
-    /// (`journal_submit_inode_data_buffers` → `generic_writepages` over the
-    /// whole range 0..LLONG_MAX, nr_to_write LONG_MAX): `ext4_writepage`
-    /// refuses every delayed-allocation page, and because the range is the
-    /// whole file with budget left, `write_cache_pages` stores
-    /// `writeback_index = done_index`, i.e. just past the last dirty page —
-    /// the "write index still advanced" effect of seed 000.
-    /// UNVERIFIED: the 3.0 jbd2 source was not available; the whole-range
-    /// call follows the recollection of `journal_submit_inode_data_buffers`
-    /// and the `write_cache_pages` rule that a whole-range call with budget
-    /// left stores `done_index` (read in a 3.0-era `mm/page-writeback.c`).
+    /// (`journal_submit_inode_data_buffers` → `generic_writepages` in its
+    /// 3.x form: WB_SYNC_ALL over 0..`i_size`): `ext4_writepage` refuses
+    /// every delayed-allocation page (redirties it) and writes only pages
+    /// whose blocks are allocated. Read: `fs/jbd2/commit.c` of that era and
+    /// `write_cache_pages`, which stores `writeback_index` only for a cyclic
+    /// or 0..LLONG_MAX range; 0..`i_size` is neither, so the commit does not
+    /// move the flusher's position (an earlier model assumed it did).
     fn journal_write_inode(&mut self, tid: u32, ino: u32) {
-        self.write_inode_whole_range(tid, ino, crate::writeback::pass::WritebackCaller::Journal);
+        self.write_inode_for_journal(tid, ino);
     }
 }

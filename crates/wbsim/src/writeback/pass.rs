@@ -213,20 +213,20 @@ impl System {
         }
     }
 
-    /// `write_cache_pages` over the whole file (range 0..LLONG_MAX, budget
-    /// LONG_MAX), as `generic_writepages` does for a caller that names no
-    /// range; with budget left it stores `writeback_index = done_index`. Pages
-    /// under writeback are skipped (the model does not wait on them).
-    pub fn write_inode_whole_range(&mut self, tid: u32, ino: u32, caller: WritebackCaller) {
+    /// `write_cache_pages` over the file's size, as jbd2's data=ordered
+    /// pass calls it (`journal_submit_inode_data_buffers`: WB_SYNC_ALL,
+    /// range 0..`i_size`, budget twice the page count). The range is neither
+    /// cyclic nor "whole" (`range_end` is `i_size`, not LLONG_MAX), so
+    /// `writeback_index` is left where the flusher put it. Pages under
+    /// writeback are skipped (the model does not wait on them).
+    pub fn write_inode_for_journal(&mut self, tid: u32, ino: u32) {
         let bdi = self.inodes[ino as usize].bdi;
         let mut pass = WbPass::new(bdi, i64::MAX, None);
         pass.started = true;
         pass.inode = ino;
         pass.end = u32::MAX;
         pass.cycled = true;
-        pass.done_index = self.inodes[ino as usize].writeback_index;
-        self.write_cache_pages(tid, &mut pass, caller);
-        self.inodes[ino as usize].writeback_index = pass.done_index;
+        self.write_cache_pages(tid, &mut pass, WritebackCaller::Journal);
     }
 
     /// `write_cache_pages` (3.0, WB_SYNC_NONE, range_cyclic): walk dirty
@@ -350,5 +350,69 @@ command = "dd if=/dev/zero of=disk/b bs=4k count=1"
             vec![old]
         );
         assert_eq!(sys.inodes[new as usize].list, InodeList::Dirty);
+    }
+
+    /// jbd2's data=ordered pass (0..i_size, not cyclic, not 0..LLONG_MAX)
+    /// refuses delayed-allocation pages, writes pages whose blocks are
+    /// allocated, and leaves the flusher's `writeback_index` alone.
+    #[test]
+    fn journal_pass_refuses_delalloc_pages_and_keeps_the_writeback_index() {
+        use crate::mm::page::flags;
+        let text = r#"
+kernel = "3.1-mmotm"
+[machine]
+cpus = 1
+[[machine.zone]]
+name = "DMA32"
+size_mib = 64
+[[device]]
+name = "sda"
+model = "usb-stick"
+capacity_gib = 16
+seq_write_mib_per_s = 20.0
+max_request_kib = 120
+command_overhead_us = 250.0
+small_write_penalty_us = 5000.0
+[[fs]]
+type = "ext4"
+device = "sda"
+mount = "disk"
+[[task]]
+command = "dd if=/dev/zero of=disk/a bs=4k count=1"
+"#;
+        let sc = parse_scenario(text, "jbd2.toml").unwrap();
+        let mut sys = build_system(&sc, &preset("3.1-mmotm").unwrap(), 1);
+        let ino = (0..sys.inodes.len() as u32)
+            .find(|&i| sys.inodes[i as usize].kind == crate::fs::inode::MappingKind::Regular)
+            .unwrap();
+        let gfp = crate::mm::Gfp { write: true };
+        let pfns: Vec<u32> = (0..8)
+            .map(|idx| {
+                let pfn = sys.find_or_create_page(0, ino, idx, gfp).unwrap();
+                sys.set_page_dirty(pfn, Some(0));
+                pfn
+            })
+            .collect();
+        // Page 2's blocks were allocated earlier (by the flusher).
+        sys.pages[pfns[2] as usize].flags |= flags::MAPPED;
+        sys.inodes[ino as usize].writeback_index = 5;
+
+        sys.write_inode_for_journal(0, ino);
+
+        assert_eq!(sys.inodes[ino as usize].writeback_index, 5);
+        for (idx, &pfn) in pfns.iter().enumerate() {
+            let p = &sys.pages[pfn as usize];
+            if idx == 2 {
+                assert!(
+                    p.has(flags::WRITEBACK) && !p.has(flags::DIRTY),
+                    "page {idx}"
+                );
+            } else {
+                assert!(
+                    p.has(flags::DIRTY) && !p.has(flags::WRITEBACK),
+                    "page {idx}"
+                );
+            }
+        }
     }
 }
