@@ -285,10 +285,17 @@ mod tests {
     use crate::scenario::parse_scenario;
     use crate::system::build_system;
 
-    /// Two files on one xfs device; returns (system, older inode, newer inode).
-    fn two_files(kernel: &str) -> (crate::system::System, u32, u32) {
-        let text = r#"
-kernel = "3.0-rc6"
+    /// A 64 MiB, one-CPU machine with a USB stick formatted `fs`, running
+    /// one 4 KiB dd per file name; returns the system and the regular
+    /// files' inodes in creation order.
+    fn usb_stick_files(
+        kernel: &str,
+        fs: &str,
+        files: &[&str],
+    ) -> (crate::system::System, Vec<u32>) {
+        let mut text = format!(
+            r#"
+kernel = "{kernel}"
 [machine]
 cpus = 1
 [[machine.zone]]
@@ -303,19 +310,25 @@ max_request_kib = 120
 command_overhead_us = 250.0
 small_write_penalty_us = 5000.0
 [[fs]]
-type = "xfs"
+type = "{fs}"
 device = "sda"
 mount = "disk"
-[[task]]
-command = "dd if=/dev/zero of=disk/a bs=4k count=1"
-[[task]]
-command = "dd if=/dev/zero of=disk/b bs=4k count=1"
-"#;
-        let sc = parse_scenario(text, "two.toml").unwrap();
-        let mut sys = build_system(&sc, &preset(kernel).unwrap(), 1);
-        let files: Vec<u32> = (0..sys.inodes.len() as u32)
+"#
+        );
+        for f in files {
+            text += &format!("[[task]]\ncommand = \"dd if=/dev/zero of=disk/{f} bs=4k count=1\"\n");
+        }
+        let sc = parse_scenario(&text, "usb.toml").unwrap();
+        let sys = build_system(&sc, &preset(kernel).unwrap(), 1);
+        let inodes = (0..sys.inodes.len() as u32)
             .filter(|&i| sys.inodes[i as usize].kind == crate::fs::inode::MappingKind::Regular)
             .collect();
+        (sys, inodes)
+    }
+
+    /// Two files on one xfs device; returns (system, older inode, newer inode).
+    fn two_files(kernel: &str) -> (crate::system::System, u32, u32) {
+        let (mut sys, files) = usb_stick_files(kernel, "xfs", &["a", "b"]);
         let (old, new) = (files[0], files[1]);
         let bdi = sys.inodes[old as usize].bdi;
         // b_dirty: head = newest, tail = oldest.
@@ -358,33 +371,8 @@ command = "dd if=/dev/zero of=disk/b bs=4k count=1"
     #[test]
     fn journal_pass_refuses_delalloc_pages_and_keeps_the_writeback_index() {
         use crate::mm::page::flags;
-        let text = r#"
-kernel = "3.1-mmotm"
-[machine]
-cpus = 1
-[[machine.zone]]
-name = "DMA32"
-size_mib = 64
-[[device]]
-name = "sda"
-model = "usb-stick"
-capacity_gib = 16
-seq_write_mib_per_s = 20.0
-max_request_kib = 120
-command_overhead_us = 250.0
-small_write_penalty_us = 5000.0
-[[fs]]
-type = "ext4"
-device = "sda"
-mount = "disk"
-[[task]]
-command = "dd if=/dev/zero of=disk/a bs=4k count=1"
-"#;
-        let sc = parse_scenario(text, "jbd2.toml").unwrap();
-        let mut sys = build_system(&sc, &preset("3.1-mmotm").unwrap(), 1);
-        let ino = (0..sys.inodes.len() as u32)
-            .find(|&i| sys.inodes[i as usize].kind == crate::fs::inode::MappingKind::Regular)
-            .unwrap();
+        let (mut sys, files) = usb_stick_files("3.1-mmotm", "ext4", &["a"]);
+        let ino = files[0];
         let gfp = crate::mm::Gfp { write: true };
         let pfns: Vec<u32> = (0..8)
             .map(|idx| {
