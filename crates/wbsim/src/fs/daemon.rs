@@ -95,10 +95,8 @@ impl System {
     /// the block device page cache, updating $Bitmap and the $MFT record
     /// when a new cluster is allocated, then reply.
     fn fuse_daemon_step(&mut self, tid: u32) -> Step {
-        if self.tasks[tid as usize].bdp.active {
-            if let Some(step) = self.balance_dirty_pages(tid) {
-                return step;
-            }
+        if let Some(step) = self.balance_dirty_pages(tid) {
+            return step;
         }
         let fs = self.daemon_state(tid).fs;
         let Some(req) = self.daemon_state(tid).current.or_else(|| {

@@ -115,10 +115,8 @@ impl System {
 
     /// One step of an IOzone run.
     pub fn iozone_step(&mut self, tid: u32) -> Step {
-        if self.tasks[tid as usize].bdp.active {
-            if let Some(step) = self.balance_dirty_pages(tid) {
-                return step;
-            }
+        if let Some(step) = self.balance_dirty_pages(tid) {
+            return step;
         }
         let st = self.iozone_state(tid);
         let (phase, ino) = (st.phase, st.inode);

@@ -32,10 +32,8 @@ impl System {
 
     /// One page of the mapping written (one write fault).
     pub fn mapwrite_step(&mut self, tid: u32) -> Step {
-        if self.tasks[tid as usize].bdp.active {
-            if let Some(step) = self.balance_dirty_pages(tid) {
-                return step;
-            }
+        if let Some(step) = self.balance_dirty_pages(tid) {
+            return step;
         }
         let m = self.mapwrite_state(tid);
         let (ino, bdi, idx) = (m.inode, m.bdi, m.next);

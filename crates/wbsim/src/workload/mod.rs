@@ -128,10 +128,8 @@ impl System {
     /// One step of a writing process (dd, or fs_mark writing a file): at
     /// most one page of one write(2) call; `Exit` when all is written.
     pub fn writer_step(&mut self, tid: u32) -> Step {
-        if self.tasks[tid as usize].bdp.active {
-            if let Some(step) = self.balance_dirty_pages(tid) {
-                return step;
-            }
+        if let Some(step) = self.balance_dirty_pages(tid) {
+            return step;
         }
         let w = self.writer_state(tid);
         if w.awaiting_reply {

@@ -74,9 +74,14 @@ impl System {
         }
     }
 
-    /// Run `balance_dirty_pages` for `tid` until it returns (`None`) or
-    /// the task must sleep (`Some(step)`); resumable.
+    /// Run `balance_dirty_pages` for `tid`, if a ratelimited check left it
+    /// pending, until it returns (`None`) or the task must sleep
+    /// (`Some(step)`); resumable. A dirtying task calls this first in each
+    /// step.
     pub fn balance_dirty_pages(&mut self, tid: u32) -> Option<Step> {
+        if !self.tasks[tid as usize].bdp.active {
+            return None;
+        }
         if self.profile.dirty_throttle == DirtyThrottle::IoLess {
             return self.balance_dirty_pages_ioless(tid);
         }
