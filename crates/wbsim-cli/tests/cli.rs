@@ -383,3 +383,50 @@ fn trace_is_written_for_a_single_run() {
     // Only the trace itself is left in the directory (no temporary file).
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
 }
+
+/// The text report's per-zone table prints the zones' own /proc/vmstat
+/// counters (the JSON ones) and allocation shares that add up to 100%.
+#[test]
+fn text_report_has_per_zone_allocation_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write_temp(&dir, "quick.toml", &quick());
+    let json = dir.path().join("r.json");
+    let out = wbsim(&["run", p.to_str().unwrap(), "--json", json.to_str().unwrap()]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let vmstat = &report["runs"][0]["vmstat"];
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("zones (seed"))
+        .skip(2)
+        .take_while(|l| !l.trim().is_empty())
+        .collect();
+    let names: Vec<&str> = table
+        .iter()
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(names, ["dma", "dma32", "normal"], "{text}");
+    let mut share_sum = 0.0;
+    for row in &table {
+        let f: Vec<&str> = row.split_whitespace().collect();
+        let zone = f[0];
+        // A counter that never moved is left out of the JSON map.
+        let counter = |k: &str| {
+            vmstat[format!("{k}_{zone}")]
+                .as_i64()
+                .unwrap_or(0)
+                .to_string()
+        };
+        assert_eq!(f[1], counter("pgalloc"), "{row}");
+        assert_eq!(f[2], counter("pgscan_kswapd"), "{row}");
+        assert_eq!(f[5], counter("nr_vmscan_write"), "{row}");
+        share_sum += f[6].trim_end_matches('%').parse::<f64>().unwrap();
+    }
+    assert!(vmstat["pgalloc_dma32"].as_i64().unwrap() > 0);
+    assert!(
+        (share_sum - 100.0).abs() < 0.25,
+        "shares sum to {share_sum}"
+    );
+}

@@ -191,6 +191,40 @@ fn mean_stddev(xs: &[f64]) -> (f64, f64) {
     (mean, var.sqrt())
 }
 
+/// Per-zone event counters of the text summary (the /proc/vmstat names
+/// with the zone suffix), and each zone's share of all page allocations:
+/// which zone the page allocator and reclaim favour is what decides where
+/// dirty pages collect (seeds 000 and 003).
+const ZONE_COUNTERS: &[&str] = &[
+    "pgalloc",
+    "pgscan_kswapd",
+    "pgscan_direct",
+    "pgsteal",
+    "nr_vmscan_write",
+];
+
+fn format_zones(s: &mut String, run: &RunReport) {
+    let zones: Vec<&str> = ["dma", "dma32", "normal"]
+        .into_iter()
+        .filter(|z| run.vmstat.contains_key(&format!("pgalloc_{z}")))
+        .collect();
+    let v = |k: &str, z: &str| run.vmstat.get(&format!("{k}_{z}")).copied().unwrap_or(0);
+    let total_alloc: i64 = zones.iter().map(|z| v("pgalloc", z)).sum();
+    let _ = write!(s, "\nzones (seed {}):\n  {:<8}", run.seed, "zone");
+    for k in ZONE_COUNTERS {
+        let _ = write!(s, " {k:>15}");
+    }
+    let _ = writeln!(s, " {:>11}", "alloc_share");
+    for z in zones {
+        let _ = write!(s, "  {z:<8}");
+        for k in ZONE_COUNTERS {
+            let _ = write!(s, " {:>15}", v(k, z));
+        }
+        let share = v("pgalloc", z) as f64 / total_alloc.max(1) as f64;
+        let _ = writeln!(s, " {:>10.1}%", share * 100.0);
+    }
+}
+
 /// The text summary: one line per run, then the mean and stddev.
 pub fn format_text(r: &Report) -> String {
     let mut s = String::new();
@@ -248,6 +282,7 @@ pub fn format_text(r: &Report) -> String {
                 last.vmstat.get(*k).copied().unwrap_or(0)
             );
         }
+        format_zones(&mut s, last);
         let _ = writeln!(s, "\ndevices (seed {}):", last.seed);
         for d in &last.devices {
             let _ = writeln!(
