@@ -201,7 +201,8 @@ capacity_gib = 16 | capacity_gib = -1 | 24 | device[0].capacity_gib | must be gr
 cpus = 4 | cpus = "4" | 4 | machine.cpus | expected an integer, found a string ("4")
 cpus = 4 | cpus = 0 | 4 | machine.cpus | must be between 1 and 256 (got 0)
 hz = 1000 | hz = 200 | 5 | machine.hz | must be one of 100, 250, 300, 1000 (got 200)
-= 11584 | = 64 | 6 | machine.min_free_kbytes | must be between 128 and 65536 (got 64)
+= 11584 | = 64 | 6 | machine.min_free_kbytes | must be between 128 and 16777216 (got 64)
+= 11584 | = 2600000 | 6 | machine.min_free_kbytes | 2600000 KiB leaves nothing to allocate: the high watermark (1.5 x min) must stay below the zones' 3855360 KiB; allowed: 128 to 2570239
 dirty_ratio = 20 | dirty_ratio = 101 | 37 | sysctl.dirty_ratio | must be between 0 and 100 (got 101)
 dirty_ratio = 20 | dirty_ratio = 0 | 37 | sysctl.dirty_ratio | leaves no dirty limit
 dirty_ratio = 20 | dirty_bytes = 100 | 37 | sysctl.dirty_bytes | must be 0 (use dirty_ratio) or at least 8192
@@ -380,4 +381,13 @@ fn cpu_cost_overrides_are_checked() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("cpu_cost.syscall_ns"), "{e}");
+}
+
+/// THP's `set_recommended_min_free_kbytes` value for three zones (2 MiB
+/// pageblocks x 3 zones x (2 + 3 x 3) = 67,584 KiB) is above the boot-time
+/// default's 65,536 cap and must be accepted.
+#[test]
+fn min_free_kbytes_accepts_the_thp_recommendation() {
+    let s = parse_edited("min_free_kbytes = 11584", "min_free_kbytes = 67584").unwrap();
+    assert_eq!(s.machine.min_free_kbytes, Some(67584));
 }

@@ -143,7 +143,13 @@ fn machine(cx: &Cx, t: &Table) -> Result<MachineConfig> {
             other => return Err(f.wrong_type(cx, "an integer", other)),
         },
     };
-    let min_free_kbytes = t.int(cx, "min_free_kbytes", 128, 65536)?.map(|n| n as u64);
+    // `vm.min_free_kbytes` takes any value: [128, 65536] bounds only the
+    // boot-time default (`init_per_zone_wmark_min`), and THP's
+    // `set_recommended_min_free_kbytes` (2.6.38+) sets 67,584 on a node of
+    // three zones. Checked against the zones' memory below.
+    let min_free_kbytes = t
+        .int(cx, "min_free_kbytes", 128, 1 << 24)?
+        .map(|n| n as u64);
     let total_mib = t.int(cx, "total_mib", 1, i64::MAX)?;
 
     let zone_tables = t.array_of_tables(cx, "zone")?;
@@ -197,6 +203,18 @@ fn machine(cx: &Cx, t: &Table) -> Result<MachineConfig> {
         });
     }
 
+    let mem_kib: u64 = zones.iter().map(|z| z.size_mib.saturating_mul(1024)).sum();
+    if let Some(kb) = min_free_kbytes.filter(|&kb| !zones.is_empty() && kb * 3 / 2 >= mem_kib) {
+        return Err(t.err_at(
+            cx,
+            "min_free_kbytes",
+            format!(
+                "{kb} KiB leaves nothing to allocate: the high watermark (1.5 x min) must \
+                 stay below the zones' {mem_kib} KiB; allowed: 128 to {}",
+                (mem_kib * 2).div_ceil(3).saturating_sub(1).max(128)
+            ),
+        ));
+    }
     if let Some(total) = total_mib {
         let total = total as u64;
         for (zt, z) in zone_tables.iter().zip(&zones) {
