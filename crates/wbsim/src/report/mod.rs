@@ -191,6 +191,10 @@ fn mean_stddev(xs: &[f64]) -> (f64, f64) {
     (mean, var.sqrt())
 }
 
+/// Zone suffixes of per-zone /proc/vmstat counters, in zone order (3.0
+/// `TEXTS_FOR_ZONES`).
+pub(crate) const ZONE_SUFFIXES: [&str; 5] = ["dma", "dma32", "normal", "high", "movable"];
+
 /// Per-zone event counters of the text summary (the /proc/vmstat names
 /// with the zone suffix), and each zone's share of all page allocations:
 /// which zone the page allocator and reclaim favour is what decides where
@@ -204,7 +208,7 @@ const ZONE_COUNTERS: &[&str] = &[
 ];
 
 fn format_zones(s: &mut String, run: &RunReport) {
-    let zones: Vec<&str> = ["dma", "dma32", "normal"]
+    let zones: Vec<&str> = ZONE_SUFFIXES
         .into_iter()
         .filter(|z| run.vmstat.contains_key(&format!("pgalloc_{z}")))
         .collect();

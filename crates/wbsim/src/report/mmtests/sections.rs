@@ -5,10 +5,8 @@
 use std::collections::BTreeMap;
 
 use super::{row, Line, MmtestsColumn};
+use crate::report::ZONE_SUFFIXES;
 use crate::trace::stats::{ReclaimTraceStats, ReclaimWrites, WaitTotals};
-
-/// Zone suffixes of per-zone /proc/vmstat counters (3.0 `TEXTS_FOR_ZONES`).
-const ZONE_SUFFIXES: [&str; 5] = ["dma", "dma32", "normal", "high", "movable"];
 
 /// A sum of two 2-decimal figures as Perl prints it: at most two decimals,
 /// trailing zeros dropped (the 2011 report prints `7.2`).
