@@ -6,6 +6,7 @@
 //! position in O(words skipped).
 
 use crate::mm::page::NIL;
+use smallvec::SmallVec;
 
 /// Which dirty-inode list of its backing device an inode is on
 /// (`b_dirty`, `b_io`, `b_more_io` of `struct backing_dev_info`, 3.0).
@@ -42,9 +43,11 @@ pub struct Inode {
     /// Backing device info this mapping writes back through.
     pub bdi: usize,
     pub kind: MappingKind,
-    /// Page index -> page frame, `NIL` if not cached.
-    pages: Vec<u32>,
-    dirty_bits: Vec<u64>,
+    /// Page index -> page frame, `NIL` if not cached. Inline up to four
+    /// pages (and 64 dirty tags): runs create millions of one-page files,
+    /// which then cost no heap allocation.
+    pages: SmallVec<[u32; 4]>,
+    dirty_bits: SmallVec<[u64; 1]>,
     pub nr_cached: u64,
     pub nr_dirty: u64,
     /// `mapping->writeback_index` for cyclic writeback.
@@ -79,8 +82,8 @@ impl Inode {
             fs,
             bdi,
             kind,
-            pages: Vec::new(),
-            dirty_bits: Vec::new(),
+            pages: SmallVec::new(),
+            dirty_bits: SmallVec::new(),
             nr_cached: 0,
             nr_dirty: 0,
             writeback_index: 0,
@@ -111,8 +114,8 @@ impl Inode {
     pub fn insert(&mut self, index: u32, pfn: u32) {
         let i = index as usize;
         if i >= self.pages.len() {
-            // Grow geometrically; amortised O(1), no per-page allocation.
-            // Start small: a run may create millions of one-page files.
+            // Grow geometrically; amortised O(1), no per-page allocation,
+            // and none at all while the file fits the inline four pages.
             let new_len = (i + 1).max(self.pages.len() * 2).max(4);
             self.pages.resize(new_len, NIL);
             self.dirty_bits.resize(new_len.div_ceil(64), 0);
