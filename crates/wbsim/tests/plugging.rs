@@ -16,7 +16,7 @@ fn run(kernel: &str, seed: u64) -> RunReport {
     );
     let text = std::fs::read_to_string(path)
         .unwrap()
-        .replace("-L 40", "-L 14");
+        .replace("-L 120", "-L 14");
     assert!(text.contains("-L 14"));
     let sc = parse_scenario(&text, "fsmark-xfs-raid0.toml").unwrap();
     simulate(&sc, &preset(kernel).unwrap(), seed, &RunOptions::default())
