@@ -205,4 +205,19 @@ mod tests {
         assert_eq!(ino.page(5000), NIL);
         assert_eq!(ino.size_pages, 701);
     }
+
+    #[test]
+    fn small_files_stay_inline() {
+        let mut ino = Inode::new(0, 0, 0, MappingKind::Regular, 0);
+        for i in 0..4u32 {
+            ino.insert(i, 100 + i);
+            assert!(ino.set_dirty_tag(i));
+        }
+        assert!(!ino.pages.spilled() && !ino.dirty_bits.spilled());
+        assert_eq!(ino.next_dirty(1, 4), Some(1));
+        ino.insert(4, 104);
+        assert!(ino.pages.spilled());
+        assert_eq!((ino.page(3), ino.page(4), ino.page(5)), (103, 104, NIL));
+        assert_eq!(ino.nr_cached, 5);
+    }
 }
