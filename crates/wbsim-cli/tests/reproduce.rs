@@ -14,8 +14,9 @@ const BIN: &str = env!("CARGO_BIN_EXE_wbsim");
 /// RFC's patches make the model swap more, not less, and patch 4 leaves
 /// direct reclaim scanning ~0.15-0.17 of vanilla's over seeds 1-5 (band
 /// 0.1); in seed 001, the plug saves the writers too little system time of
-/// their own (about 0.954 of unpatched, band 0.75-0.95); in seed 002, the model's first 500 MiB write on the baseline is
-/// throttled by disk B's small share (see notes).
+/// their own (about 0.954 of unpatched, band 0.75-0.95); in seed 002, the
+/// model's first 500 MiB write on the baseline is throttled by disk B's
+/// small share (see notes).
 const KNOWN_FAILING: &[&str] = &[
     "micro throttle/vanilla swap outs",
     "micro immediate/vanilla swap outs",

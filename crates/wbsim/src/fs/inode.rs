@@ -8,6 +8,9 @@
 use crate::mm::page::NIL;
 use smallvec::SmallVec;
 
+/// Pages of a mapping's index held inline, without a heap allocation.
+const INLINE_PAGES: usize = 4;
+
 /// Which dirty-inode list of its backing device an inode is on
 /// (`b_dirty`, `b_io`, `b_more_io` of `struct backing_dev_info`, 3.0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,7 +49,7 @@ pub struct Inode {
     /// Page index -> page frame, `NIL` if not cached. Inline up to four
     /// pages (and 64 dirty tags): runs create millions of one-page files,
     /// which then cost no heap allocation.
-    pages: SmallVec<[u32; 4]>,
+    pages: SmallVec<[u32; INLINE_PAGES]>,
     dirty_bits: SmallVec<[u64; 1]>,
     pub nr_cached: u64,
     pub nr_dirty: u64,
@@ -116,7 +119,7 @@ impl Inode {
         if i >= self.pages.len() {
             // Grow geometrically; amortised O(1), no per-page allocation,
             // and none at all while the file fits the inline four pages.
-            let new_len = (i + 1).max(self.pages.len() * 2).max(4);
+            let new_len = (i + 1).max(self.pages.len() * 2).max(INLINE_PAGES);
             self.pages.resize(new_len, NIL);
             self.dirty_bits.resize(new_len.div_ceil(64), 0);
         }
@@ -209,7 +212,7 @@ mod tests {
     #[test]
     fn small_files_stay_inline() {
         let mut ino = Inode::new(0, 0, 0, MappingKind::Regular, 0);
-        for i in 0..4u32 {
+        for i in 0..INLINE_PAGES as u32 {
             ino.insert(i, 100 + i);
             assert!(ino.set_dirty_tag(i));
         }
