@@ -102,6 +102,7 @@ fn zone_dirty_v2_parses_exactly() {
             ],
             min_free_kbytes: Some(11584),
             hz: 1000,
+            irq_delivery: IrqDelivery::FirstCpu,
         },
         devices: vec![DeviceConfig {
             name: "sdb".into(),
@@ -178,7 +179,7 @@ fn unknown_keys_name_line_and_key() {
     check_cases(
         r#"
 kernel = | x = 1\nkernel = | 1 | x | unknown key `x`; allowed keys here: cpu_cost, device, fs, kernel, machine, run, swap, sysctl, task
-cpus = 4 | cpus = 4\nfoo = 1 | 5 | machine.foo | unknown key `foo`; allowed keys here: cpus, hz, min_free_kbytes, total_mib, zone
+cpus = 4 | cpus = 4\nfoo = 1 | 5 | machine.foo | unknown key `foo`; allowed keys here: cpus, hz, irq_delivery, min_free_kbytes, total_mib, zone
 size_mib = 3246 | size_mib = 3246\nsize = 3 | 16 | machine.zone[1].size | unknown key `size`; allowed keys here: kernel_mib, name, size_mib
 nr_requests = 128 | nr_requests = 128\nqueue = 4 | 30 | device[0].queue | unknown key `queue`; allowed keys here: capacity_gib, channels, chunk_kib, command_overhead_us,
 dirty_ratio = 20 | dirty_ratio = 20\ndirty = 1 | 38 | sysctl.dirty | allowed keys here: dirty_background_bytes,
@@ -201,6 +202,7 @@ capacity_gib = 16 | capacity_gib = -1 | 24 | device[0].capacity_gib | must be gr
 cpus = 4 | cpus = "4" | 4 | machine.cpus | expected an integer, found a string ("4")
 cpus = 4 | cpus = 0 | 4 | machine.cpus | must be between 1 and 256 (got 0)
 hz = 1000 | hz = 200 | 5 | machine.hz | must be one of 100, 250, 300, 1000 (got 200)
+hz = 1000 | hz = 1000\nirq_delivery = "random" | 6 | machine.irq_delivery | unknown interrupt delivery `random`; allowed: first-cpu, round-robin
 = 11584 | = 64 | 6 | machine.min_free_kbytes | must be between 128 and 16777216 (got 64)
 = 11584 | = 2600000 | 6 | machine.min_free_kbytes | 2600000 KiB leaves nothing to allocate: the high watermark (1.5 x min) must stay below the zones' 3855360 KiB; allowed: 128 to 2570239
 dirty_ratio = 20 | dirty_ratio = 101 | 37 | sysctl.dirty_ratio | must be between 0 and 100 (got 101)

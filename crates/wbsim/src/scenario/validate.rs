@@ -2,8 +2,8 @@
 
 use super::tree::{Node, Value};
 use super::{
-    DeviceConfig, DeviceModel, FsConfig, FsType, MachineConfig, RunConfig, Scenario, ScenarioError,
-    SysctlConfig, ZoneConfig, ZoneKind,
+    DeviceConfig, DeviceModel, FsConfig, FsType, IrqDelivery, MachineConfig, RunConfig, Scenario,
+    ScenarioError, SysctlConfig, ZoneConfig, ZoneKind,
 };
 mod table;
 mod tasks;
@@ -16,7 +16,14 @@ type Result<T> = std::result::Result<T, ScenarioError>;
 const ROOT_KEYS: &[&str] = &[
     "cpu_cost", "device", "fs", "kernel", "machine", "run", "swap", "sysctl", "task",
 ];
-const MACHINE_KEYS: &[&str] = &["cpus", "hz", "min_free_kbytes", "total_mib", "zone"];
+const MACHINE_KEYS: &[&str] = &[
+    "cpus",
+    "hz",
+    "irq_delivery",
+    "min_free_kbytes",
+    "total_mib",
+    "zone",
+];
 const ZONE_KEYS: &[&str] = &["kernel_mib", "name", "size_mib"];
 const DEVICE_KEYS: &[&str] = &[
     "capacity_gib",
@@ -150,6 +157,13 @@ fn machine(cx: &Cx, t: &Table) -> Result<MachineConfig> {
     let min_free_kbytes = t
         .int(cx, "min_free_kbytes", 128, 1 << 24)?
         .map(|n| n as u64);
+    const DELIVERIES: &[&str] = &["first-cpu", "round-robin"];
+    let irq_delivery = match t.string(cx, "irq_delivery")? {
+        None => IrqDelivery::FirstCpu,
+        Some((d, _)) if d == "first-cpu" => IrqDelivery::FirstCpu,
+        Some((d, _)) if d == "round-robin" => IrqDelivery::RoundRobin,
+        Some((d, f)) => return Err(f.not_one_of(cx, "interrupt delivery", &d, DELIVERIES)),
+    };
     let total_mib = t.int(cx, "total_mib", 1, i64::MAX)?;
 
     let zone_tables = t.array_of_tables(cx, "zone")?;
@@ -192,7 +206,8 @@ fn machine(cx: &Cx, t: &Table) -> Result<MachineConfig> {
                 cx,
                 "kernel_mib",
                 format!(
-                    "{kernel_mib} MiB held by the kernel leaves nothing of the {size_mib} MiB                      zone; it must be less than size_mib"
+                    "{kernel_mib} MiB held by the kernel leaves nothing of the {size_mib} MiB \
+                     zone; it must be less than size_mib"
                 ),
             ));
         }
@@ -253,6 +268,7 @@ fn machine(cx: &Cx, t: &Table) -> Result<MachineConfig> {
         zones,
         min_free_kbytes,
         hz,
+        irq_delivery,
     })
 }
 

@@ -180,6 +180,8 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         tasks: Vec::new(),
         runqueues: vec![Default::default(); ncpus],
         sched_tunables: super::sched::SchedTunables::for_cpus(ncpus),
+        irq_delivery: sc.machine.irq_delivery,
+        irq_next_cpu: 0,
         step_cost_ns: 0,
         kswapd_task: 0,
         kswapd_awake_ns: 0,
