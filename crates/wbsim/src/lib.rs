@@ -15,6 +15,8 @@ pub mod report;
 pub mod scenario;
 pub mod sim;
 pub mod system;
+#[cfg(test)]
+mod test_support;
 pub mod trace;
 pub mod workload;
 pub mod writeback;

@@ -393,3 +393,12 @@ fn min_free_kbytes_accepts_the_thp_recommendation() {
     let s = parse_edited("min_free_kbytes = 11584", "min_free_kbytes = 67584").unwrap();
     assert_eq!(s.machine.min_free_kbytes, Some(67584));
 }
+
+/// `irq_delivery` defaults to CPU 0 and accepts KVM's rotation.
+#[test]
+fn irq_delivery_defaults_to_first_cpu_and_accepts_round_robin() {
+    let s = parse_scenario(ZONE_DIRTY_V2, "z.toml").unwrap();
+    assert_eq!(s.machine.irq_delivery, IrqDelivery::FirstCpu);
+    let s = parse_edited("hz = 1000", "hz = 1000\nirq_delivery = \"round-robin\"").unwrap();
+    assert_eq!(s.machine.irq_delivery, IrqDelivery::RoundRobin);
+}

@@ -5,10 +5,10 @@ use super::System;
 use crate::mm::page::{flags, Holder, NIL, NR_LRU_LISTS};
 
 impl System {
-    /// Every frame is free (buddy or per-CPU list), on exactly one LRU list, in a pagevec, isolated
-    /// or kernel-private, and the lists agree with the frames; dirty and
-    /// writeback counts match the page flags and never exceed the file
-    /// pages; no counter has wrapped below zero.
+    /// Every frame is free (buddy or per-CPU list), on exactly one LRU
+    /// list, in a pagevec, isolated or kernel-private, and the lists agree
+    /// with the frames; dirty and writeback counts match the page flags and
+    /// never exceed the file pages; no counter has wrapped below zero.
     pub fn check_invariants(&self) -> Result<(), String> {
         let nz = self.zones.len();
         let mut free = vec![0u64; nz];
@@ -22,11 +22,12 @@ impl System {
             let z = p.zone as usize;
             match p.holder {
                 Holder::Free | Holder::PerCpu => {
-                    if p.holder == Holder::Free {
-                        free[z] += 1;
+                    let count = if p.holder == Holder::Free {
+                        &mut free
                     } else {
-                        per_cpu[z] += 1;
-                    }
+                        &mut per_cpu
+                    };
+                    count[z] += 1;
                     if p.flags != 0 || p.inode != NIL {
                         return Err(format!(
                             "free page {pfn} has flags {:#x} or a mapping",

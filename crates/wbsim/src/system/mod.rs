@@ -363,43 +363,19 @@ impl System {
 #[cfg(test)]
 mod tests {
     use crate::kernel::preset;
-    use crate::scenario::parse_scenario;
+    use crate::scenario::IrqDelivery;
     use crate::system::build_system;
+    use crate::test_support::usb_stick_scenario;
 
     /// Four dd tasks on a four-CPU machine (one per CPU), every CPU busy;
     /// returns how much interrupt time each task was charged after eight
     /// 1 µs interrupts.
-    fn irq_time_per_task(delivery: &str) -> Vec<u64> {
-        let mut text = format!(
-            r#"
-kernel = "3.10"
-[machine]
-cpus = 4
-irq_delivery = "{delivery}"
-[[machine.zone]]
-name = "DMA32"
-size_mib = 64
-[[device]]
-name = "sda"
-model = "disk"
-capacity_gib = 16
-seq_write_mib_per_s = 100.0
-max_request_kib = 512
-command_overhead_us = 100.0
-small_write_penalty_us = 4000.0
-[[fs]]
-type = "xfs"
-device = "sda"
-mount = "disk"
-"#
-        );
-        for f in 0..4 {
-            text += &format!("[[task]]\ncommand = \"dd if=/dev/zero of=disk/{f} bs=4k count=1\"\n");
-        }
-        let sc = parse_scenario(&text, "irq.toml").unwrap();
+    fn irq_time_per_task(delivery: IrqDelivery) -> Vec<u64> {
+        let mut sc = usb_stick_scenario("3.10", "xfs", 4, &["0", "1", "2", "3"]);
+        sc.machine.irq_delivery = delivery;
         let mut sys = build_system(&sc, &preset("3.10").unwrap(), 1);
         for cpu in 0..4 {
-            assert_eq!(sys.tasks[cpu].cpu as usize, cpu);
+            assert_eq!(sys.tasks[cpu].cpu, cpu);
             sys.runqueues[cpu].curr = Some(cpu as u32);
             sys.runqueues[cpu].busy_until = sys.now + 1_000_000;
         }
@@ -411,11 +387,14 @@ mount = "disk"
 
     #[test]
     fn first_cpu_delivery_charges_every_interrupt_to_cpu_0() {
-        assert_eq!(irq_time_per_task("first-cpu"), vec![8_000, 0, 0, 0]);
+        assert_eq!(
+            irq_time_per_task(IrqDelivery::FirstCpu),
+            vec![8_000, 0, 0, 0]
+        );
     }
 
     #[test]
     fn round_robin_delivery_spreads_interrupts_over_the_cpus() {
-        assert_eq!(irq_time_per_task("round-robin"), vec![2_000; 4]);
+        assert_eq!(irq_time_per_task(IrqDelivery::RoundRobin), vec![2_000; 4]);
     }
 }

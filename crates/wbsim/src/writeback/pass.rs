@@ -281,50 +281,7 @@ impl System {
 #[cfg(test)]
 mod tests {
     use crate::fs::inode::InodeList;
-    use crate::kernel::preset;
-    use crate::scenario::parse_scenario;
-    use crate::system::build_system;
-
-    /// A 64 MiB, one-CPU machine with a USB stick formatted `fs`, running
-    /// one 4 KiB dd per file name; returns the system and the regular
-    /// files' inodes in creation order.
-    fn usb_stick_files(
-        kernel: &str,
-        fs: &str,
-        files: &[&str],
-    ) -> (crate::system::System, Vec<u32>) {
-        let mut text = format!(
-            r#"
-kernel = "{kernel}"
-[machine]
-cpus = 1
-[[machine.zone]]
-name = "DMA32"
-size_mib = 64
-[[device]]
-name = "sda"
-model = "usb-stick"
-capacity_gib = 16
-seq_write_mib_per_s = 20.0
-max_request_kib = 120
-command_overhead_us = 250.0
-small_write_penalty_us = 5000.0
-[[fs]]
-type = "{fs}"
-device = "sda"
-mount = "disk"
-"#
-        );
-        for f in files {
-            text += &format!("[[task]]\ncommand = \"dd if=/dev/zero of=disk/{f} bs=4k count=1\"\n");
-        }
-        let sc = parse_scenario(&text, "usb.toml").unwrap();
-        let sys = build_system(&sc, &preset(kernel).unwrap(), 1);
-        let inodes = (0..sys.inodes.len() as u32)
-            .filter(|&i| sys.inodes[i as usize].kind == crate::fs::inode::MappingKind::Regular)
-            .collect();
-        (sys, inodes)
-    }
+    use crate::test_support::usb_stick_files;
 
     /// Two files on one xfs device; returns (system, older inode, newer inode).
     fn two_files(kernel: &str) -> (crate::system::System, u32, u32) {

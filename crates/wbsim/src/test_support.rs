@@ -1,0 +1,47 @@
+//! Fixtures shared by the unit tests of several modules.
+
+use crate::kernel::preset;
+use crate::scenario::{parse_scenario, Scenario};
+use crate::system::{build_system, System};
+
+/// A 64 MiB machine of `cpus` CPUs with a USB stick formatted `fs`, running
+/// one 4 KiB dd per file name (the dd tasks take CPUs 0, 1, ... in order).
+pub(crate) fn usb_stick_scenario(kernel: &str, fs: &str, cpus: u32, files: &[&str]) -> Scenario {
+    let mut text = format!(
+        r#"
+kernel = "{kernel}"
+[machine]
+cpus = {cpus}
+[[machine.zone]]
+name = "DMA32"
+size_mib = 64
+[[device]]
+name = "sda"
+model = "usb-stick"
+capacity_gib = 16
+seq_write_mib_per_s = 20.0
+max_request_kib = 120
+command_overhead_us = 250.0
+small_write_penalty_us = 5000.0
+[[fs]]
+type = "{fs}"
+device = "sda"
+mount = "disk"
+"#
+    );
+    for f in files {
+        text += &format!("[[task]]\ncommand = \"dd if=/dev/zero of=disk/{f} bs=4k count=1\"\n");
+    }
+    parse_scenario(&text, "usb.toml").unwrap()
+}
+
+/// `usb_stick_scenario` on one CPU, built on `kernel`; returns the system
+/// and the regular files' inodes in creation order.
+pub(crate) fn usb_stick_files(kernel: &str, fs: &str, files: &[&str]) -> (System, Vec<u32>) {
+    let sc = usb_stick_scenario(kernel, fs, 1, files);
+    let sys = build_system(&sc, &preset(kernel).unwrap(), 1);
+    let inodes = (0..sys.inodes.len() as u32)
+        .filter(|&i| sys.inodes[i as usize].kind == crate::fs::inode::MappingKind::Regular)
+        .collect();
+    (sys, inodes)
+}
