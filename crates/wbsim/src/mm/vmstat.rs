@@ -121,6 +121,11 @@ impl Vmstat {
         self.ev[e as usize]
     }
 
+    /// Counter `e` of zone `zone` alone.
+    pub fn zone_stat(&self, zone: usize, e: ZoneEv) -> u64 {
+        self.zone_ev[zone][e as usize]
+    }
+
     pub fn zone_sum(&self, e: ZoneEv) -> u64 {
         self.zone_ev.iter().map(|z| z[e as usize]).sum()
     }

@@ -4,7 +4,8 @@
 //! JSON contract (kept stable; fields may be added, never renamed or
 //! removed): `{ "scenario", "kernel", "runs": [ { "seed", "outcome",
 //! "elapsed_seconds", "user_seconds", "system_seconds",
-//! "kswapd_awake_seconds", "context_switches", "vmstat": { counter: delta }, "devices": [ {
+//! "kswapd_awake_seconds", "context_switches", "vmstat": { counter: delta },
+//! "zoneinfo": { zone: { stat: value } }, "devices": [ {
 //! "name", "write_iops", "write_mb_per_second", "avg_write_request_kib",
 //! ... } ] } ] }`.
 
@@ -16,6 +17,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::mm::vmstat::ZoneEv;
 use crate::sim::NS_PER_SEC;
 use crate::system::{Outcome, System};
 
@@ -51,6 +53,11 @@ pub struct RunReport {
     pub context_switches: u64,
     /// /proc/vmstat counter deltas over the run.
     pub vmstat: BTreeMap<String, i64>,
+    /// Per-zone statistics that /proc/vmstat prints only summed over the
+    /// zones and /proc/zoneinfo prints per zone (`zone_stat_item`), by
+    /// zone suffix (`dma`, `dma32`, `normal`): `nr_vmscan_write`, i.e.
+    /// which zone reclaim wrote its pages from.
+    pub zoneinfo: BTreeMap<String, BTreeMap<String, i64>>,
     pub devices: Vec<DeviceReport>,
     /// Engine events processed (a cost figure, not a kernel one).
     pub sim_events: u64,
@@ -148,6 +155,7 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
         kswapd_awake_seconds: secs(sys.kswapd_awake_total_ns()),
         context_switches: workload.iter().map(|t| t.nr_switches).sum(),
         vmstat,
+        zoneinfo: zoneinfo(sys),
         devices,
         sim_events: sys.events_processed,
         series_stats: BTreeMap::new(),
@@ -160,6 +168,19 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
             .unwrap_or_default(),
         iozone: sys.iozone_results.clone(),
     }
+}
+
+/// The per-zone statistics of [`RunReport::zoneinfo`].
+fn zoneinfo(sys: &System) -> BTreeMap<String, BTreeMap<String, i64>> {
+    sys.zone_suffixes()
+        .into_iter()
+        .enumerate()
+        .map(|(z, suffix)| {
+            let writes = sys.vmstat.zone_stat(z, ZoneEv::NrVmscanWrite) as i64;
+            let stats = BTreeMap::from([("nr_vmscan_write".to_string(), writes)]);
+            (suffix.to_string(), stats)
+        })
+        .collect()
 }
 
 /// Counters printed in the text summary, in this order.
@@ -196,16 +217,11 @@ fn mean_stddev(xs: &[f64]) -> (f64, f64) {
 pub(crate) const ZONE_SUFFIXES: [&str; 5] = ["dma", "dma32", "normal", "high", "movable"];
 
 /// Per-zone event counters of the text summary (the /proc/vmstat names
-/// with the zone suffix), and each zone's share of all page allocations:
-/// which zone the page allocator and reclaim favour is what decides where
-/// dirty pages collect (seeds 000 and 003).
-const ZONE_COUNTERS: &[&str] = &[
-    "pgalloc",
-    "pgscan_kswapd",
-    "pgscan_direct",
-    "pgsteal",
-    "nr_vmscan_write",
-];
+/// with the zone suffix), then the per-zone `nr_vmscan_write` of
+/// /proc/zoneinfo and each zone's share of all page allocations: which zone
+/// the page allocator and reclaim favour is what decides where dirty pages
+/// collect (seeds 000 and 003).
+const ZONE_COUNTERS: &[&str] = &["pgalloc", "pgscan_kswapd", "pgscan_direct", "pgsteal"];
 
 fn format_zones(s: &mut String, run: &RunReport) {
     let zones: Vec<&str> = ZONE_SUFFIXES
@@ -218,12 +234,14 @@ fn format_zones(s: &mut String, run: &RunReport) {
     for k in ZONE_COUNTERS {
         let _ = write!(s, " {k:>15}");
     }
-    let _ = writeln!(s, " {:>11}", "alloc_share");
+    let _ = writeln!(s, " {:>15} {:>11}", "nr_vmscan_write", "alloc_share");
     for z in zones {
         let _ = write!(s, "  {z:<8}");
         for k in ZONE_COUNTERS {
             let _ = write!(s, " {:>15}", v(k, z));
         }
+        let writes = run.zoneinfo.get(z).and_then(|m| m.get("nr_vmscan_write"));
+        let _ = write!(s, " {:>15}", writes.copied().unwrap_or(0));
         let share = v("pgalloc", z) as f64 / total_alloc.max(1) as f64;
         let _ = writeln!(s, " {:>10.1}%", share * 100.0);
     }
