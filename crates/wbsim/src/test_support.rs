@@ -4,6 +4,9 @@ use crate::kernel::preset;
 use crate::scenario::{parse_scenario, Scenario};
 use crate::system::{build_system, System};
 
+/// The USB stick the end-to-end tests use too.
+const USB_STICK_DEVICE: &str = include_str!("../tests/fixtures/usb-stick-device.toml");
+
 /// A 64 MiB machine of `cpus` CPUs with a USB stick formatted `fs`, running
 /// one 4 KiB dd per file name (the dd tasks take CPUs 0, 1, ... in order).
 pub(crate) fn usb_stick_scenario(kernel: &str, fs: &str, cpus: u32, files: &[&str]) -> Scenario {
@@ -15,17 +18,10 @@ cpus = {cpus}
 [[machine.zone]]
 name = "DMA32"
 size_mib = 64
-[[device]]
-name = "sda"
-model = "usb-stick"
-capacity_gib = 16
-seq_write_mib_per_s = 20.0
-max_request_kib = 120
-command_overhead_us = 250.0
-small_write_penalty_us = 5000.0
+{USB_STICK_DEVICE}
 [[fs]]
 type = "{fs}"
-device = "sda"
+device = "sdb"
 mount = "disk"
 "#
     );

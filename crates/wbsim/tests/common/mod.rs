@@ -2,6 +2,9 @@
 
 use wbsim::scenario::{parse_scenario, Scenario};
 
+/// The USB stick the crate's unit-test fixtures use too.
+const USB_STICK_DEVICE: &str = include_str!("../fixtures/usb-stick-device.toml");
+
 /// A scenario on a 20 MiB/s USB stick with dirty_ratio 40: the machine
 /// section, the filesystem type and the `[[task]]` sections vary.
 pub fn scenario(machine: &str, fs: &str, tasks: &str, name: &str) -> Scenario {
@@ -10,14 +13,7 @@ pub fn scenario(machine: &str, fs: &str, tasks: &str, name: &str) -> Scenario {
 kernel = "3.0-vanilla"
 [machine]
 {machine}
-[[device]]
-name = "sdb"
-model = "usb-stick"
-capacity_gib = 16
-seq_write_mib_per_s = 20.0
-max_request_kib = 120
-command_overhead_us = 250.0
-small_write_penalty_us = 5000.0
+{USB_STICK_DEVICE}
 [[fs]]
 type = "{fs}"
 device = "sdb"
