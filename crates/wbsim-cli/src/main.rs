@@ -227,6 +227,7 @@ fn cmd_run(a: &RunArgs) -> Result<(), String> {
         check_every_event: a.check,
         series_interval_ns: (a.series.is_some() || a.plot.is_some())
             .then_some(a.sample_ms * 1_000_000),
+        ..Default::default()
     };
     let mut reports = Vec::new();
     for profile in &profiles {

@@ -115,6 +115,7 @@ fn run_experiment(e: &Experiment, runs: Option<u32>) -> Result<ExperimentResult,
     let opts = wbsim::RunOptions {
         check_every_event: false,
         series_interval_ns: (e.series_interval_ms > 0).then_some(e.series_interval_ms * 1_000_000),
+        ..Default::default()
     };
     let bar = ProgressBar::new(jobs.len() as u64);
     let template = format!("{} {{bar:30}} {{pos}}/{{len}} runs {{elapsed}}", e.id);

@@ -33,6 +33,9 @@ pub struct RunOptions {
     /// Sample per-zone page state every this many ns of simulated time
     /// (`RunReport::series` and `series_stats`).
     pub series_interval_ns: Option<u64>,
+    /// Stop after this many engine events ([`system::Outcome::EventBudget`]);
+    /// `None` runs to completion or the time limit.
+    pub max_events: Option<u64>,
 }
 
 /// Simulate one run of `sc` on `profile` with `seed`.
@@ -65,6 +68,7 @@ fn simulate_inner(
         sys.tracer.write_to(out);
     }
     sys.check_every_event = opts.check_every_event;
+    sys.max_events = opts.max_events.unwrap_or(u64::MAX);
     if let Some(interval_ns) = opts.series_interval_ns {
         sys.series = Some(report::series::Series {
             zone_names: sys.zones.iter().map(|z| z.name.to_string()).collect(),

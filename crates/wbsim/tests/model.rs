@@ -180,3 +180,14 @@ command = "dd if=/dev/zero of=disk/f bs=32k count=8192""#;
     }
     assert!(sys.nr_pcp_pages() > 0, "freed pages wait on per-CPU lists");
 }
+
+#[test]
+fn an_event_budget_stops_the_run_at_that_many_events() {
+    let opts = RunOptions {
+        max_events: Some(1_000),
+        ..RunOptions::default()
+    };
+    let r = simulate(&small("xfs"), &profile(), 1, &opts);
+    assert_eq!(r.outcome, wbsim::system::Outcome::EventBudget);
+    assert_eq!(r.sim_events, 1_000);
+}

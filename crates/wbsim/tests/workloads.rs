@@ -25,6 +25,7 @@ fn run_checked(sc: &Scenario, kernel_name: &str) -> wbsim::report::RunReport {
     let opts = RunOptions {
         check_every_event: true,
         series_interval_ns: None,
+        ..Default::default()
     };
     simulate(sc, &kernel::preset(kernel_name).unwrap(), 1, &opts)
 }
@@ -133,6 +134,7 @@ fn on_one_cpu_a_woken_kswapd_preempts_the_writer_and_does_most_reclaim() {
     let opts = RunOptions {
         check_every_event: false,
         series_interval_ns: None,
+        ..Default::default()
     };
     let r = simulate(&sc, &kernel::preset("3.0-vanilla").unwrap(), 1, &opts);
     let (kswapd, direct) = (v(&r, "pgscan_kswapd"), v(&r, "pgscan_direct"));

@@ -286,6 +286,7 @@ pub fn format_text(r: &Report) -> String {
             match run.outcome {
                 Outcome::Completed => "done",
                 Outcome::TimeLimit => "timelimit",
+                Outcome::EventBudget => "budget",
             }
         );
     }

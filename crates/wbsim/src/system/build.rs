@@ -144,6 +144,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         profile: profile.clone(),
         sysctl: sc.sysctl.clone(),
         check_every_event: false,
+        max_events: u64::MAX,
         series: None,
         next_sample_ns: u64::MAX,
         tracer: Default::default(),

@@ -32,7 +32,12 @@ pub use build::build_system;
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     Completed,
+    /// Cut at the scenario's `run.time_limit_s` with workload tasks still
+    /// running.
     TimeLimit,
+    /// Cut after `RunOptions::max_events` engine events (fuzzing and other
+    /// bounded runs); not a kernel outcome.
+    EventBudget,
 }
 
 pub struct System {
@@ -45,6 +50,8 @@ pub struct System {
     pub sysctl: SysctlConfig,
     /// Check conservation invariants after every event (slow).
     pub check_every_event: bool,
+    /// Stop with [`Outcome::EventBudget`] after this many events.
+    pub max_events: u64,
 
     // mm
     pub pages: Vec<Page>,
@@ -249,6 +256,9 @@ impl System {
             }
             if t > self.now {
                 self.now = t;
+            }
+            if self.events_processed >= self.max_events {
+                return Outcome::EventBudget;
             }
             self.events_processed += 1;
             match ev {
