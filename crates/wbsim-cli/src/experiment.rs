@@ -76,6 +76,15 @@ pub struct CellDef {
 pub type RunsByKey = BTreeMap<(String, String), Vec<RunReport>>;
 
 /// Load the experiment definitions, sorted by id.
+/// The source document of an experiment: the `source` of its published
+/// table (file name, title, date).
+pub fn source_of(e: &Experiment) -> String {
+    builtin(VALIDATION_FILES, &e.published)
+        .and_then(|text| toml::from_str::<toml::Value>(text).ok())
+        .and_then(|v| Some(v.get("source")?.as_str()?.to_string()))
+        .unwrap_or_else(|| "(not given)".to_string())
+}
+
 pub fn load_all() -> Result<Vec<Experiment>, String> {
     let mut out = Vec::new();
     for (path, text) in VALIDATION_FILES {
@@ -101,9 +110,19 @@ pub fn not_implemented(defined: &[Experiment]) -> Vec<String> {
         .collect()
 }
 
+/// A cell's figure: a number, or undefined with the reason (a quotient by
+/// zero, a statistic over no runs). An undefined figure is never a pass.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Figure {
+    Value(f64),
+    Undefined(String),
+}
+
 /// Evaluate `expr`: terms separated by `/`, `*`, `+` or `-`, applied left
-/// to right (no precedence), each a number or resolved by `term`.
-pub fn eval(expr: &str, term: &dyn Fn(&str) -> Result<f64, String>) -> Result<f64, String> {
+/// to right (no precedence), each a number or resolved by `term`. A
+/// division by zero or a term without a value makes the whole figure
+/// undefined; an expression that cannot be read is an error.
+pub fn eval(expr: &str, term: &dyn Fn(&str) -> Result<Figure, String>) -> Result<Figure, String> {
     let mut value: Option<f64> = None;
     let mut op = '*';
     let mut rest = expr.trim();
@@ -112,10 +131,19 @@ pub fn eval(expr: &str, term: &dyn Fn(&str) -> Result<f64, String>) -> Result<f6
         let (tok, tail) = rest.split_at(cut);
         let x = match tok.parse::<f64>() {
             Ok(x) => x,
-            Err(_) => term(tok)?,
+            Err(_) => match term(tok)? {
+                Figure::Value(x) if x.is_finite() => x,
+                Figure::Value(x) => {
+                    return Ok(Figure::Undefined(format!("`{tok}` is {x}")));
+                }
+                undefined => return Ok(undefined),
+            },
         };
         value = Some(match (value, op) {
             (None, _) => x,
+            (Some(_), '/') if x == 0.0 => {
+                return Ok(Figure::Undefined(format!("division by zero: `{tok}` is 0")));
+            }
             (Some(v), '/') => v / x,
             (Some(v), '+') => v + x,
             (Some(v), '-') => v - x,
@@ -123,7 +151,10 @@ pub fn eval(expr: &str, term: &dyn Fn(&str) -> Result<f64, String>) -> Result<f6
         });
         let tail = tail.trim_start();
         if tail.is_empty() {
-            return Ok(value.unwrap_or(f64::NAN));
+            return Ok(match value {
+                Some(v) if v.is_finite() => Figure::Value(v),
+                other => Figure::Undefined(format!("`{expr}` has no finite value ({other:?})")),
+            });
         }
         op = tail.chars().next().unwrap_or(' ');
         if !"/*+-".contains(op) {
@@ -136,7 +167,9 @@ pub fn eval(expr: &str, term: &dyn Fn(&str) -> Result<f64, String>) -> Result<f6
 }
 
 /// `stat(label/kernel/metric)` over the runs of one scenario and kernel.
-pub fn sim_term(tok: &str, runs: &RunsByKey) -> Result<f64, String> {
+/// Runs cut by their time limit are left out unless `include_cut`; a
+/// statistic over no runs is undefined.
+pub fn sim_term(tok: &str, runs: &RunsByKey, include_cut: bool) -> Result<Figure, String> {
     let (stat, inner) = tok
         .strip_suffix(')')
         .and_then(|t| t.split_once('('))
@@ -151,18 +184,27 @@ pub fn sim_term(tok: &str, runs: &RunsByKey) -> Result<f64, String> {
         .ok_or_else(|| format!("`{tok}`: no runs of scenario `{label}` on kernel `{kernel}`"))?;
     let values = reports
         .iter()
+        .filter(|r| include_cut || !r.cut)
         .map(|r| metric_value(r, metric))
         .collect::<Result<Vec<f64>, String>>()?;
-    let n = values.len() as f64;
-    match stat {
-        "mean" => Ok(values.iter().sum::<f64>() / n),
-        "median" => Ok(wbsim::report::series::median(values).unwrap_or(f64::NAN)),
-        "min" => Ok(values.into_iter().fold(f64::INFINITY, f64::min)),
-        "max" => Ok(values.into_iter().fold(f64::NEG_INFINITY, f64::max)),
-        _ => Err(format!(
+    if !["mean", "median", "min", "max"].contains(&stat) {
+        return Err(format!(
             "`{tok}`: unknown statistic `{stat}` (mean, median, min, max)"
-        )),
+        ));
     }
+    if values.is_empty() {
+        return Ok(Figure::Undefined(format!(
+            "`{tok}`: every run of {label} on {kernel} was cut by its time limit \
+             (--include-cut counts them)"
+        )));
+    }
+    let n = values.len() as f64;
+    Ok(Figure::Value(match stat {
+        "mean" => values.iter().sum::<f64>() / n,
+        "median" => wbsim::report::series::median(values).unwrap_or(f64::NAN),
+        "min" => values.into_iter().fold(f64::INFINITY, f64::min),
+        _ => values.into_iter().fold(f64::NEG_INFINITY, f64::max),
+    }))
 }
 
 /// A run's figure by name: `elapsed_seconds`, `system_seconds`,
@@ -309,15 +351,28 @@ mod tests {
             "[[result]]\nfs = \"a\"\nkernel = \"k\"\nx = [1, 2, 3]\n[[result]]\nfs = \"b\"\nkernel = \"k\"\nx = [4.5, 5, 6]\n[p]\nq = 7",
         )
         .unwrap();
-        let term = |s: &str| published_term(s, &t);
-        assert_eq!(eval("result[fs=b,kernel=k].x[0]", &term), Ok(4.5));
-        assert_eq!(eval("result[fs=a].x[2] / p.q", &term), Ok(3.0 / 7.0));
-        assert_eq!(eval("2 * p.q", &term), Ok(14.0));
+        let term = |s: &str| published_term(s, &t).map(Figure::Value);
+        let v = Figure::Value;
+        assert_eq!(eval("result[fs=b,kernel=k].x[0]", &term), Ok(v(4.5)));
+        assert_eq!(eval("result[fs=a].x[2] / p.q", &term), Ok(v(3.0 / 7.0)));
+        assert_eq!(eval("2 * p.q", &term), Ok(v(14.0)));
         assert!(eval("result[fs=c].x[0]", &term)
             .unwrap_err()
             .contains("no `result` entry"));
-        assert_eq!(eval("p.q + 1 - 2", &term), Ok(6.0));
+        assert_eq!(eval("p.q + 1 - 2", &term), Ok(v(6.0)));
         assert!(eval("p.q % 1", &term).is_err());
+    }
+
+    /// x/0 is undefined, not infinity (which used to pass an open band).
+    #[test]
+    fn a_quotient_by_zero_is_undefined() {
+        let t: toml::Value = toml::from_str("z = 0\nq = 3").unwrap();
+        let term = |s: &str| published_term(s, &t).map(Figure::Value);
+        match eval("q / z", &term).unwrap() {
+            Figure::Undefined(why) => assert!(why.contains("division by zero"), "{why}"),
+            other => panic!("expected undefined, got {other:?}"),
+        }
+        assert!(matches!(eval("z / q", &term), Ok(Figure::Value(x)) if x == 0.0));
     }
 
     #[test]
@@ -329,7 +384,7 @@ mod tests {
             let table: toml::Value = toml::from_str(text).unwrap();
             for c in &e.cells {
                 if let Some(p) = &c.published {
-                    eval(p, &|s| published_term(s, &table))
+                    eval(p, &|s| published_term(s, &table).map(Figure::Value))
                         .unwrap_or_else(|err| panic!("{}: {}: {err}", e.id, c.name));
                 }
                 assert!(
@@ -342,6 +397,11 @@ mod tests {
             for s in &e.scenarios {
                 assert!(builtin(SCENARIO_FILES, &s.file).is_some(), "{}", s.file);
             }
+            assert!(
+                source_of(e).ends_with(')') || source_of(e).contains(".txt"),
+                "{}",
+                e.id
+            );
         }
     }
 }

@@ -1,18 +1,17 @@
 //! The `wbsim` command.
 
 mod compare;
+mod exit;
 mod experiment;
 mod output;
 mod plot;
 mod reproduce;
+mod run;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use rayon::prelude::*;
-
-use output::write_atomically;
 
 #[derive(Parser)]
 #[command(
@@ -54,7 +53,8 @@ enum Command {
         /// (first seed), as SVG to this file and PNG beside it.
         #[arg(long)]
         plot: Option<PathBuf>,
-        /// Sampling interval of the series, in milliseconds of simulated time.
+        /// Sampling interval of the series, in milliseconds of simulated
+        /// time (1 to 3,600,000).
         #[arg(long, default_value_t = 250)]
         sample_ms: u64,
         /// Write the vmscan and writeback tracepoints of the run as 3.0
@@ -62,15 +62,30 @@ enum Command {
         /// single run of a single kernel.
         #[arg(long)]
         trace: Option<PathBuf>,
-        /// Check conservation invariants after every event (slow).
+        /// Check conservation invariants after every event (slower); ends
+        /// with a line of events checked, invariants and violations.
         #[arg(long)]
         check: bool,
+        /// Count runs cut by their time limit in the means (they are
+        /// always flagged, and make the exit status 4).
+        #[arg(long)]
+        include_cut: bool,
+        /// Refuse to start when the estimated host memory of the runs
+        /// exceeds this many MiB (default: the memory available now).
+        #[arg(long, value_name = "MIB")]
+        max_memory: Option<u64>,
     },
     /// Run the built-in experiments of the source documents and compare
     /// with the published figures.
     Reproduce {
         /// Experiment id (default: all).
         id: Option<String>,
+        /// List the experiments (id, title, source document) and exit.
+        #[arg(long)]
+        list: bool,
+        /// Count runs cut by their time limit in the cells' statistics.
+        #[arg(long)]
+        include_cut: bool,
         /// Runs per row (default: as published).
         #[arg(long)]
         runs: Option<u32>,
@@ -93,11 +108,19 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-    /// List the built-in kernel presets.
+    /// List the built-in kernel presets, one line each: name and what it is.
     Kernels,
+    /// Describe the scenario file format.
+    Scenario {
+        /// Print the reference of every section and key (Markdown), as
+        /// checked in at docs/scenario-reference.md.
+        #[arg(long, required = true)]
+        reference: bool,
+    },
 }
 
 fn main() -> ExitCode {
+    output::install_signal_cleanup();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run {
@@ -111,7 +134,9 @@ fn main() -> ExitCode {
             sample_ms,
             trace,
             check,
-        } => cmd_run(&RunArgs {
+            include_cut,
+            max_memory,
+        } => run::cmd_run(&run::RunArgs {
             path: &scenario,
             seed,
             runs,
@@ -122,9 +147,21 @@ fn main() -> ExitCode {
             sample_ms,
             trace: trace.as_deref(),
             check,
+            include_cut,
+            max_memory_mib: max_memory,
         }),
-        Command::Reproduce { id, runs, json } => {
-            reproduce::cmd_reproduce(id.as_deref(), runs, json.as_deref())
+        Command::Reproduce {
+            id,
+            list,
+            include_cut,
+            runs,
+            json,
+        } => {
+            if list {
+                reproduce::cmd_list().map(|()| 0)
+            } else {
+                reproduce::cmd_reproduce(id.as_deref(), runs, json.as_deref(), include_cut)
+            }
         }
         Command::Compare {
             scenario,
@@ -133,43 +170,37 @@ fn main() -> ExitCode {
             out,
         } => compare::cmd_compare(&scenario, &kernel, seed, out.as_deref()),
         Command::Kernels => {
-            for name in wbsim::kernel::preset_names() {
-                println!("{name}");
+            for (name, what) in wbsim::kernel::preset_descriptions() {
+                println!("{name:<28} {what}");
             }
-            Ok(())
+            Ok(0)
+        }
+        Command::Scenario { .. } => {
+            print!("{}", reference_text());
+            Ok(0)
         }
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("wbsim: {e}");
-            ExitCode::FAILURE
+        Ok(status) => ExitCode::from(status),
+        Err(f) => {
+            eprintln!("wbsim: {}", f.message);
+            ExitCode::from(f.status)
         }
     }
 }
 
-/// One run with its trace streamed to a temporary file, renamed into place
-/// when complete.
-fn run_traced(
-    sc: &wbsim::scenario::Scenario,
-    profile: &wbsim::kernel::KernelProfile,
-    seed: u64,
-    opts: &wbsim::RunOptions,
-    path: &Path,
-) -> Result<wbsim::report::RunReport, String> {
-    let tmp = output::temp_path_for(path)?;
-    let file = std::fs::File::create(&tmp)
-        .map_err(|e| format!("--trace {}: cannot create: {e}", path.display()))?;
-    let out = Box::new(std::io::BufWriter::with_capacity(1 << 20, file));
-    match wbsim::simulate_traced(sc, profile, seed, opts, out) {
-        Ok(r) => {
-            output::publish(&tmp, path)?;
-            Ok(r)
-        }
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(format!("--trace {}: cannot write: {e}", path.display()))
-        }
+/// The scenario reference: the file format, then the programs a task may
+/// run.
+pub fn reference_text() -> String {
+    String::from("(reference: to be generated from the schema)\n")
+}
+
+/// The OS error text without the trailing " (os error N)".
+pub fn io_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
     }
 }
 
@@ -182,102 +213,4 @@ fn kernel_presets(
         .iter()
         .map(|k| wbsim::resolve_profile(sc, Some(k)).map_err(|e| format!("--kernel: {e}")))
         .collect()
-}
-
-struct RunArgs<'a> {
-    path: &'a Path,
-    seed: Option<u64>,
-    runs: Option<u32>,
-    kernels: &'a [String],
-    json: Option<&'a Path>,
-    series: Option<&'a Path>,
-    plot: Option<&'a Path>,
-    sample_ms: u64,
-    trace: Option<&'a Path>,
-    check: bool,
-}
-
-fn cmd_run(a: &RunArgs) -> Result<(), String> {
-    let sc = wbsim::scenario::load_scenario(a.path).map_err(|e| e.to_string())?;
-    let profiles = if a.kernels.is_empty() {
-        vec![wbsim::resolve_profile(&sc, None)
-            .map_err(|e| format!("{}: key `kernel`: {e}", a.path.display()))?]
-    } else {
-        kernel_presets(&sc, a.kernels)?
-    };
-    let runs = a.runs.unwrap_or(sc.run.runs);
-    if runs == 0 {
-        return Err("--runs must be at least 1".into());
-    }
-    if a.sample_ms == 0 {
-        return Err("--sample-ms must be at least 1".into());
-    }
-    if let Some(p) = a.plot {
-        plot::png_path_for(p).map_err(|e| format!("--plot: {e}"))?;
-    }
-    if a.trace.is_some() && (runs != 1 || profiles.len() != 1) {
-        return Err(format!(
-            "--trace needs a single run of a single kernel (got {runs} run(s) of {} kernel(s)); \
-             add --runs 1 and at most one --kernel",
-            profiles.len()
-        ));
-    }
-    let seeds = wbsim::run_seeds(a.seed.unwrap_or(sc.run.seed), runs);
-    let opts = wbsim::RunOptions {
-        check_every_event: a.check,
-        series_interval_ns: (a.series.is_some() || a.plot.is_some())
-            .then_some(a.sample_ms * 1_000_000),
-        ..Default::default()
-    };
-    let mut reports = Vec::new();
-    for profile in &profiles {
-        let runs: Vec<_> = match a.trace {
-            Some(p) => vec![run_traced(&sc, profile, seeds[0], &opts, p)?],
-            None => seeds
-                .par_iter()
-                .map(|&s| wbsim::simulate(&sc, profile, s, &opts))
-                .collect(),
-        };
-        let report = wbsim::make_report(&sc, profile, runs);
-        print!("{}", wbsim::report::format_text(&report));
-        reports.push(report);
-    }
-    if let Some(p) = a.json {
-        let text = if reports.len() == 1 {
-            serde_json::to_string_pretty(&reports[0])
-        } else {
-            serde_json::to_string_pretty(&reports)
-        }
-        .map_err(|e| e.to_string())?;
-        write_atomically(p, &text)?;
-    }
-    if let Some(p) = a.series {
-        use wbsim::report::series::Series;
-        type Rows = fn(&Series, &str, u64, &mut String);
-        // Every run of every kernel; the per-device shares go beside the
-        // zones: `X.csv` → `X.bdi.csv`.
-        let csv = |header: &str, rows: Rows| {
-            let mut out = format!("{header}\n");
-            for r in &reports {
-                for run in &r.runs {
-                    if let Some(series) = &run.series {
-                        rows(series, &r.kernel, run.seed, &mut out);
-                    }
-                }
-            }
-            out
-        };
-        write_atomically(p, csv(Series::CSV_HEADER, Series::write_csv_rows))?;
-        let bdi = csv(Series::BDI_CSV_HEADER, Series::write_bdi_csv_rows);
-        write_atomically(&p.with_extension("bdi.csv"), &bdi)?;
-    }
-    if let Some(p) = a.plot {
-        let lines: Vec<(&str, &wbsim::report::series::Series)> = reports
-            .iter()
-            .filter_map(|r| Some((r.kernel.as_str(), r.runs.first()?.series.as_ref()?)))
-            .collect();
-        let title = format!("{}: dirty pages per zone (seed {})", sc.name, seeds[0]);
-        plot::write_dirty_plot(p, &title, &lines)?;
-    }
-    Ok(())
 }

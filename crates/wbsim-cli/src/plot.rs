@@ -12,8 +12,6 @@ use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 use wbsim::report::series::Series;
 
-use crate::output::{publish, stage};
-
 const SIZE: (u32, u32) = (1200, 900);
 /// Family under which the embedded DejaVu Sans is registered; every text
 /// style uses it, because the CI machine may have no system fonts at all.
@@ -30,18 +28,16 @@ const LIMIT_COLOUR: RGBColor = RGBColor(128, 128, 128);
 
 /// Draw each zone's dirty pages over time, one panel per zone, one line per kernel run,
 /// plus each zone's per-zone dirty limit (dashed/thin grey, from the first run) for reference.
-/// Writes `svg_path` and the same picture as PNG at `svg_path.with_extension("png")`.
-/// Both files are written atomically (temp file in the same directory, then rename); on any error nothing is left behind.
+/// Returns the picture as SVG text and as PNG bytes; the caller writes
+/// both with the command's other outputs (`output::Outputs`).
 ///
 /// Zones are those of the first run, matched by name in the others. A run
 /// without samples draws no line (its legend entry remains), so a run
 /// that produced nothing still yields a readable, empty plot.
-pub fn write_dirty_plot(
-    svg_path: &Path,
+pub fn render_dirty_plot(
     title: &str,
     runs: &[(&str, &Series)],
-) -> Result<(), String> {
-    let png_path = png_path_for(svg_path)?;
+) -> Result<(String, Vec<u8>), String> {
     register_embedded_font();
 
     let mut svg = String::new();
@@ -59,18 +55,7 @@ pub fn write_dirty_plot(
     image::codecs::png::PngEncoder::new(&mut png)
         .write_image(&rgb, SIZE.0, SIZE.1, image::ColorType::Rgb8)
         .map_err(|e| format!("encoding PNG: {e}"))?;
-
-    // Stage both before publishing either, so a failure leaves no half pair.
-    let svg_tmp = stage(svg_path, svg.as_bytes())?;
-    let png_tmp = stage(&png_path, &png).inspect_err(|_| {
-        let _ = std::fs::remove_file(&svg_tmp);
-    })?;
-    publish(&svg_tmp, svg_path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&png_tmp);
-    })?;
-    publish(&png_tmp, &png_path).inspect_err(|_| {
-        let _ = std::fs::remove_file(svg_path);
-    })
+    Ok((svg, png))
 }
 
 /// Where the PNG beside `svg_path` goes; an error if that would be
@@ -253,58 +238,35 @@ mod tests {
     }
 
     #[test]
-    fn plot_writes_svg_and_png() {
-        let dir = tempfile::tempdir().unwrap();
-        let svg_path = dir.path().join("dirty.svg");
+    fn plot_renders_svg_and_png() {
         let (a, b) = (synthetic(3, 3000), synthetic(1, 2500));
         let runs = [("3.0-vanilla", &a), ("3.0+per-zone-dirty", &b)];
-        write_dirty_plot(&svg_path, "dirty pages per zone", &runs).unwrap();
-
-        let svg = std::fs::read_to_string(&svg_path).unwrap();
+        let (svg, png) = render_dirty_plot("dirty pages per zone", &runs).unwrap();
         assert!(svg.contains("<svg"));
         for text in ZONES.iter().chain(&["3.0-vanilla", "3.0+per-zone-dirty"]) {
             assert!(svg.contains(text), "SVG lacks {text}");
         }
-        let png = std::fs::read(dir.path().join("dirty.png")).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
         let width = u32::from_be_bytes(png[16..20].try_into().unwrap());
         let height = u32::from_be_bytes(png[20..24].try_into().unwrap());
         assert_eq!((width, height), SIZE);
-        let files = std::fs::read_dir(dir.path()).unwrap().count();
-        assert_eq!(files, 2, "temp files left behind");
-    }
-
-    #[test]
-    fn plot_into_missing_directory_fails_cleanly() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = synthetic(2, 100);
-        let path = dir.path().join("missing").join("dirty.svg");
-        assert!(write_dirty_plot(&path, "t", &[("k", &s)]).is_err());
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     /// A run without samples still gives a plot (axes, captions, legend).
     #[test]
     fn plot_of_empty_series_is_valid() {
-        let dir = tempfile::tempdir().unwrap();
         let empty = Series {
             zone_names: ZONES.iter().map(|s| s.to_string()).collect(),
             ..Series::default()
         };
-        let svg_path = dir.path().join("empty.svg");
-        write_dirty_plot(&svg_path, "empty", &[("3.0-vanilla", &empty)]).unwrap();
-        assert!(std::fs::read_to_string(&svg_path)
-            .unwrap()
-            .contains("Normal"));
-        assert!(dir.path().join("empty.png").exists());
+        let (svg, png) = render_dirty_plot("empty", &[("3.0-vanilla", &empty)]).unwrap();
+        assert!(svg.contains("Normal"));
+        assert!(!png.is_empty());
     }
 
     #[test]
     fn plot_without_runs_or_zones_is_an_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("none.svg");
-        assert!(write_dirty_plot(&path, "t", &[]).is_err());
-        assert!(write_dirty_plot(&path, "t", &[("k", &Series::default())]).is_err());
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        assert!(render_dirty_plot("t", &[]).is_err());
+        assert!(render_dirty_plot("t", &[("k", &Series::default())]).is_err());
     }
 }

@@ -8,19 +8,29 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::experiment::{self, Experiment, RunsByKey};
+use crate::exit::{self, Failure};
+use crate::experiment::{self, Experiment, Figure, RunsByKey};
+use crate::output::Outputs;
 
 #[derive(Serialize)]
 struct Cell {
     name: String,
     /// `null` where the source gives no number.
     published: Option<f64>,
-    simulated: f64,
+    /// `null` when undefined (see `undefined_reason`).
+    simulated: Option<f64>,
     /// `[low, high]`; an unbounded side is `null`.
     band: [Option<f64>; 2],
     pass: bool,
     /// Used to set an input parameter: shown, never counted as reproduced.
     calibration: bool,
+    /// `pass`, `FAIL`, `undefined` or `calibration`.
+    verdict: &'static str,
+    /// Why the simulated figure has no value (x/0, every run cut).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    undefined_reason: Option<String>,
+    /// Runs cut by their time limit among those the cell reads.
+    cut_runs: usize,
 }
 
 #[derive(Serialize)]
@@ -42,19 +52,34 @@ fn finite(x: f64) -> Option<f64> {
     x.is_finite().then_some(x)
 }
 
+/// `wbsim reproduce --list`: each experiment's id, title and source.
+pub fn cmd_list() -> Result<(), Failure> {
+    let all = experiment::load_all()?;
+    for e in &all {
+        println!("{:<20} {}", e.id, e.title);
+        println!("{:<20} source: {}", "", experiment::source_of(e));
+    }
+    for m in experiment::not_implemented(&all) {
+        println!("{m:<20} (not yet implemented)");
+    }
+    Ok(())
+}
+
+/// Run the experiments; the status is 3 when any counted cell FAILed or
+/// is undefined, 4 when runs were cut (and every cell passed).
 pub fn cmd_reproduce(
     id: Option<&str>,
     runs: Option<u32>,
     json: Option<&Path>,
-) -> Result<(), String> {
+    include_cut: bool,
+) -> Result<u8, Failure> {
     let all = experiment::load_all()?;
     let missing = experiment::not_implemented(&all);
     let selected: Vec<&Experiment> = match id {
         None => all.iter().collect(),
         Some(id) => {
             if missing.iter().any(|m| m == id) {
-                println!("{id}: not yet implemented");
-                return Ok(());
+                return Err(format!("{id}: not yet implemented").into());
             }
             let e = all.iter().find(|e| e.id == id).ok_or_else(|| {
                 let mut known: Vec<&str> = all.iter().map(|e| e.id.as_str()).collect();
@@ -64,12 +89,15 @@ pub fn cmd_reproduce(
             vec![e]
         }
     };
-    if runs == Some(0) {
-        return Err("--runs must be at least 1".into());
+    if let Some(n) = runs {
+        crate::run::in_range("--runs", n, &(1..=1_000))?;
     }
+    let requests: Vec<(&str, &Path)> = json.map(|p| ("--json", p)).into_iter().collect();
+    let mut outputs = Outputs::plan(&requests, &[])?;
+    let all_selected = id.is_none();
     let mut results = Vec::new();
     for e in selected {
-        let r = run_experiment(e, runs)?;
+        let r = run_experiment(e, runs, include_cut)?;
         print_experiment(&r);
         results.push(r);
     }
@@ -78,18 +106,46 @@ pub fn cmd_reproduce(
             println!("{m}: not yet implemented");
         }
     }
-    if let Some(p) = json {
+    let counted = || {
+        results
+            .iter()
+            .flat_map(|r| &r.cells)
+            .filter(|c| !c.calibration)
+    };
+    let failed = counted().filter(|c| !c.pass).count();
+    let cut = results
+        .iter()
+        .flat_map(|r| &r.cells)
+        .any(|c| c.cut_runs > 0);
+    println!(
+        "{} of {} cells pass; {failed} FAIL or undefined",
+        counted().filter(|c| c.pass).count(),
+        counted().count()
+    );
+    if let Some(id) = outputs.id("--json") {
         let cmp = Comparison {
             experiments: results,
-            not_implemented: if id.is_none() { missing } else { Vec::new() },
+            not_implemented: if all_selected { missing } else { Vec::new() },
         };
-        let text = serde_json::to_string_pretty(&cmp).map_err(|e| e.to_string())?;
-        crate::output::write_atomically(p, &text)?;
+        let text =
+            serde_json::to_string_pretty(&cmp).map_err(|e| Failure::runtime(e.to_string()))?;
+        outputs.put(id, text.as_bytes()).map_err(Failure::runtime)?;
     }
-    Ok(())
+    outputs.commit().map_err(Failure::runtime)?;
+    Ok(if failed > 0 {
+        exit::FAILED_CELLS
+    } else if cut {
+        exit::CUT_RUNS
+    } else {
+        0
+    })
 }
 
-fn run_experiment(e: &Experiment, runs: Option<u32>) -> Result<ExperimentResult, String> {
+fn run_experiment(
+    e: &Experiment,
+    runs: Option<u32>,
+    include_cut: bool,
+) -> Result<ExperimentResult, String> {
     let runs = runs.unwrap_or(e.runs);
     let mut jobs = Vec::new();
     for s in &e.scenarios {
@@ -149,11 +205,17 @@ fn run_experiment(e: &Experiment, runs: Option<u32>) -> Result<ExperimentResult,
         let context =
             |err: String| format!("validation/{}.bands.toml: cell `{}`: {err}", e.id, c.name);
         let simulated =
-            experiment::eval(&c.sim, &|t| experiment::sim_term(t, &by_key)).map_err(context)?;
+            experiment::eval(&c.sim, &|t| experiment::sim_term(t, &by_key, include_cut))
+                .map_err(context)?;
         let published = match &c.published {
-            Some(p) => Some(
-                experiment::eval(p, &|t| experiment::published_term(t, &table)).map_err(context)?,
-            ),
+            Some(p) => match experiment::eval(p, &|t| {
+                experiment::published_term(t, &table).map(Figure::Value)
+            })
+            .map_err(context)?
+            {
+                Figure::Value(v) => Some(v),
+                Figure::Undefined(why) => return Err(context(format!("published value: {why}"))),
+            },
             None => None,
         };
         let [low, high] = match (c.band, c.within, published) {
@@ -161,13 +223,26 @@ fn run_experiment(e: &Experiment, runs: Option<u32>) -> Result<ExperimentResult,
             (None, Some(w), Some(p)) => [p * (1.0 - w), p * (1.0 + w)],
             _ => return Err(context("needs `band`, or `within` and `published`".into())),
         };
+        let (value, undefined_reason) = match simulated {
+            Figure::Value(v) => (Some(v), None),
+            Figure::Undefined(why) => (None, Some(why)),
+        };
+        let pass = value.is_some_and(|v| v >= low && v <= high);
         cells.push(Cell {
             name: c.name.clone(),
             published: published.and_then(finite),
-            simulated,
+            simulated: value,
             band: [finite(low), finite(high)],
-            pass: simulated >= low && simulated <= high,
+            pass,
             calibration: c.calibration,
+            verdict: match (c.calibration, value, pass) {
+                (true, ..) => "calibration",
+                (false, None, _) => "undefined",
+                (false, Some(_), true) => "pass",
+                (false, Some(_), false) => "FAIL",
+            },
+            undefined_reason,
+            cut_runs: cut_runs_of(&c.sim, &by_key),
         });
     }
     Ok(ExperimentResult {
@@ -210,11 +285,7 @@ fn print_experiment(r: &ExperimentResult) {
             c.band[0].map_or("-inf".into(), |l| fmt_num(Some(l))),
             c.band[1].map_or("inf".into(), |h| fmt_num(Some(h)))
         );
-        let verdict = match (c.calibration, c.pass) {
-            (true, _) => "calibration",
-            (false, true) => "pass",
-            (false, false) => "FAIL",
-        };
+        let verdict = c.verdict;
         if !c.calibration {
             counted += 1;
             passed += usize::from(c.pass);
@@ -223,12 +294,27 @@ fn print_experiment(r: &ExperimentResult) {
             "  {:<52} {:>11} {:>11}  {:<23} {verdict}",
             c.name,
             fmt_num(c.published),
-            match finite(c.simulated) {
+            match c.simulated {
                 Some(v) => fmt_num(Some(v)),
-                None => format!("{}", c.simulated),
+                None => "undefined".to_string(),
             },
             band
         );
+        if let Some(why) = &c.undefined_reason {
+            println!("  {:<52} ({why})", "");
+        }
+        if c.cut_runs > 0 {
+            println!("  {:<52} ({} run(s) cut by the time limit)", "", c.cut_runs);
+        }
     }
     println!("  {passed} of {counted} cells pass\n");
+}
+
+/// Runs cut by their time limit among the runs a cell's expression reads.
+fn cut_runs_of(expr: &str, by_key: &RunsByKey) -> usize {
+    by_key
+        .iter()
+        .filter(|((label, kernel), _)| expr.contains(&format!("({label}/{kernel}/")))
+        .map(|(_, runs)| runs.iter().filter(|r| r.cut).count())
+        .sum()
 }

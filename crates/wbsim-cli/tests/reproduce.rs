@@ -33,6 +33,16 @@ const KNOWN_FAILING: &[&str] = &[
     "500M first write baseline/shift-12",
 ];
 
+/// Cells whose simulated figure is undefined today, each a quotient by a
+/// model figure of 0 (they "passed" on infinity before undefined figures
+/// were told apart): the per-zone kernel's reclaim writes in the fs_mark
+/// run of seed 003, and xfs's pgactivate in seed 000's dd runs.
+const KNOWN_UNDEFINED: &[&str] = &[
+    "fs_mark vanilla/per-zone nr_vmscan_write",
+    "pgactivate median btrfs/xfs",
+    "pgactivate median ext4/xfs",
+];
+
 /// Run `wbsim` and return its standard output; fail on a non-zero exit.
 fn wbsim_ok(args: &[&str]) -> String {
     let out = Command::new(BIN).args(args).output().unwrap();
@@ -48,8 +58,19 @@ fn wbsim_ok(args: &[&str]) -> String {
 fn reproduce_both_experiments_full_size() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("cmp.json");
-    let text = wbsim_ok(&["reproduce", "--json", json.to_str().unwrap()]);
+    let out = Command::new(BIN)
+        .args(["reproduce", "--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
     print!("{text}");
+    // Some cells FAIL today, so the status is 3 (FAIL or undefined cells).
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(!text.contains("not yet implemented"), "{text}");
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
@@ -83,9 +104,23 @@ fn reproduce_both_experiments_full_size() {
             assert!(c.get("published").is_some(), "{name}");
             let pass = c["pass"].as_bool().unwrap();
             let calibration = c["calibration"].as_bool().unwrap();
-            let expected = calibration || !KNOWN_FAILING.contains(&name);
-            if pass != expected && !calibration {
-                unexpected.push(format!("{name}: pass = {pass}"));
+            let verdict = c["verdict"].as_str().unwrap();
+            let expected = if calibration {
+                "calibration"
+            } else if KNOWN_FAILING.contains(&name) {
+                "FAIL"
+            } else if KNOWN_UNDEFINED.contains(&name) {
+                "undefined"
+            } else {
+                "pass"
+            };
+            if verdict != expected {
+                unexpected.push(format!("{name}: {verdict}, expected {expected}"));
+            }
+            assert_eq!(pass, verdict == "pass" || (calibration && pass), "{name}");
+            if verdict == "undefined" {
+                assert!(c["simulated"].is_null(), "{name}");
+                assert!(c["undefined_reason"].is_string(), "{name}");
             }
         }
     }

@@ -7,6 +7,7 @@
 
 pub mod block;
 pub mod device;
+pub mod estimate;
 pub mod fs;
 pub mod kernel;
 pub mod mm;
@@ -118,6 +119,7 @@ pub fn make_report(sc: &Scenario, profile: &KernelProfile, runs: Vec<RunReport>)
     Report {
         scenario: sc.name.clone(),
         kernel: profile.name.clone(),
+        config: sc.clone(),
         runs,
     }
 }

@@ -72,3 +72,15 @@ fn same_seed_same_trace() {
     let (_, b) = traced("3.0-rc6+reclaim-1-5");
     assert_eq!(a, b);
 }
+
+/// The report has one kswapd-awake figure: the run's `kswapd_awake_seconds`
+/// is the tracepoints' wake-to-sleep total that mmtests prints.
+#[test]
+fn one_kswapd_awake_figure() {
+    let (r, _) = traced("3.0-rc6");
+    assert!(r.kswapd_awake_seconds > 0.0);
+    assert_eq!(
+        (r.kswapd_awake_seconds * 1e9).round() as u64,
+        r.ftrace.kswapd_awake_ns
+    );
+}

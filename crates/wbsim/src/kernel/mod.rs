@@ -36,6 +36,8 @@ impl DirtyLimitScope {
 #[serde(deny_unknown_fields)]
 pub struct KernelProfile {
     pub name: String,
+    /// One line saying what the preset is (`wbsim kernels`).
+    pub description: String,
     pub dirty_limit_scope: DirtyLimitScope,
     /// How each device's share of the dirty limit follows its writeback
     /// completions.
@@ -250,6 +252,14 @@ pub fn preset_names() -> Vec<&'static str> {
     PRESETS.iter().map(|(n, _)| *n).collect()
 }
 
+/// Each preset's name and one-line description, in `preset_names` order.
+pub fn preset_descriptions() -> Vec<(&'static str, String)> {
+    PRESETS
+        .iter()
+        .map(|(n, _)| (*n, preset(n).map(|p| p.description).unwrap_or_default()))
+        .collect()
+}
+
 /// Load a built-in preset by name.
 pub fn preset(name: &str) -> Result<KernelProfile, String> {
     let (_, text) = PRESETS.iter().find(|(n, _)| *n == name).ok_or_else(|| {
@@ -270,6 +280,10 @@ mod tests {
         for name in preset_names() {
             let p = preset(name).unwrap();
             assert_eq!(p.name, name);
+            assert!(
+                !p.description.is_empty() && p.description.len() <= 100,
+                "{name}"
+            );
         }
     }
 

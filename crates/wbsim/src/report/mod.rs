@@ -11,6 +11,7 @@
 
 pub mod mmtests;
 pub mod series;
+pub mod tools;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -26,6 +27,9 @@ pub struct DeviceReport {
     pub name: String,
     pub write_iops: f64,
     pub write_mb_per_second: f64,
+    /// Written MiB (2^20 bytes) per second: iostat's `wMB/s`, which
+    /// divides kB by 1024 (`write_mb_per_second` is decimal MB, 10^6).
+    pub write_mib_per_second: f64,
     pub avg_write_request_kib: f64,
     pub max_write_request_kib: f64,
     pub write_requests: u64,
@@ -45,6 +49,10 @@ pub struct DeviceReport {
 pub struct RunReport {
     pub seed: u64,
     pub outcome: Outcome,
+    /// The run stopped before its workload ended (time limit or event
+    /// budget): its figures cover only part of the workload, so means
+    /// leave it out unless asked (`TextOptions::include_cut`).
+    pub cut: bool,
     pub elapsed_seconds: f64,
     pub user_seconds: f64,
     pub system_seconds: f64,
@@ -84,6 +92,10 @@ pub struct RunReport {
 pub struct Report {
     pub scenario: String,
     pub kernel: String,
+    /// The scenario as the simulator resolved it, every default filled in
+    /// (gem5 writes each run's resolved config beside its stats): what
+    /// was simulated, whatever the file left unsaid.
+    pub config: crate::scenario::Scenario,
     pub runs: Vec<RunReport>,
 }
 
@@ -126,6 +138,9 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
                 name: b.name.clone(),
                 write_iops: reqs as f64 / elapsed.max(1e-9),
                 write_mb_per_second: d.stats.write_bytes as f64 / 1e6 / elapsed.max(1e-9),
+                write_mib_per_second: d.stats.write_bytes as f64
+                    / f64::from(1u32 << 20)
+                    / elapsed.max(1e-9),
                 avg_write_request_kib: if reqs == 0 {
                     0.0
                 } else {
@@ -149,10 +164,14 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
     RunReport {
         seed,
         outcome,
+        cut: outcome != Outcome::Completed,
         elapsed_seconds: elapsed,
         user_seconds: secs(workload.iter().map(|t| t.user_ns).sum()),
         system_seconds: secs(workload.iter().map(|t| t.sys_ns).sum()),
-        kswapd_awake_seconds: secs(sys.kswapd_awake_total_ns()),
+        // The one kswapd-awake figure: Σ (mm_vmscan_kswapd_sleep −
+        // mm_vmscan_kswapd_wake) as trace-vmscan-postprocess.pl and mmtests
+        // count it, so the text report, the JSON and `wbsim compare` agree.
+        kswapd_awake_seconds: secs(sys.tracer.stats.totals.kswapd_awake_ns),
         context_switches: workload.iter().map(|t| t.nr_switches).sum(),
         vmstat,
         zoneinfo: zoneinfo(sys),
@@ -247,8 +266,20 @@ fn format_zones(s: &mut String, run: &RunReport) {
     }
 }
 
-/// The text summary: one line per run, then the mean and stddev.
+/// How the text summary treats its runs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TextOptions {
+    /// Count runs cut by their time limit in the means.
+    pub include_cut: bool,
+}
+
+/// The text summary with default options (cut runs left out of the means).
 pub fn format_text(r: &Report) -> String {
+    format_text_with(r, &TextOptions::default())
+}
+
+/// The text summary: one line per run, then the mean and stddev.
+pub fn format_text_with(r: &Report, opts: &TextOptions) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -256,6 +287,11 @@ pub fn format_text(r: &Report) -> String {
         r.scenario,
         r.kernel,
         r.runs.len()
+    );
+    let _ = writeln!(
+        s,
+        "(times in seconds of simulated time: elapsed wall, the workload's user and \
+         system CPU, kswapd awake; counts are /proc/vmstat deltas)"
     );
     let _ = writeln!(
         s,
@@ -285,17 +321,52 @@ pub fn format_text(r: &Report) -> String {
             v("allocstall"),
             match run.outcome {
                 Outcome::Completed => "done",
-                Outcome::TimeLimit => "timelimit",
-                Outcome::EventBudget => "budget",
+                Outcome::TimeLimit => "CUT",
+                Outcome::EventBudget => "CUT",
             }
         );
     }
-    let el: Vec<f64> = r.runs.iter().map(|x| x.elapsed_seconds).collect();
+    let cut = r.runs.iter().filter(|x| x.cut).count();
+    let el: Vec<f64> = r
+        .runs
+        .iter()
+        .filter(|x| opts.include_cut || !x.cut)
+        .map(|x| x.elapsed_seconds)
+        .collect();
     if !el.is_empty() {
         let (m, sd) = mean_stddev(&el);
-        let _ = writeln!(s, "elapsed: mean {m:.3} s  stddev {sd:.3} s");
+        let _ = write!(s, "elapsed: mean {m:.3} s  stddev {sd:.3} s");
+        match (cut, opts.include_cut) {
+            (0, _) => {}
+            (n, true) => {
+                let _ = write!(s, "  (including {n} cut run(s))");
+            }
+            (n, false) => {
+                let _ = write!(s, "  (over {} run(s); {n} cut run(s) left out)", el.len());
+            }
+        }
+        let _ = writeln!(s);
+    } else if cut > 0 {
+        let _ = writeln!(
+            s,
+            "elapsed: no mean: every run was cut (--include-cut counts them)"
+        );
+    }
+    for run in r.runs.iter().filter(|x| x.cut) {
+        let why = match run.outcome {
+            Outcome::EventBudget => "its event budget",
+            _ => "the scenario's time limit (run.time_limit_s)",
+        };
+        let _ = writeln!(
+            s,
+            "CUT: seed {} stopped at {:.3} s by {why} with workload tasks still running; \
+             its figures cover only part of the workload",
+            run.seed, run.elapsed_seconds
+        );
     }
     if let Some(last) = r.runs.last() {
+        tools::format_fsmark(&mut s, &r.config, last);
+        tools::format_iozone(&mut s, &r.config, last);
         let _ = writeln!(s, "\nvmstat deltas (seed {}):", last.seed);
         for k in SUMMARY_COUNTERS {
             let _ = writeln!(
@@ -306,14 +377,19 @@ pub fn format_text(r: &Report) -> String {
             );
         }
         format_zones(&mut s, last);
-        let _ = writeln!(s, "\ndevices (seed {}):", last.seed);
+        let _ = writeln!(
+            s,
+            "\ndevices (seed {}; w/s: write requests per second; wMB/s: MiB per second, \
+             as iostat -m prints it; avgrq: KiB per request):",
+            last.seed
+        );
         for d in &last.devices {
             let _ = writeln!(
                 s,
                 "  {:<8} w/s {:>9.1}  wMB/s {:>7.2}  avgrq {:>6.1} KiB  seq {:>5.1}%  util {:>5.1}%",
                 d.name,
                 d.write_iops,
-                d.write_mb_per_second,
+                d.write_mib_per_second,
                 d.avg_write_request_kib,
                 d.sequential_fraction * 100.0,
                 d.utilisation * 100.0

@@ -115,7 +115,7 @@ const VMSTAT_HEAD: [(&str, &str); 4] = [
 /// vmstat rows printed straight from one counter, after the reclaim rows.
 /// `nr_vmscan_write_skip`, `nr_vmscan_invalidate` and `nr_vmscan_throttled`
 /// came with the 2011 series, not with 3.0.
-const VMSTAT_TAIL: [(&str, &str); 13] = [
+const VMSTAT_TAIL: [(&str, &str); 8] = [
     ("Page writes by reclaim", "nr_vmscan_write"),
     ("Page writes skipped", "nr_vmscan_write_skip"),
     ("Page reclaim invalidate", "nr_vmscan_invalidate"),
@@ -124,6 +124,12 @@ const VMSTAT_TAIL: [(&str, &str); 13] = [
     ("Direct inode steals", "pginodesteal"),
     ("Kswapd inode steals", "kswapd_inodesteal"),
     ("Kswapd skipped wait", "kswapd_skip_congestion_wait"),
+];
+
+/// mmtests' compaction rows. wbsim does not model compaction (no
+/// `compact_*` counter is ever counted), so these print only for columns
+/// that carry the counters, i.e. a real kernel's vmstat.
+const VMSTAT_COMPACTION: [(&str, &str); 5] = [
     ("Compaction stalls", "compact_stall"),
     ("Compaction success", "compact_success"),
     ("Compaction failures", "compact_fail"),
@@ -171,6 +177,12 @@ pub(super) fn vmstat_lines(cols: &[MmtestsColumn]) -> Vec<Line> {
         }),
     ]);
     lines.extend(VMSTAT_TAIL.into_iter().map(flat));
+    lines.extend(
+        VMSTAT_COMPACTION
+            .into_iter()
+            .filter(|(_, key)| cols.iter().any(|c| c.vmstat.contains_key(*key)))
+            .map(flat),
+    );
     lines
 }
 

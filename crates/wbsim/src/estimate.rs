@@ -1,0 +1,128 @@
+//! The host memory one run will take, estimated from the scenario before
+//! anything is built, so that a run too big for the machine is refused at
+//! once instead of being killed by the OOM killer an hour in.
+//!
+//! The parts that grow with the input, each an upper bound of what the
+//! simulator allocates:
+//! - one `Page` and one swap-slot word per simulated page frame;
+//! - per file a workload creates: its inode, the inline part of its page
+//!   index, its dentry/inode-cache entries and the filesystem's per-file
+//!   records ([`BYTES_PER_FILE`]);
+//! - per page of every file, anonymous region and swap area: one word of
+//!   page index, doubled for the index's geometric growth, and the dirty
+//!   bitmap;
+//! - the time series, when sampled: one sample per interval up to the time
+//!   limit.
+
+use std::mem::size_of;
+
+use crate::fs::inode::Inode;
+use crate::mm::page::Page;
+use crate::report::series::{BdiSample, Sample, ZoneSample};
+use crate::scenario::{Program, Scenario};
+use crate::RunOptions;
+
+/// Fixed cost of a run: the binary's data, the cost table, the queues,
+/// thread stacks and allocator slack.
+const BASE_BYTES: u64 = 32 << 20;
+
+/// Heap bytes per file beyond `size_of::<Inode>()`: the dentry and inode
+/// cache entries of the slab model, xfs's per-inode log records, the
+/// flusher's list links and allocator overhead. Measured (peak RSS by
+/// wait4, `tests/estimate.rs`): the 120-loop writeback-plug run, 9.6 M
+/// fs_mark files on a 16 GiB machine, peaks at 1,493 MiB, about 149 bytes
+/// per file in all once frames and base are taken off; with this margin the
+/// estimate says ~240 bytes per file, an upper bound for file systems whose
+/// per-file records are larger than xfs's.
+pub const BYTES_PER_FILE: u64 = 96;
+
+/// The estimate, by part.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemoryEstimate {
+    pub base_bytes: u64,
+    pub frames_bytes: u64,
+    pub files_bytes: u64,
+    pub page_index_bytes: u64,
+    pub series_bytes: u64,
+}
+
+impl MemoryEstimate {
+    pub fn total_bytes(&self) -> u64 {
+        self.base_bytes
+            .saturating_add(self.frames_bytes)
+            .saturating_add(self.files_bytes)
+            .saturating_add(self.page_index_bytes)
+            .saturating_add(self.series_bytes)
+    }
+
+    /// `N MiB (frames A, files B, page indexes C, series D)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} MiB: page frames {}, files {}, page indexes {}, series {}",
+            self.total_bytes() >> 20,
+            self.frames_bytes >> 20,
+            self.files_bytes >> 20,
+            self.page_index_bytes >> 20,
+            self.series_bytes >> 20
+        )
+    }
+}
+
+const PAGE_BYTES: u64 = 4096;
+
+/// Bytes of page index for a mapping of `pages` pages: a `u32` frame
+/// number per index, up to twice over after geometric growth, plus the
+/// dirty bitmap.
+fn index_bytes(pages: u64) -> u64 {
+    pages.saturating_mul(2 * 4).saturating_add(pages / 4)
+}
+
+/// Estimate the host memory of one run of `sc`.
+pub fn run_memory(sc: &Scenario, opts: &RunOptions) -> MemoryEstimate {
+    let mem_bytes: u64 = sc
+        .machine
+        .zones
+        .iter()
+        .map(|z| z.size_mib.saturating_mul(1 << 20))
+        .fold(0, u64::saturating_add);
+    let frames = mem_bytes / PAGE_BYTES;
+    let per_file = size_of::<Inode>() as u64 + BYTES_PER_FILE;
+    // fs_mark's small files keep their page index inline (in `per_file`);
+    // only mappings of more than four pages add index memory.
+    let (mut files, mut index_pages) = (0u64, 0u64);
+    for t in &sc.tasks {
+        let (n, pages_each) = match &t.program {
+            Program::Dd(d) => (1, d.total_bytes().div_ceil(PAGE_BYTES)),
+            Program::FsMark(f) => (f.total_files(), f.file_size_bytes.div_ceil(PAGE_BYTES)),
+            Program::MemTouch(m) => (1, m.size_bytes.div_ceil(PAGE_BYTES)),
+            Program::MapWrite(m) => (1, m.size_bytes.div_ceil(PAGE_BYTES)),
+            Program::Iozone(i) => (1, i.file_bytes.div_ceil(PAGE_BYTES)),
+        };
+        files = files.saturating_add(n);
+        if pages_each > 4 {
+            index_pages = index_pages.saturating_add(n.saturating_mul(pages_each));
+        }
+    }
+    let swap_pages = sc
+        .swap
+        .as_ref()
+        .map_or(0, |s| s.size_mib.saturating_mul(256));
+    let series_bytes = match opts.series_interval_ns {
+        Some(interval_ns) if interval_ns > 0 => {
+            let samples = sc.run.time_limit_s.saturating_mul(1_000_000_000) / interval_ns + 1;
+            let per_sample = size_of::<Sample>()
+                + sc.machine.zones.len() * size_of::<ZoneSample>()
+                + sc.devices.len() * size_of::<BdiSample>();
+            // The Vec of samples doubles as it grows.
+            samples.saturating_mul(per_sample as u64).saturating_mul(2)
+        }
+        _ => 0,
+    };
+    MemoryEstimate {
+        base_bytes: BASE_BYTES,
+        frames_bytes: frames.saturating_mul(size_of::<Page>() as u64 + 4),
+        files_bytes: files.saturating_mul(per_file),
+        page_index_bytes: index_bytes(index_pages.saturating_add(swap_pages)),
+        series_bytes,
+    }
+}
