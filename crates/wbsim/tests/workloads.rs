@@ -144,3 +144,50 @@ fn on_one_cpu_a_woken_kswapd_preempts_the_writer_and_does_most_reclaim() {
     );
     assert!(direct * 10 < kswapd, "kswapd {kswapd} direct {direct}");
 }
+
+/// `dd conv=fsync` on fuse-ntfs flushed the FUSE file's own pages, of which
+/// there are none (they are written through to ntfs-3g): the fsync was a
+/// no-op. ntfs-3g's fsync syncs the whole volume, so the block device's
+/// dirty pages are written and waited for before dd exits.
+#[test]
+fn dd_conv_fsync_on_fuse_ntfs_syncs_the_volume() {
+    let run = |conv: &str| {
+        let tasks =
+            format!("[[task]]\ncommand = \"dd if=/dev/zero of=disk/f bs=1M count=8{conv}\"");
+        let sc = common::scenario(MACHINE_64M, "fuse-ntfs", &tasks, "fuse.toml");
+        run_checked(&sc, "3.0-vanilla")
+    };
+    let (plain, synced) = (run(""), run(" conv=fsync"));
+    // 8 MiB of data: 2048 pages written by the end only with the fsync,
+    // which also takes the stick's time (20 MiB/s: 0.4 s at least).
+    assert!(
+        v(&synced, "nr_written") >= 2048,
+        "{}",
+        v(&synced, "nr_written")
+    );
+    assert!(
+        v(&plain, "nr_written") < 2048,
+        "{}",
+        v(&plain, "nr_written")
+    );
+    assert!(synced.elapsed_seconds > 0.4, "{}", synced.elapsed_seconds);
+    assert!(synced.elapsed_seconds > plain.elapsed_seconds + 0.2);
+}
+
+/// `iozone -i 2` built its whole random order (one entry per record) before
+/// the run: a 16 TiB file took 16 GiB and minutes up front. The records are
+/// drawn as the pass runs now, so an event budget stops the run at once.
+#[test]
+fn iozone_on_the_largest_file_prepares_nothing_up_front() {
+    let tasks = "[[task]]\ncommand = \"iozone -i 0 -i 2 -r 4k -s 17179869180k -f disk/io\"";
+    let sc = with_tasks(tasks, "io.toml");
+    let opts = RunOptions {
+        max_events: Some(1_000),
+        series_interval_ns: None,
+        ..Default::default()
+    };
+    let started = std::time::Instant::now();
+    let r = simulate(&sc, &kernel::preset("3.0-rc6").unwrap(), 1, &opts);
+    assert_eq!(r.outcome, wbsim::system::Outcome::EventBudget);
+    assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+}

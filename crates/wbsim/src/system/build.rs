@@ -381,7 +381,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                 let st = MapWriteState {
                     inode: ino,
                     bdi: sys.filesystems[f].bdi,
-                    size_pages: mw.size_bytes.div_ceil(4096) as u32,
+                    size_pages: mw.size_pages(),
                     next: 0,
                 };
                 (TaskKind::MapWrite(Box::new(st)), true)

@@ -1,14 +1,55 @@
 //! Parser for `dd` command lines, following GNU coreutils dd operand syntax.
 //!
 //! Only the subset the simulator models is accepted: `if=/dev/zero`, `of=`,
-//! `bs=`, `count=`, `conv=fsync|fdatasync` and `oflag=direct`.  Words are
-//! split like a POSIX shell would (quotes, backslashes and `$(( ))`
-//! arithmetic expansion are understood); anything else is rejected with a
-//! message saying what is supported.
+//! `bs=`, `count=` and `conv=fsync|fdatasync`.  Words are split like a
+//! POSIX shell would (quotes, backslashes and `$(( ))` arithmetic expansion
+//! are understood); anything else is rejected with a message saying what is
+//! supported. `oflag=direct` (O_DIRECT, writes that bypass the page cache)
+//! is refused: the model writes through the page cache only.
+//!
+//! `conv=fsync` and `conv=fdatasync` both write and wait for the file's
+//! dirty pages after the last block (`filemap_write_and_wait`); on a
+//! fuse-ntfs file, whose pages are written through to the daemon, the
+//! FUSE_FSYNC request makes ntfs-3g sync the whole volume
+//! (`ntfs_fuse_fsync` → `ntfs_device_sync`), which the model does as a
+//! flush of the block device's page cache. The inode and journal writes
+//! that make fsync differ from fdatasync are not modelled.
 
 use serde::Serialize;
 
+use super::limits::{echo, Limit, Unit, MAX_FILE_BYTES, MAX_FILE_SOURCE};
 use super::shell::split_words;
+
+/// Linux's `MAX_RW_COUNT` (`INT_MAX & PAGE_MASK`): the most one `write(2)`
+/// moves; dd repeats a cut-short write, which the model would not count.
+pub const DD_BS: Limit = Limit {
+    what: "block size",
+    min: 1,
+    max: 0x7fff_f000,
+    step: 1,
+    unit: Unit::Bytes,
+    source: "Linux's MAX_RW_COUNT, the most one write(2) moves",
+};
+
+/// `count=`: blocks; what bounds it is the file size `bs × count`.
+pub const DD_COUNT: Limit = Limit {
+    what: "count",
+    min: 0,
+    max: MAX_FILE_BYTES,
+    step: 1,
+    unit: Unit::Count("blocks"),
+    source: "with bs=1; in all bs × count is at most the largest file",
+};
+
+/// `bs × count`: the output file's size.
+pub const DD_FILE: Limit = Limit {
+    what: "the file size bs × count",
+    min: 0,
+    max: MAX_FILE_BYTES,
+    step: 1,
+    unit: Unit::Bytes,
+    source: MAX_FILE_SOURCE,
+};
 
 /// A parsed `dd` invocation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -23,7 +64,7 @@ pub struct DdCommand {
     pub count: u64,
     /// `conv=fsync` or `conv=fdatasync` was given.
     pub conv_fsync: bool,
-    /// `oflag=direct` was given.
+    /// Always false: `oflag=direct` is refused (O_DIRECT is not modelled).
     pub oflag_direct: bool,
 }
 
@@ -34,10 +75,9 @@ impl DdCommand {
     }
 }
 
-const SUPPORTED_OPERANDS: &str = "if, of, bs, count, conv, oflag";
+const SUPPORTED_OPERANDS: &str = "if, of, bs, count, conv";
 const SIZE_SUFFIXES: &str = "c, w, b, kB, K, MB, M, GB, G";
 const CONV_VALUES: &str = "fsync, fdatasync";
-const OFLAG_VALUES: &str = "direct";
 
 /// Parse a dd command line the way GNU dd reads its operands.
 pub fn parse_dd(command: &str) -> Result<DdCommand, String> {
@@ -49,7 +89,8 @@ pub fn parse_dd(command: &str) -> Result<DdCommand, String> {
     };
     if program != "dd" && !program.ends_with("/dd") {
         return Err(format!(
-            "command must start with `dd` (got `{program}`); only dd workloads are supported"
+            "command must start with `dd` (got `{}`); only dd workloads are supported",
+            echo(program)
         ));
     }
 
@@ -58,14 +99,14 @@ pub fn parse_dd(command: &str) -> Result<DdCommand, String> {
     let mut bs: Option<u64> = None;
     let mut count: Option<u64> = None;
     let mut conv_fsync = false;
-    let mut oflag_direct = false;
 
     // As in GNU dd, a later operand overrides an earlier one of the same name.
     for word in operands {
         let Some((name, value)) = word.split_once('=') else {
             return Err(format!(
-                "unrecognized operand `{word}`; operands look like name=value, \
-                 supported operands: {SUPPORTED_OPERANDS}"
+                "unrecognized operand `{}`; operands look like name=value, \
+                 supported operands: {SUPPORTED_OPERANDS}",
+                echo(word)
             ));
         };
         match name {
@@ -80,13 +121,11 @@ pub fn parse_dd(command: &str) -> Result<DdCommand, String> {
             }
             "bs" => {
                 let n = parse_size(value).map_err(|why| size_error(word, why, "bs=32k"))?;
-                if n == 0 {
-                    return Err(format!("{word}: block size must be greater than 0"));
-                }
-                bs = Some(n);
+                bs = Some(DD_BS.check("bs=", value, n)?);
             }
             "count" => {
-                count = Some(parse_size(value).map_err(|why| size_error(word, why, "count=100"))?);
+                let n = parse_size(value).map_err(|why| size_error(word, why, "count=100"))?;
+                count = Some(DD_COUNT.check("count=", value, n)?);
             }
             "conv" => {
                 for item in value.split(',') {
@@ -94,27 +133,26 @@ pub fn parse_dd(command: &str) -> Result<DdCommand, String> {
                         "fsync" | "fdatasync" => conv_fsync = true,
                         _ => {
                             return Err(format!(
-                                "{word}: unsupported conversion `{item}`; supported: {CONV_VALUES}"
+                                "{}: unsupported conversion `{}`; supported: {CONV_VALUES}",
+                                echo(word),
+                                echo(item)
                             ))
                         }
                     }
                 }
             }
             "oflag" => {
-                for item in value.split(',') {
-                    match item {
-                        "direct" => oflag_direct = true,
-                        _ => {
-                            return Err(format!(
-                            "{word}: unsupported output flag `{item}`; supported: {OFLAG_VALUES}"
-                        ))
-                        }
-                    }
-                }
+                return Err(format!(
+                    "{}: output flags are not modelled (O_DIRECT and O_SYNC writes \
+                     are not); the model writes through the page cache, with \
+                     conv=fsync to flush at the end",
+                    echo(word)
+                ))
             }
             _ => {
                 return Err(format!(
-                    "unsupported operand `{word}`; supported operands: {SUPPORTED_OPERANDS}"
+                    "unsupported operand `{}`; supported operands: {SUPPORTED_OPERANDS}",
+                    echo(word)
                 ))
             }
         }
@@ -122,23 +160,23 @@ pub fn parse_dd(command: &str) -> Result<DdCommand, String> {
 
     let input = input.unwrap_or_else(|| "/dev/stdin".to_string());
     if input != "/dev/zero" {
-        return Err(format!("only if=/dev/zero is supported (got if={input})"));
+        return Err(format!(
+            "only if=/dev/zero is supported (got if={})",
+            echo(&input)
+        ));
     }
     let output = output.ok_or("missing of=; dd needs an output file such as of=disk/file")?;
     let bs_bytes = bs.ok_or("missing bs=; give a block size such as bs=32k")?;
     let count = count.ok_or("missing count=; give the number of blocks such as count=1000")?;
-    if bs_bytes.checked_mul(count).is_none() {
-        return Err(format!(
-            "bs={bs_bytes} × count={count} bytes does not fit in 64 bits; use a smaller bs or count"
-        ));
-    }
+    let size = bs_bytes.saturating_mul(count);
+    DD_FILE.check("bs × count = ", &format!("{bs_bytes} × {count}"), size)?;
     Ok(DdCommand {
         input,
         output,
         bs_bytes,
         count,
         conv_fsync,
-        oflag_direct,
+        oflag_direct: false,
     })
 }
 
@@ -151,10 +189,11 @@ enum SizeError {
 fn size_error(word: &str, why: SizeError, example: &str) -> String {
     match why {
         SizeError::Malformed => format!(
-            "{word}: malformed size; expected a number with an optional suffix \
-             {SIZE_SUFFIXES} (e.g. {example})"
+            "{}: malformed size; expected a number with an optional suffix \
+             {SIZE_SUFFIXES} (e.g. {example})",
+            echo(word)
         ),
-        SizeError::TooLarge => format!("{word}: number too large (maximum {})", u64::MAX),
+        SizeError::TooLarge => format!("{}: number too large (maximum {})", echo(word), u64::MAX),
     }
 }
 
@@ -284,12 +323,18 @@ mod tests {
         assert!(dd("bs=-1 count=1")
             .unwrap_err()
             .starts_with("bs=-1: malformed size"));
-        assert!(dd("bs=0 count=1").unwrap_err().contains("greater than 0"));
+        assert_eq!(
+            dd("bs=0 count=1").unwrap_err(),
+            "bs=0: block size must be 1 byte..=2097148 KiB \
+             (Linux's MAX_RW_COUNT, the most one write(2) moves)"
+        );
         assert!(dd("bs=99999999999999999999 count=1")
             .unwrap_err()
             .contains("too large"));
         assert!(dd("bs=16E count=1").unwrap_err().contains("too large"));
-        assert!(dd("bs=1G count=16G").unwrap_err().contains("64 bits"));
+        assert!(dd("bs=1G count=16G")
+            .unwrap_err()
+            .contains("the file size bs × count must be"));
     }
 
     #[test]
@@ -321,9 +366,8 @@ mod tests {
 
     #[test]
     fn conv_and_oflag() {
-        let cmd = parse_dd("/bin/dd if=/dev/zero of=d/f bs=1 count=1 conv=fdatasync oflag=direct")
-            .unwrap();
-        assert!(cmd.conv_fsync && cmd.oflag_direct);
+        let cmd = parse_dd("/bin/dd if=/dev/zero of=d/f bs=1 count=1 conv=fdatasync").unwrap();
+        assert!(cmd.conv_fsync && !cmd.oflag_direct);
         assert!(dd("bs=1 count=1 conv=fsync").unwrap().conv_fsync);
         let err = dd("bs=1 count=1 conv=notrunc").unwrap_err();
         assert!(
@@ -331,7 +375,39 @@ mod tests {
             "{err}"
         );
         let err = dd("bs=1 count=1 oflag=sync").unwrap_err();
-        assert!(err.contains("sync") && err.contains("direct"), "{err}");
+        assert!(
+            err.contains("oflag=sync: output flags are not modelled"),
+            "{err}"
+        );
+    }
+
+    /// oflag=direct was accepted and then ignored by the run code (the
+    /// writes went through the page cache): it is refused now.
+    #[test]
+    fn oflag_direct_is_refused_as_not_modelled() {
+        let err = dd("bs=1M count=1 oflag=direct").unwrap_err();
+        assert!(
+            err.starts_with("oflag=direct: output flags are not modelled")
+                && err.contains("through the page cache"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn sizes_have_stated_ranges() {
+        assert!(dd("bs=2147479552 count=1").is_ok());
+        let err = dd("bs=2147479553 count=1").unwrap_err();
+        assert!(
+            err.starts_with("bs=2147479553: block size must be"),
+            "{err}"
+        );
+        assert!(dd("bs=1 count=0").is_ok());
+        assert!(dd("bs=4096 count=4294967295").is_ok());
+        let err = dd("bs=4096 count=4294967296").unwrap_err();
+        assert!(err.contains("17179869180 KiB"), "{err}");
+        let long = "9".repeat(300);
+        let err = dd(&format!("bs={long} count=1")).unwrap_err();
+        assert!(err.len() < 200, "{err}");
     }
 
     #[test]

@@ -13,11 +13,111 @@
 //! -t 1 -S 1`, one iteration without `-L`; `-L` (like `-k`) keeps the
 //! files, and without either they are unlinked after the single
 //! iteration, outside the timed loop. `-S` must be given as 0 because only
-//! "no sync" is modelled.
+//! "no sync" is modelled. Without `-k` or `-L` fs_mark unlinks its files
+//! after its one iteration, outside its timing; the model does not (the
+//! files stay, with whatever of their pages are still dirty): a known
+//! limitation, stated in the option reference.
+//!
+//! Ranges: fs_mark's own limits where it has them (`fs_mark.h`: MAX_THREADS
+//! 64 threads and directories, MAX_FILES 1,000,000 files per loop,
+//! MAX_IO_BUFFER_SIZE 1 MiB per write; `-D` at least 2), and otherwise
+//! `INT_MAX`, since fs_mark reads every number with `atoi` into an `int`.
+//! `-D` and `-N` (subdirectories and files per subdirectory) are accepted
+//! because the published commands use them, but the model does not place
+//! files in subdirectories: a file goes in its `-d` directory (on xfs, that
+//! directory's allocation group), and the cost of a create in a large
+//! directory is the calibrated `file_create_ns`. `-l FILE` (fs_mark's log)
+//! is accepted and has no effect: the report carries the figures.
 
 use serde::Serialize;
 
+use super::limits::{echo, Limit, Unit};
 use super::shell::split_words;
+
+/// fs_mark reads its numbers with `atoi` into an `int`.
+const INT_MAX: u64 = i32::MAX as u64;
+
+/// `-t`: threads in all (`fs_mark.h` MAX_THREADS).
+pub const FSMARK_THREADS: Limit = Limit {
+    what: "threads",
+    min: 1,
+    max: 64,
+    step: 1,
+    unit: Unit::Count(""),
+    source: "fs_mark's MAX_THREADS",
+};
+/// `-d`: directories, one thread each at least (MAX_THREADS).
+pub const FSMARK_DIRS: Limit = Limit {
+    what: "the number of -d directories",
+    min: 1,
+    max: 64,
+    step: 1,
+    unit: Unit::Count(""),
+    source: "fs_mark's MAX_THREADS, one thread per directory",
+};
+/// `-n`: files per thread and loop (MAX_FILES).
+pub const FSMARK_FILES: Limit = Limit {
+    what: "files per loop",
+    min: 1,
+    max: 1_000_000,
+    step: 1,
+    unit: Unit::Count(""),
+    source: "fs_mark's MAX_FILES",
+};
+/// `-s`: file size.
+pub const FSMARK_FILE_SIZE: Limit = Limit {
+    what: "the file size",
+    min: 0,
+    max: INT_MAX,
+    step: 1,
+    unit: Unit::Bytes,
+    source: "fs_mark reads it with atoi into an int",
+};
+/// `-w`: bytes per write(2) (MAX_IO_BUFFER_SIZE).
+pub const FSMARK_WRITE: Limit = Limit {
+    what: "bytes per write",
+    min: 1,
+    max: 1 << 20,
+    step: 1,
+    unit: Unit::Bytes,
+    source: "fs_mark's MAX_IO_BUFFER_SIZE",
+};
+/// `-L`: loops.
+pub const FSMARK_LOOPS: Limit = Limit {
+    what: "loops",
+    min: 1,
+    max: INT_MAX,
+    step: 1,
+    unit: Unit::Count(""),
+    source: "fs_mark reads it with atoi into an int",
+};
+/// `-D`: subdirectories (fs_mark: "needs to be greater than 1").
+pub const FSMARK_SUBDIRS: Limit = Limit {
+    what: "subdirectories",
+    min: 2,
+    max: INT_MAX,
+    step: 1,
+    unit: Unit::Count(""),
+    source: "fs_mark needs at least 2; it reads an int",
+};
+/// `-N`: files per subdirectory.
+pub const FSMARK_PER_SUBDIR: Limit = Limit {
+    what: "files per subdirectory",
+    min: 0,
+    max: INT_MAX,
+    step: 1,
+    unit: Unit::Count(""),
+    source: "fs_mark reads it with atoi into an int",
+};
+/// `-S`: sync method; fs_mark has 0..=6, the model only 0.
+pub const FSMARK_SYNC: Limit = Limit {
+    what: "the sync method",
+    min: 0,
+    max: 0,
+    step: 1,
+    unit: Unit::Count(""),
+    source: "fs_mark's methods are 0..=6; only 0, no fsync or sync, is modelled",
+};
 
 /// A parsed fs_mark invocation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -72,7 +172,8 @@ pub fn parse_fsmark(command: &str) -> Result<FsMarkCommand, String> {
     };
     if program != "fs_mark" && !program.ends_with("/fs_mark") {
         return Err(format!(
-            "command must start with `fs_mark` (got `{program}`)"
+            "command must start with `fs_mark` (got `{}`)",
+            echo(program)
         ));
     }
     let mut cmd = FsMarkCommand {
@@ -93,7 +194,8 @@ pub fn parse_fsmark(command: &str) -> Result<FsMarkCommand, String> {
         i += 1;
         let Some(opt) = word.strip_prefix('-').and_then(|s| s.chars().next()) else {
             return Err(format!(
-                "unexpected argument `{word}`; fs_mark takes options only: {SUPPORTED}"
+                "unexpected argument `{}`; fs_mark takes options only: {SUPPORTED}",
+                echo(word)
             ));
         };
         if opt == 'k' && word.len() == 2 {
@@ -115,29 +217,30 @@ pub fn parse_fsmark(command: &str) -> Result<FsMarkCommand, String> {
         } else {
             return Err(format!("option `-{opt}` needs a value"));
         };
+        if opt == 'd' {
+            cmd.dirs.push(value);
+            let n = cmd.dirs.len() as u64;
+            FSMARK_DIRS.check("-d given ", &format!("{n} times"), n)?;
+            continue;
+        }
         match opt {
-            'd' => cmd.dirs.push(value),
             'l' => {}
-            'D' => cmd.subdirs = number(opt, &value, "a count of subdirectories")? as u32,
-            'N' => cmd.files_per_subdir = number(opt, &value, "files per subdirectory")?,
-            'n' => cmd.files_per_loop = number(opt, &value, "files per loop")?,
-            's' => cmd.file_size_bytes = number(opt, &value, "a file size in bytes")?,
-            'w' => cmd.write_bytes = number(opt, &value, "bytes per write")?,
+            'D' => cmd.subdirs = number(opt, &value, &FSMARK_SUBDIRS)? as u32,
+            'N' => cmd.files_per_subdir = number(opt, &value, &FSMARK_PER_SUBDIR)?,
+            'n' => cmd.files_per_loop = number(opt, &value, &FSMARK_FILES)?,
+            's' => cmd.file_size_bytes = number(opt, &value, &FSMARK_FILE_SIZE)?,
+            'w' => cmd.write_bytes = number(opt, &value, &FSMARK_WRITE)?,
             'L' => {
-                cmd.loops = number(opt, &value, "a loop count")? as u32;
+                cmd.loops = number(opt, &value, &FSMARK_LOOPS)? as u32;
                 cmd.keep_files = true;
             }
-            't' => cmd.threads_per_dir = number(opt, &value, "threads per directory")? as u32,
-            'S' => {
-                let m = number(opt, &value, "a sync method")?;
-                if m != 0 {
-                    return Err(format!(
-                        "-S {m}: only sync method 0 (no fsync or sync) is modelled"
-                    ));
-                }
-                cmd.sync_method = 0;
+            't' => cmd.threads_per_dir = number(opt, &value, &FSMARK_THREADS)? as u32,
+            'S' => cmd.sync_method = number(opt, &value, &FSMARK_SYNC)? as u32,
+            _ => {
+                return Err(format!(
+                    "unsupported option `-{opt}`; supported: {SUPPORTED}"
+                ))
             }
-            _ => unreachable!(),
         }
     }
     if cmd.dirs.is_empty() {
@@ -149,16 +252,6 @@ pub fn parse_fsmark(command: &str) -> Result<FsMarkCommand, String> {
                 .to_string(),
         );
     }
-    for (opt, v) in [
-        ('t', cmd.threads_per_dir as u64),
-        ('n', cmd.files_per_loop),
-        ('L', cmd.loops as u64),
-        ('w', cmd.write_bytes),
-    ] {
-        if v == 0 {
-            return Err(format!("-{opt} must be at least 1"));
-        }
-    }
     let dirs = cmd.dirs.len() as u32;
     if cmd.threads_per_dir > dirs && !cmd.threads_per_dir.is_multiple_of(dirs) {
         return Err(format!(
@@ -166,31 +259,40 @@ pub fn parse_fsmark(command: &str) -> Result<FsMarkCommand, String> {
             cmd.threads_per_dir
         ));
     }
-    if cmd.subdirs == 1 {
-        return Err("-D 1: fs_mark needs at least 2 subdirectories".to_string());
-    }
     if cmd.files_per_subdir > 0 && cmd.subdirs == 0 {
         return Err("-N needs -D: files per subdirectory without subdirectories".to_string());
     }
     Ok(cmd)
 }
 
-/// A non-negative decimal integer (values that fit in 32 bits for counts).
-fn number(opt: char, value: &str, what: &str) -> Result<u64, String> {
+/// A non-negative decimal integer within `limit`.
+fn number(opt: char, value: &str, limit: &Limit) -> Result<u64, String> {
+    let label = format!("-{opt} ");
     if let Some(rest) = value.strip_prefix('-') {
         if rest.chars().all(|c| c.is_ascii_digit()) && !rest.is_empty() {
             return Err(format!(
-                "-{opt} {value}: must not be negative; expected {what}"
+                "-{opt} {}: must not be negative; {} must be {}",
+                echo(value),
+                limit.what,
+                limit.range_text()
             ));
         }
     }
-    let n: u64 = value
-        .parse()
-        .map_err(|_| format!("-{opt} {value}: not a number; expected {what}"))?;
-    if opt != 's' && opt != 'n' && opt != 'N' && opt != 'w' && n > u32::MAX as u64 {
-        return Err(format!("-{opt} {value}: too large; expected {what}"));
-    }
-    Ok(n)
+    let all_digits = !value.is_empty() && value.chars().all(|c| c.is_ascii_digit());
+    let n = match value.parse::<u64>() {
+        Ok(n) => n,
+        // Too many digits for 64 bits: out of any range.
+        Err(_) if all_digits => u64::MAX,
+        Err(_) => {
+            return Err(format!(
+                "-{opt} {}: not a number; {} must be {}",
+                echo(value),
+                limit.what,
+                limit.range_text()
+            ))
+        }
+    };
+    limit.check(&label, value, n)
 }
 
 #[cfg(test)]
@@ -242,11 +344,11 @@ mod tests {
             ("fs_mark -S0 -n 10", "missing -d"),
             ("fs_mark -d a -S0 -s -5", "-s -5: must not be negative"),
             ("fs_mark -d a -S0 -s", "`-s` needs a value"),
-            ("fs_mark -d a -S 1", "-S 1"),
+            ("fs_mark -d a -S 1", "-S 1: the sync method must be 0..=0"),
             ("fs_mark -d a", "add -S0"),
-            ("fs_mark -d a -S0 -L 0", "-L must be at least 1"),
+            ("fs_mark -d a -S0 -L 0", "-L 0: loops must be 1..="),
             ("fs_mark -d a -S0 -n ten", "-n ten: not a number"),
-            ("fs_mark -d a -S0 -N 5", "-N needs -D"),
+            ("fs_mark -d a -S0 -k -N 5", "-N needs -D"),
             ("dd -d a", "must start with `fs_mark`"),
             ("fs_mark -d a -S0 extra", "unexpected argument `extra`"),
         ];
@@ -254,5 +356,26 @@ mod tests {
             let e = parse_fsmark(line).unwrap_err();
             assert!(e.contains(want), "{line}: {e}");
         }
+    }
+
+    /// -t was accepted up to 2^32 (and built one task per thread up
+    /// front); -n, -w, -D, -N, -L and the -d count had no bound either.
+    #[test]
+    fn numbers_have_fs_marks_limits() {
+        let e = |s: &str| parse_fsmark(s).unwrap_err();
+        assert_eq!(
+            e("fs_mark -d a -S0 -L 1 -t 100000"),
+            "-t 100000: threads must be 1..=64 (fs_mark's MAX_THREADS)"
+        );
+        assert!(e("fs_mark -d a -S0 -L 1 -t 4294967296").starts_with("-t 4294967296: threads"));
+        assert!(e("fs_mark -d a -S0 -L 1 -t 99999999999999999999999").contains("1..=64"));
+        assert!(e("fs_mark -d a -S0 -L 1 -n 1000001").contains("fs_mark's MAX_FILES"));
+        assert!(e("fs_mark -d a -S0 -L 1 -w 1048577").contains("MAX_IO_BUFFER_SIZE"));
+        assert!(e("fs_mark -d a -S0 -L 2147483648").starts_with("-L 2147483648: loops"));
+        assert!(e("fs_mark -d a -S0 -L 1 -D 1").starts_with("-D 1: subdirectories"));
+        let dirs: String = (0..65).map(|i| format!(" -d d/{i}")).collect();
+        assert!(e(&format!("fs_mark -S0 -L 1{dirs}")).starts_with("-d given 65 times"));
+        let c = parse_fsmark("fs_mark -d a -S0 -L 1 -t 64").unwrap();
+        assert_eq!(c.threads(), 64);
     }
 }

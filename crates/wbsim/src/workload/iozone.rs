@@ -7,9 +7,20 @@
 //!   reread, 2 = random read and random write (run in that order whatever
 //!   the order given, as `begin()` does). Groups 3–12 exist in IOzone
 //!   but are not modelled; other numbers are not IOzone tests. Without
-//!   `-i`, IOzone runs every group; wbsim requires an explicit `-i`.
+//!   `-i`, IOzone runs every group; wbsim requires an explicit `-i`, and
+//!   requires `-i 0`, as IOzone's manual page (`iozone.1`, 3.414) does:
+//!
+//!   > One will always need to specify 0 so that any of the following
+//!   > tests will have a file to measure.
+//!
+//!   (IOzone itself does not check it: the read tests then fail to open
+//!   the file.)
 //! * `-r SIZE`, `-s SIZE`: record and file size; a plain number is KiB,
-//!   suffixes `k`, `m`, `g` (either case) as in IOzone.
+//!   suffixes `k`, `m`, `g` (either case) as in IOzone. The record is
+//!   4 KiB (a page, what the model moves) to 16 MiB (IOzone's
+//!   `MAXBUFFERSIZE`: "Error: maximum record size ... is greater than
+//!   maximum buffer size"); the file at most 16 TiB − 4 KiB (the model's
+//!   32-bit page index) and a whole number of records.
 //! * `-B`: the file is mapped (`mmap` MAP_SHARED) and accessed by copying
 //!   to or from the mapping.
 //! * `-f FILE`: the test file. IOzone's default is `iozone.tmp` in its
@@ -21,7 +32,38 @@
 
 use serde::Serialize;
 
+use super::limits::{echo, Limit, Unit, MAX_FILE_BYTES, MAX_FILE_SOURCE};
 use super::shell::split_words;
+
+/// `-r`: a whole number of pages, at most IOzone's `MAXBUFFERSIZE`.
+pub const IOZONE_RECORD: Limit = Limit {
+    what: "the record size",
+    min: 4096,
+    max: 16 << 20,
+    step: 4096,
+    unit: Unit::Bytes,
+    source: "whole pages, up to IOzone's MAXBUFFERSIZE",
+};
+/// `-s`: a whole number of pages (and of records), at most the largest
+/// file the model holds.
+pub const IOZONE_FILE: Limit = Limit {
+    what: "the file size",
+    min: 4096,
+    max: MAX_FILE_BYTES,
+    step: 4096,
+    unit: Unit::Bytes,
+    source: MAX_FILE_SOURCE,
+};
+/// `-i`: the test groups modelled.
+pub const IOZONE_TEST: Limit = Limit {
+    what: "the test number",
+    min: 0,
+    max: 2,
+    step: 1,
+    unit: Unit::Count(""),
+    source: "IOzone's tests are 0..=12; 0 (write/rewrite), 1 (read/re-read) and 2 \
+             (random-read/write) are modelled, and 0 is required",
+};
 
 /// One timed IOzone pass, in the order `begin()` runs them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -109,12 +151,19 @@ fn parse_size(opt: &str, text: &str) -> Result<u64, String> {
         Some('g' | 'G') => (&text[..text.len() - 1], 1 << 30),
         _ => (text, 1 << 10),
     };
-    let n: u64 = digits.parse().map_err(|_| {
-        format!("{opt} {text}: expected a size such as 4k, 64m or 1g (a plain number is KiB)")
-    })?;
-    n.checked_mul(mult)
-        .filter(|&b| b > 0)
-        .ok_or_else(|| format!("{opt} {text}: size must be above 0 and below 2^64 bytes"))
+    let all_digits = !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit());
+    let n: u64 = match digits.parse() {
+        Ok(n) => n,
+        // Too many digits for 64 bits: out of any range.
+        Err(_) if all_digits => u64::MAX,
+        Err(_) => {
+            return Err(format!(
+                "{opt} {}: expected a size such as 4k, 64m or 1g (a plain number is KiB)",
+                echo(text)
+            ))
+        }
+    };
+    Ok(n.saturating_mul(mult))
 }
 
 /// Parse an IOzone command line.
@@ -142,7 +191,7 @@ pub fn parse_iozone(command: &str) -> Result<IozoneCommand, String> {
                 let v = value("-i")?;
                 let n: u32 = v
                     .parse()
-                    .map_err(|_| format!("-i {v}: expected a test number 0..12"))?;
+                    .map_err(|_| format!("-i {}: expected a test number 0..12", echo(&v)))?;
                 match n {
                     0..=2 => groups.push(n),
                     3..=12 => {
@@ -161,18 +210,34 @@ pub fn parse_iozone(command: &str) -> Result<IozoneCommand, String> {
                     }
                 }
             }
-            "-r" => record = Some(parse_size("-r", &value("-r")?)?),
-            "-s" => file_bytes = Some(parse_size("-s", &value("-s")?)?),
+            "-r" => {
+                let v = value("-r")?;
+                record = Some(IOZONE_RECORD.check("-r ", &v, parse_size("-r", &v)?)?);
+            }
+            "-s" => {
+                let v = value("-s")?;
+                file_bytes = Some(IOZONE_FILE.check("-s ", &v, parse_size("-s", &v)?)?);
+            }
             "-f" => file = Some(value("-f")?),
             other => {
                 return Err(format!(
-                    "unsupported option `{other}`; supported: {SUPPORTED}"
+                    "unsupported option `{}`; supported: {SUPPORTED}",
+                    echo(other)
                 ))
             }
         }
     }
     if groups.is_empty() {
         return Err("no -i given; say which tests to run, e.g. -i 0 -i 2".to_string());
+    }
+    if !groups.contains(&0) {
+        return Err(format!(
+            "-i 0 missing: the read and random tests measure the file the write \
+             test (-i 0) creates; as IOzone's manual says, \"one will always need to \
+             specify 0 so that any of the following tests will have a file to \
+             measure\" (e.g. -i 0 -i {})",
+            groups[0]
+        ));
     }
     let record_bytes = record.ok_or("-r is required (record size, e.g. -r 4k)")?;
     let file_bytes = file_bytes.ok_or("-s is required (file size, e.g. -s 1000M)")?;
@@ -187,15 +252,13 @@ pub fn parse_iozone(command: &str) -> Result<IozoneCommand, String> {
             file_bytes >> 10
         ));
     }
-    if record_bytes % 4096 != 0 || file_bytes % record_bytes != 0 {
+    if !file_bytes.is_multiple_of(record_bytes) {
         return Err(format!(
-            "-r {} bytes and -s {} bytes: wbsim models whole pages, so the record \
-             size must be a multiple of 4k and the file size a multiple of the record",
-            record_bytes, file_bytes
+            "-s {} KiB is not a whole number of -r {} KiB records: the model \
+             moves whole records",
+            file_bytes >> 10,
+            record_bytes >> 10
         ));
-    }
-    if record_bytes > 16 << 20 {
-        return Err("-r: IOzone's maximum record size is 16m".to_string());
     }
     groups.sort_unstable();
     groups.dedup();
@@ -238,9 +301,10 @@ mod tests {
         assert!(c.mmap && !c.include_flush);
         assert_eq!(c.records(), 256_000);
         // A plain number is KiB; groups run in IOzone's order.
-        let c = parse_iozone("./iozone -i 2 -i 1 -r 64 -s 1024 -f x/f").unwrap();
+        let c = parse_iozone("./iozone -i 2 -i 1 -i 0 -r 64 -s 1024 -f x/f").unwrap();
         assert_eq!((c.record_bytes, c.file_bytes), (65536, 1 << 20));
-        assert_eq!(c.tests[0], IozoneTest::Read);
+        assert_eq!(c.tests[0], IozoneTest::Write);
+        assert_eq!(c.tests[2], IozoneTest::Read);
     }
 
     #[test]
@@ -252,9 +316,46 @@ mod tests {
         assert!(e("iozone -i 0 -r 8m -s 1m -f a/f").contains("larger than the file"));
         assert!(e("iozone -i 0 -r 4k -s 1m").contains("-f is required"));
         assert!(e("iozone -i 0 -r 4k -s 1m -f a/f -Q").contains("supported"));
-        assert!(e("iozone -i 0 -r 2k -s 1m -f a/f").contains("multiple of 4k"));
+        assert!(e("iozone -i 0 -r 2k -s 1m -f a/f").contains("a multiple of 4 KiB"));
+        assert!(e("iozone -i 0 -r 8k -s 12k -f a/f").contains("whole number of -r 8 KiB"));
         assert!(e("iozone -r 4k -s 1m -f a/f").contains("no -i"));
         assert!(e("iozone -i 0 -r 4k -s 1q -f a/f").contains("expected a size"));
         assert!(e("iozone -i").contains("needs a value"));
+    }
+
+    /// Without -i 0 the run code reached `unreachable!` (a read test with
+    /// no file): it is a parse error now, quoting IOzone's manual.
+    #[test]
+    fn tests_without_the_write_test_are_refused() {
+        for line in [
+            "iozone -i 1 -r 4k -s 1m -f a/f",
+            "iozone -i 2 -r 4k -s 1m -f a/f",
+            "iozone -i 2 -i 1 -B -r 4k -s 1m -f a/f",
+        ] {
+            let e = parse_iozone(line).unwrap_err();
+            assert!(
+                e.starts_with("-i 0 missing") && e.contains("one will always need to specify 0"),
+                "{line}: {e}"
+            );
+        }
+        assert!(parse_iozone("iozone -i 0 -i 1 -r 4k -s 1m -f a/f").is_ok());
+    }
+
+    #[test]
+    fn sizes_have_stated_ranges() {
+        let e = |s: &str| parse_iozone(s).unwrap_err();
+        assert!(parse_iozone("iozone -i 0 -r 16m -s 16m -f a/f").is_ok());
+        assert_eq!(
+            e("iozone -i 0 -r 16388k -s 32m -f a/f"),
+            "-r 16388k: the record size must be 4 KiB..=16 MiB, a multiple of 4 KiB \
+             (whole pages, up to IOzone's MAXBUFFERSIZE)"
+        );
+        assert!(parse_iozone("iozone -i 0 -r 4k -s 17179869180 -f a/f").is_ok());
+        assert!(e("iozone -i 0 -r 4k -s 17179869184 -f a/f")
+            .starts_with("-s 17179869184: the file size must be"));
+        assert!(
+            e("iozone -i 0 -r 4k -s 99999999999999999999999g -f a/f").contains("file size must be")
+        );
+        assert!(e("iozone -i 0 -r 4k -s 0 -f a/f").contains("file size must be"));
     }
 }

@@ -16,7 +16,8 @@
 //!    ("Clean up before read starts", in both versions); then unmaps and
 //!    closes. A `-B` random-write pass therefore starts on a clean file.
 //!
-//! The random tests draw each record as `lrand48() % numrecs`, with
+//! The random tests draw each record as `lrand48() % numrecs` when it
+//! starts (nothing is prepared up front, whatever `-s`), with
 //! replacement, reseeding the generator before each pass so that the
 //! random-read and random-write passes visit the same sequence (3.222;
 //! the change log dates the switch to a shuffled table of unique offsets
@@ -28,6 +29,8 @@
 //! (one record), the first `read(2)` of record 0 in the read test, `-c`
 //! (close in the timing, which also drops the untimed msync).
 
+use rand::Rng;
+use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
 use super::iozone::{IozoneCommand, IozoneTest};
@@ -72,9 +75,13 @@ pub struct IozoneState {
     /// Records done in this pass, and the page within the current record.
     record: u64,
     page_in_record: u32,
-    /// The records the random tests visit, in order (drawn with
-    /// replacement; the same sequence for both passes).
-    order: Vec<u32>,
+    /// The random tests' generator as it was before the first draw: each
+    /// random pass restarts from it, so both passes visit the same records.
+    rng_start: Pcg64Mcg,
+    /// This pass's generator, and the random record in progress (drawn,
+    /// with replacement, when the record starts: nothing is drawn up front).
+    rng: Pcg64Mcg,
+    rand_record: Option<u64>,
     start_ns: Ns,
     elapsed_ns: Option<Ns>,
     sync_cursor: u32,
@@ -82,12 +89,7 @@ pub struct IozoneState {
 
 impl IozoneState {
     /// `rng` draws the random tests' records (`lrand48() % numrecs`).
-    pub fn new(cmd: IozoneCommand, fs: usize, bdi: usize, rng: &mut impl rand::Rng) -> Self {
-        let mut order = Vec::new();
-        if cmd.tests.iter().any(|t| t.random()) {
-            let n = cmd.records() as u32;
-            order = (0..n).map(|_| rng.gen_range(0..n)).collect();
-        }
+    pub fn new(cmd: IozoneCommand, fs: usize, bdi: usize, rng: &mut Pcg64Mcg) -> Self {
         IozoneState {
             cmd,
             fs,
@@ -97,7 +99,9 @@ impl IozoneState {
             phase: Phase::Open,
             record: 0,
             page_in_record: 0,
-            order,
+            rng_start: rng.clone(),
+            rng: rng.clone(),
+            rand_record: None,
             start_ns: 0,
             elapsed_ns: None,
             sync_cursor: 0,
@@ -184,7 +188,9 @@ impl System {
         st.page_in_record = 0;
         st.sync_cursor = 0;
         st.elapsed_ns = None;
+        st.rand_record = None;
         if test.random() {
+            st.rng = st.rng_start.clone();
             st.phase = Phase::Timed;
             st.start_ns = now;
         } else {
@@ -197,10 +203,16 @@ impl System {
     fn iozone_timed(&mut self, tid: u32) -> Step {
         let st = self.iozone_state(tid);
         let test = st.cmd.tests[st.test];
-        let record = if test.random() {
-            st.order[st.record as usize] as u64
-        } else {
-            st.record
+        let record = match (test.random(), st.rand_record) {
+            (true, Some(r)) => r,
+            (true, None) => {
+                // Parsing bounds the file to 2^32 - 1 pages.
+                let n = u32::try_from(st.cmd.records()).unwrap_or(u32::MAX);
+                let r = st.rng.gen_range(0..n) as u64;
+                st.rand_record = Some(r);
+                r
+            }
+            (false, _) => st.record,
         };
         let pages_per_record = (st.cmd.record_bytes / 4096) as u32;
         let idx = (record * pages_per_record as u64) as u32 + st.page_in_record;
@@ -222,6 +234,7 @@ impl System {
         if st.page_in_record == pages_per_record {
             st.page_in_record = 0;
             st.record += 1;
+            st.rand_record = None;
             if st.record == st.cmd.records() {
                 if !st.cmd.include_flush {
                     st.elapsed_ns = Some(now - st.start_ns);

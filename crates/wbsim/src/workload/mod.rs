@@ -17,10 +17,14 @@ pub mod fsmark;
 pub mod fsmark_run;
 pub mod iozone;
 pub mod iozone_run;
+pub mod limits;
 pub mod mapwrite;
 pub mod memtouch;
+pub mod reference;
 pub mod shell;
 pub mod synthetic;
+
+pub use reference::reference_markdown;
 
 use crate::fs::daemon::FuseRequest;
 use crate::system::task::{Step, TaskKind};
@@ -139,7 +143,15 @@ impl System {
             if w.bytes_left == 0 {
                 if w.fsync_at_end {
                     let (ino, mut cursor) = (w.inode, w.fsync_cursor);
-                    let step = self.filemap_write_and_wait(tid, ino, &mut cursor);
+                    // On FUSE the file's pages were written through to the
+                    // daemon; FUSE_FSYNC makes ntfs-3g sync its whole volume
+                    // (`ntfs_fuse_fsync` -> `ntfs_device_sync`): the block
+                    // device's page cache, flushed here on its behalf.
+                    let target = match w.fuse_daemon {
+                        Some(_) => self.filesystems[self.inodes[ino as usize].fs].blockdev_inode,
+                        None => ino,
+                    };
+                    let step = self.filemap_write_and_wait(tid, target, &mut cursor);
                     self.writer_state(tid).fsync_cursor = cursor;
                     if let Some(step) = step {
                         return step;
