@@ -29,7 +29,9 @@ use scenario::Scenario;
 /// Options of one simulation.
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
-    /// Check the conservation invariants after every event (slow).
+    /// Check the conservation invariants after every event
+    /// ([`system::check::Checker`]); what they find is in
+    /// `RunReport::check`. Results are the same as unchecked.
     pub check_every_event: bool,
     /// Sample per-zone page state every this many ns of simulated time
     /// (`RunReport::series` and `series_stats`).
@@ -81,6 +83,7 @@ fn simulate_inner(
     }
     let outcome = sys.run();
     let mut r = report::run_report(&sys, seed, outcome);
+    r.check = sys.check_summary();
     if let Some(series) = sys.series.take() {
         r.series_stats = series.stats();
         r.series = Some(series);

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{scenario, small, three_zone_machine};
+use common::{assert_no_violations, scenario, small, three_zone_machine};
 use wbsim::scenario::Scenario;
 use wbsim::{kernel, simulate, simulate_system, RunOptions};
 
@@ -21,8 +21,8 @@ fn invariants_hold_after_every_event() {
             check_every_event: true,
             ..RunOptions::default()
         };
-        // Panics with the violated invariant if any check fails.
         let r = simulate(&small(fs), &profile(), 3, &opts);
+        assert_no_violations(&r, fs);
         assert_eq!(r.outcome, wbsim::system::Outcome::Completed, "{fs}");
     }
 }
@@ -61,6 +61,27 @@ fn same_seed_same_bytes_and_seeds_differ() {
             serde_json::to_string(&simulate(&sc, &profile(), 6, &RunOptions::default())).unwrap();
         assert_ne!(a, c, "{fs}: a different seed must change the run");
     }
+}
+
+/// `--check` only looks: a checked run reports the same figures, as JSON
+/// and as text, as a plain one, plus the summary of its checks.
+#[test]
+fn a_checked_run_reports_the_same_figures_as_a_plain_one() {
+    let sc = small("ext4");
+    let plain = simulate(&sc, &profile(), 4, &RunOptions::default());
+    assert!(plain.check.is_none());
+    let opts = RunOptions {
+        check_every_event: true,
+        ..RunOptions::default()
+    };
+    let mut checked = simulate(&sc, &profile(), 4, &opts);
+    assert_no_violations(&checked, "ext4");
+    let summary = checked.check.take().unwrap();
+    assert_eq!(summary.invariants, 16);
+    let json = |r: &wbsim::report::RunReport| serde_json::to_string(r).unwrap();
+    assert_eq!(json(&plain), json(&checked));
+    let text = |r| wbsim::report::format_text(&wbsim::make_report(&sc, &profile(), vec![r]));
+    assert_eq!(text(plain), text(checked));
 }
 
 /// The full-size zone-dirty-v2 scenario of one filesystem.
@@ -167,6 +188,7 @@ command = "dd if=/dev/zero of=disk/f bs=32k count=8192""#;
         ..RunOptions::default()
     };
     let r = simulate(&sc, &profile(), 2, &opts);
+    assert_no_violations(&r, "pcp");
     assert_eq!(r.outcome, wbsim::system::Outcome::Completed);
     let (sys, r) = simulate_system(&sc, &profile(), 2);
     assert!(r.vmstat["pgsteal"] > 0, "reclaim must run");

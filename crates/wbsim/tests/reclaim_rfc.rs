@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::dirty_heavy;
+use common::{assert_no_violations, dirty_heavy};
 use wbsim::mm::page::Holder;
 use wbsim::report::RunReport;
 use wbsim::{kernel, simulate_system};
@@ -83,6 +83,7 @@ fn invariants_hold_with_orphaned_pages() {
     };
     let profile = kernel::preset("3.0-rc6+reclaim-1-5").unwrap();
     let r = wbsim::simulate(&dirty_heavy(), &profile, 2, &opts);
+    assert_no_violations(&r, "3.0-rc6+reclaim-1-5");
     assert_eq!(r.outcome, wbsim::system::Outcome::Completed);
     assert!(r.vmstat["nr_vmscan_invalidate"] > 0);
 }

@@ -27,7 +27,9 @@ fn run_checked(sc: &Scenario, kernel_name: &str) -> wbsim::report::RunReport {
         series_interval_ns: None,
         ..Default::default()
     };
-    simulate(sc, &kernel::preset(kernel_name).unwrap(), 1, &opts)
+    let r = simulate(sc, &kernel::preset(kernel_name).unwrap(), 1, &opts);
+    common::assert_no_violations(&r, &sc.name);
+    r
 }
 
 fn v(r: &wbsim::report::RunReport, k: &str) -> i64 {

@@ -86,6 +86,10 @@ pub struct RunReport {
     /// IOzone's results, one per test and IOzone task, in the order run.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub iozone: Vec<crate::workload::iozone_run::IozoneResult>,
+    /// What the invariant checks of a checked run found
+    /// (`RunOptions::check_every_event`); `None` for a plain run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub check: Option<crate::system::check::CheckSummary>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -186,6 +190,7 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
             .map(|r| r.results.clone())
             .unwrap_or_default(),
         iozone: sys.iozone_results.clone(),
+        check: None,
     }
 }
 

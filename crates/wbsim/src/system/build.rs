@@ -11,7 +11,7 @@ use crate::fs::inode::{Inode, MappingKind};
 use crate::fs::metadata::MetadataState;
 use crate::fs::{FsInstance, SECTORS_PER_GIB};
 use crate::kernel::KernelProfile;
-use crate::mm::page::{list_add_tail, Holder, Page, NIL};
+use crate::mm::page::{list_add_tail, Frames, Holder, Page, NIL};
 use crate::mm::swap::{AnonRegion, SwapArea, NO_SLOT};
 use crate::mm::vmstat::Vmstat;
 use crate::mm::zone::{default_min_free_kbytes, setup_lowmem_reserve, setup_watermarks, Zone};
@@ -95,8 +95,8 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         z.pcp = vec![Default::default(); ncpus];
     }
     let mut pages = Vec::with_capacity(total_pages as usize);
-    for (zi, z) in zones.iter_mut().enumerate() {
-        for pfn in z.start_pfn..z.start_pfn + z.present_pages as u32 {
+    for (zi, z) in zones.iter().enumerate() {
+        for _ in z.start_pfn..z.start_pfn + z.present_pages as u32 {
             pages.push(Page {
                 flags: 0,
                 zone: zi as u8,
@@ -106,6 +106,11 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                 inode: NIL,
                 index: 0,
             });
+        }
+    }
+    let mut pages = Frames::new(pages);
+    for z in zones.iter_mut() {
+        for pfn in z.start_pfn..z.start_pfn + z.present_pages as u32 {
             list_add_tail(&mut pages, &mut z.free, pfn);
         }
     }
@@ -144,6 +149,9 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         profile: profile.clone(),
         sysctl: sc.sysctl.clone(),
         check_every_event: false,
+        checker: None,
+        #[cfg(test)]
+        test_hook: None,
         max_events: u64::MAX,
         series: None,
         next_sample_ns: u64::MAX,

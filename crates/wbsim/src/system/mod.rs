@@ -15,7 +15,7 @@ use crate::device::Device;
 use crate::fs::inode::Inode;
 use crate::fs::FsInstance;
 use crate::kernel::KernelProfile;
-use crate::mm::page::Page;
+use crate::mm::page::Frames;
 use crate::mm::vmstat::Vmstat;
 use crate::mm::zone::Zone;
 use crate::mm::Pagevec;
@@ -26,6 +26,10 @@ use crate::writeback::proportions::PropGlobal;
 use task::{Step, Task};
 
 pub use build::build_system;
+
+/// A test's corruption of the state between two events.
+#[cfg(test)]
+pub(crate) type TestHook = fn(&mut System);
 
 /// Why a run stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -48,13 +52,20 @@ pub struct System {
     pub cost: CostTable,
     pub profile: KernelProfile,
     pub sysctl: SysctlConfig,
-    /// Check conservation invariants after every event (slow).
+    /// Check the conservation invariants after every event
+    /// ([`check::Checker`]); set before [`System::run`].
     pub check_every_event: bool,
+    /// The invariant checker of a checked run, created by `run`.
+    pub checker: Option<check::Checker>,
+    /// Tests: run this on the system after event number `.0` (and its
+    /// check), before the next event.
+    #[cfg(test)]
+    pub(crate) test_hook: Option<(u64, TestHook)>,
     /// Stop with [`Outcome::EventBudget`] after this many events.
     pub max_events: u64,
 
     // mm
-    pub pages: Vec<Page>,
+    pub pages: Frames,
     pub zones: Vec<Zone>,
     pub vmstat: Vmstat,
     pub pagevecs: Vec<Pagevec>,
@@ -244,7 +255,21 @@ impl System {
     }
 
     /// Run until every workload task has exited or the time limit passes.
+    /// With `check_every_event`, the invariants are checked before the
+    /// first event, after every event and at the end (see
+    /// [`check::Checker`]); what they find is in [`System::check_summary`].
     pub fn run(&mut self) -> Outcome {
+        if self.check_every_event {
+            self.start_checking();
+        }
+        let outcome = self.run_events();
+        if self.checker.is_some() {
+            self.check_end();
+        }
+        outcome
+    }
+
+    fn run_events(&mut self) -> Outcome {
         while let Some((t, ev)) = self.events.pop() {
             if t > self.time_limit_ns {
                 self.now = self.time_limit_ns;
@@ -272,9 +297,13 @@ impl System {
                     self.device_complete(device as usize, slot as usize, t)
                 }
             }
-            if self.check_every_event {
-                if let Err(e) = self.check_invariants() {
-                    panic!("invariant violated at {} ns: {e}", self.now);
+            if self.checker.is_some() {
+                self.check_event();
+            }
+            #[cfg(test)]
+            if let Some((after, hook)) = self.test_hook {
+                if self.events_processed == after {
+                    hook(self);
                 }
             }
             if self.workload_left == 0 {

@@ -1,5 +1,6 @@
 //! Scenario fixtures shared by the end-to-end tests.
 
+use wbsim::report::RunReport;
 use wbsim::scenario::{parse_scenario, Scenario};
 
 /// The USB stick the crate's unit-test fixtures use too.
@@ -67,4 +68,13 @@ pub fn dirty_heavy() -> Scenario {
     let mut sc = small("xfs");
     sc.sysctl.dirty_ratio = 90;
     sc
+}
+
+/// A checked run (`check_every_event`) checked every event and found no
+/// invariant broken; the message has the first violation otherwise.
+#[allow(dead_code)]
+pub fn assert_no_violations(r: &RunReport, what: &str) {
+    let c = r.check.as_ref().expect("a checked run reports its checks");
+    assert_eq!(c.events_checked, r.sim_events, "{what}: {}", c.line());
+    assert_eq!(c.violations, 0, "{what}: {}", c.line());
 }
