@@ -21,7 +21,6 @@ pub const FAILED_CELLS: u8 = 3;
 /// A run was cut by its time limit.
 pub const CUT_RUNS: u8 = 4;
 /// `--check` found a violation.
-#[allow(dead_code)] // set by `--check` once it reports violations
 pub const CHECK_VIOLATION: u8 = 5;
 /// Interrupted by a signal.
 pub const INTERRUPTED: i32 = 130;

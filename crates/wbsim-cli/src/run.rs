@@ -140,6 +140,11 @@ pub fn cmd_run(a: &RunArgs) -> Result<u8, Failure> {
             "{}",
             wbsim::report::format_text_with(&report, &text_opts)
         );
+        for run in &report.runs {
+            if let Some(check) = &run.check {
+                let _ = writeln!(text_out, "seed {}: {}", run.seed, check.line());
+            }
+        }
         reports.push(report);
     }
     if let Some(id) = outputs.id("--json") {
@@ -204,10 +209,13 @@ fn write_series(
     )
 }
 
-/// The exit status the runs call for: 4 when a run was cut, else 0.
+/// The exit status the runs call for: 5 when `--check` found a
+/// violation, 4 when a run was cut, else 0.
 fn status_of(reports: &[wbsim::report::Report]) -> u8 {
-    let cut = reports.iter().flat_map(|r| &r.runs).any(|r| r.cut);
-    if cut {
+    let runs = || reports.iter().flat_map(|r| &r.runs);
+    if runs().any(|r| r.check.as_ref().is_some_and(|c| c.violations > 0)) {
+        exit::CHECK_VIOLATION
+    } else if runs().any(|r| r.cut) {
         exit::CUT_RUNS
     } else {
         0

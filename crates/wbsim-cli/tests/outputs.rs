@@ -338,3 +338,19 @@ fn kernels_and_experiments_are_listed_one_line_each() {
     assert!(text.contains("zone-dirty-v2 "), "{text}");
     assert!(text.contains("source: 000_d39bd0a3d74c4e30.txt"), "{text}");
 }
+
+/// `--check` ends each run with one line: events checked, invariants,
+/// violations.
+#[test]
+fn check_ends_with_one_summary_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = write_temp(dir.path(), "s.toml", &quick());
+    let o = wbsim(&["run", s.to_str().unwrap(), "--runs", "1", "--check"]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let last = out.lines().last().unwrap();
+    assert!(
+        last.starts_with("seed 1: check: ") && last.ends_with(" invariants, 0 violations"),
+        "{last}"
+    );
+}
