@@ -32,8 +32,8 @@ fn wbsim(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().unwrap()
 }
 
-/// Run on a scenario text and expect a failure whose one-line message names
-/// the file, the line and the key.
+/// Run on a scenario text and expect a failure with, among its problems
+/// (one per line), one that names the file, the line and the key.
 fn expect_error(text: &str, line: usize, key: &str, words: &str) {
     let dir = tempfile::tempdir().unwrap();
     let p = write_temp(&dir, "bad.toml", text);
@@ -44,13 +44,14 @@ fn expect_error(text: &str, line: usize, key: &str, words: &str) {
         "expected failure, got success: {err}"
     );
     assert!(!err.contains("panicked"), "panic: {err}");
-    assert_eq!(err.trim().lines().count(), 1, "one message expected: {err}");
     assert!(
-        err.contains(&format!("bad.toml:{line}:")),
-        "no file:line {line} in: {err}"
+        err.trim()
+            .lines()
+            .any(|l| l.contains(&format!("bad.toml:{line}:"))
+                && l.contains(&format!(": {key}: "))
+                && l.contains(words)),
+        "no line with bad.toml:{line}:, key {key} and `{words}` in: {err}"
     );
-    assert!(err.contains(&format!("`{key}`")), "no key {key} in: {err}");
-    assert!(err.contains(words), "no `{words}` in: {err}");
 }
 
 fn line_of(text: &str, needle: &str) -> usize {
@@ -75,14 +76,46 @@ fn negative_and_zero_sizes_are_rejected() {
         &text,
         line_of(&text, "-504"),
         "machine.zone[2].size_mib",
-        "greater than 0",
+        "-504 is out of range; allowed: 1 to 65536 MiB",
     );
     let text = example().replace("capacity_gib = 16", "capacity_gib = 0");
     expect_error(
         &text,
         line_of(&text, "capacity_gib"),
         "device[0].capacity_gib",
-        "greater than 0",
+        "0 is out of range; allowed: 1 to 65536 GiB",
+    );
+}
+
+/// A file with several mistakes reports all of them, one per line, in
+/// line order; a kernel preset the file names that does not exist is one.
+#[test]
+fn every_problem_of_a_file_is_reported() {
+    let text = example()
+        .replace("cpus = 4", "cpus = 0")
+        .replace("capacity_gib = 16", "capacity_gib = 0")
+        .replace("kernel = \"3.1-mmotm\"", "kernel = \"2.4\"");
+    let dir = tempfile::tempdir().unwrap();
+    let p = write_temp(&dir, "bad.toml", &text);
+    let out = wbsim(&["run", p.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && !err.contains("panicked"), "{err}");
+    let lines: Vec<&str> = err.trim().lines().collect();
+    assert_eq!(lines.len(), 3, "{err}");
+    let kernel = line_of(&text, "kernel = ");
+    assert!(
+        lines[0].contains(&format!(
+            "bad.toml:{kernel}:1: kernel: unknown kernel preset \"2.4\"; allowed: "
+        )) && lines[0].contains("3.0-vanilla"),
+        "{err}"
+    );
+    assert!(
+        lines[1].contains(": machine.cpus: 0 is out of range"),
+        "{err}"
+    );
+    assert!(
+        lines[2].contains(": device[0].capacity_gib: 0 is out of range"),
+        "{err}"
     );
 }
 

@@ -2,16 +2,22 @@
 //! sysctls and workload to simulate.
 //!
 //! Parsing keeps the byte span of every key and value so that each problem is
-//! reported as `FILE:LINE: key `dotted.path[i]`: what is wrong; what is allowed`.
+//! reported as `FILE:LINE:COLUMN: dotted.path[i]: what is wrong; allowed: ...`,
+//! every problem of a file at once. The keys, types, ranges and defaults
+//! are declared in [`schema`], which also generates the reference
+//! ([`reference_markdown`], checked in as `docs/scenario-reference.md`).
 
 mod error;
+mod reference;
+pub mod schema;
 mod validate;
 
 use std::path::Path;
 
 use serde::Serialize;
 
-pub use error::ScenarioError;
+pub use error::{Problem, ScenarioError};
+pub use reference::reference_markdown;
 
 /// A fully validated scenario.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -253,13 +259,78 @@ impl Default for RunConfig {
     }
 }
 
-/// Read and validate a scenario file.
+/// Largest scenario file [`load_scenario`] reads (4 MiB).
+pub const MAX_FILE_BYTES: u64 = 4 << 20;
+
+/// Read and validate a scenario file. Anything but a regular file of at
+/// most [`MAX_FILE_BYTES`] is refused before it is opened (a FIFO would
+/// block the open).
 pub fn load_scenario(path: &Path) -> Result<Scenario, ScenarioError> {
+    use std::io::Read;
+
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        ScenarioError::whole_file(&file, format!("cannot read file: {}", io_reason(&e)))
-    })?;
+    let fail = |message: String| ScenarioError::whole_file(&file, message);
+    let cannot_read = |e: std::io::Error| fail(format!("cannot read file: {}", io_reason(&e)));
+    let meta = std::fs::metadata(path).map_err(cannot_read)?;
+    check_metadata(&meta).map_err(fail)?;
+    let opened = std::fs::File::open(path).map_err(cannot_read)?;
+    // The file may have been replaced since: check what was opened.
+    check_metadata(&opened.metadata().map_err(cannot_read)?).map_err(fail)?;
+    let mut bytes = Vec::new();
+    opened
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot_read)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(fail(too_large(bytes.len() as u64)));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| fail("cannot read file: stream did not contain valid UTF-8".to_string()))?;
     parse_scenario(&text, &file)
+}
+
+/// A regular file of at most [`MAX_FILE_BYTES`].
+fn check_metadata(meta: &std::fs::Metadata) -> Result<(), String> {
+    let ft = meta.file_type();
+    if !ft.is_file() {
+        let what = if ft.is_dir() {
+            "a directory"
+        } else {
+            special_file_kind(&ft)
+        };
+        return Err(format!(
+            "cannot read file: it is {what}; allowed: a regular file"
+        ));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(too_large(meta.len()));
+    }
+    Ok(())
+}
+
+fn too_large(len: u64) -> String {
+    format!("cannot read file: it is {len} bytes; allowed: at most {MAX_FILE_BYTES} bytes (4 MiB)")
+}
+
+#[cfg(unix)]
+fn special_file_kind(ft: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_file_kind(_: &std::fs::FileType) -> &'static str {
+    "not a regular file"
 }
 
 /// Parse and validate scenario text; `file_name` is used in errors and its
@@ -286,3 +357,5 @@ mod tree;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_limits;

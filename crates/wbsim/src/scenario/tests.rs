@@ -58,20 +58,25 @@ fn parse_edited(from: &str, to: &str) -> Result<Scenario, ScenarioError> {
     parse_scenario(&ZONE_DIRTY_V2.replace(from, to), "scenarios/edited.toml")
 }
 
-/// Check error cases, one per line: `from | to | line | key | message part`.
+/// Check error cases, one per line: `from | to | line:column | key | message part`.
 /// Each case replaces `from` (which must occur once) with `to` (`\n` allowed)
-/// and expects an error at that line and key whose message contains the part.
+/// and expects, among the file's problems, one at that line, column and key
+/// whose message contains the part.
 fn check_cases(cases: &str) {
     for case in cases.lines().filter(|l| !l.trim().is_empty()) {
         let cols: Vec<&str> = case.split(" | ").map(str::trim).collect();
-        let [from, to, line, key, words] = cols[..] else {
+        let [from, to, at, key, words] = cols[..] else {
             panic!("bad case {case:?}");
         };
         let e = parse_edited(from, &to.replace("\\n", "\n")).unwrap_err();
-        assert_eq!(e.file, "scenarios/edited.toml");
-        let line: usize = line.parse().unwrap();
-        assert_eq!((e.line, e.key.as_deref()), (Some(line), Some(key)), "{e}");
-        assert!(e.message.contains(words), "{words:?} not in: {e}");
+        let (line, column) = at.split_once(':').expect("line:column");
+        let (line, column): (usize, usize) = (line.parse().unwrap(), column.parse().unwrap());
+        let found = e.problems.iter().any(|p| {
+            p.file == "scenarios/edited.toml"
+                && (p.line, p.column, p.key.as_deref()) == (Some(line), Some(column), Some(key))
+                && p.message.contains(words)
+        });
+        assert!(found, "{case}\nnot among:\n{e}");
     }
 }
 
@@ -149,7 +154,8 @@ fn zone_dirty_v2_parses_exactly() {
 
 #[test]
 fn defaults_fill_optional_keys() {
-    let text = "kernel = \"k\"\n[machine]\n[[machine.zone]]\nname = \"Normal\"\nsize_mib = 1\n\
+    let text =
+        "kernel = \"3.0-vanilla\"\n[machine]\n[[machine.zone]]\nname = \"Normal\"\nsize_mib = 1\n\
                 [[device]]\nname = \"d\"\nmodel = \"usb-stick\"\ncapacity_gib = 1\n\
                 seq_write_mib_per_s = 1\nmax_request_kib = 4\n\
                 [[fs]]\ntype = \"ext4\"\ndevice = \"d\"\nmount = \"m\"\n\
@@ -178,11 +184,11 @@ fn defaults_fill_optional_keys() {
 fn unknown_keys_name_line_and_key() {
     check_cases(
         r#"
-kernel = | x = 1\nkernel = | 1 | x | unknown key `x`; allowed keys here: cpu_cost, device, fs, kernel, machine, run, swap, sysctl, task
-cpus = 4 | cpus = 4\nfoo = 1 | 5 | machine.foo | unknown key `foo`; allowed keys here: cpus, hz, irq_delivery, min_free_kbytes, total_mib, zone
-size_mib = 3246 | size_mib = 3246\nsize = 3 | 16 | machine.zone[1].size | unknown key `size`; allowed keys here: kernel_mib, name, size_mib
-nr_requests = 128 | nr_requests = 128\nqueue = 4 | 30 | device[0].queue | unknown key `queue`; allowed keys here: capacity_gib, channels, chunk_kib, command_overhead_us,
-dirty_ratio = 20 | dirty_ratio = 20\ndirty = 1 | 38 | sysctl.dirty | allowed keys here: dirty_background_bytes,
+kernel = | x = 1\nkernel = | 1:1 | x | unknown key `x`; allowed keys here: cpu_cost, device, fs, kernel, machine, run, swap, sysctl, task
+cpus = 4 | cpus = 4\nfoo = 1 | 5:1 | machine.foo | unknown key `foo`; allowed keys here: cpus, hz, irq_delivery, min_free_kbytes, total_mib, zone
+size_mib = 3246 | size_mib = 3246\nsize = 3 | 16:1 | machine.zone[1].size | unknown key `size`; allowed keys here: kernel_mib, name, size_mib
+nr_requests = 128 | nr_requests = 128\nqueue = 4 | 30:1 | device[0].queue | unknown key `queue`; allowed keys here: capacity_gib, channels, chunk_kib, command_overhead_us,
+dirty_ratio = 20 | dirty_ratio = 20\ndirty = 1 | 38:1 | sysctl.dirty | allowed keys here: dirty_background_bytes,
 "#,
     );
 }
@@ -191,25 +197,26 @@ dirty_ratio = 20 | dirty_ratio = 20\ndirty = 1 | 38 | sysctl.dirty | allowed key
 fn bad_numbers_name_line_and_key() {
     check_cases(
         r#"
-size_mib = 3246 | size_mib = -5 | 15 | machine.zone[1].size_mib | must be greater than 0 (got -5)
-size_mib = 504 | size_mib = 0 | 19 | machine.zone[2].size_mib | must be greater than 0 (got 0)
-size_mib = 504 | size_mib = 504\nkernel_mib = 504 | 20 | machine.zone[2].kernel_mib | must be less than size_mib
-capacity_gib = 16 | capacity_gib = -1 | 24 | device[0].capacity_gib | must be greater than 0 (got -1)
-19.53 | -1.5 | 25 | device[0].seq_write_mib_per_s | must be a finite number greater than 0 (got -1.5)
-19.53 | nan | 25 | device[0].seq_write_mib_per_s | must be a finite number greater than 0 (got NaN)
-= 120 | = 122 | 26 | device[0].max_request_kib | must be a multiple of 4 (one 4 KiB page) (got 122)
-= 250.0 | = -1 | 27 | device[0].command_overhead_us | must be a finite number >= 0 (got -1)
-cpus = 4 | cpus = "4" | 4 | machine.cpus | expected an integer, found a string ("4")
-cpus = 4 | cpus = 0 | 4 | machine.cpus | must be between 1 and 256 (got 0)
-hz = 1000 | hz = 200 | 5 | machine.hz | must be one of 100, 250, 300, 1000 (got 200)
-hz = 1000 | hz = 1000\nirq_delivery = "random" | 6 | machine.irq_delivery | unknown interrupt delivery `random`; allowed: first-cpu, round-robin
-= 11584 | = 64 | 6 | machine.min_free_kbytes | must be between 128 and 16777216 (got 64)
-= 11584 | = 2600000 | 6 | machine.min_free_kbytes | 2600000 KiB leaves nothing to allocate: the high watermark (1.5 x min) must stay below the zones' 3855360 KiB; allowed: 128 to 2570239
-dirty_ratio = 20 | dirty_ratio = 101 | 37 | sysctl.dirty_ratio | must be between 0 and 100 (got 101)
-dirty_ratio = 20 | dirty_ratio = 0 | 37 | sysctl.dirty_ratio | leaves no dirty limit
-dirty_ratio = 20 | dirty_bytes = 100 | 37 | sysctl.dirty_bytes | must be 0 (use dirty_ratio) or at least 8192
-runs = 1 | runs = 0 | 46 | run.runs | must be between 1 and 1000 (got 0)
-seed = 1 | seed = -1 | 45 | run.seed | must be at least 0 (got -1)
+size_mib = 3246 | size_mib = -5 | 15:1 | machine.zone[1].size_mib | -5 is out of range; allowed: 1 to 65536 MiB
+size_mib = 504 | size_mib = 0 | 19:1 | machine.zone[2].size_mib | 0 is out of range; allowed: 1 to 65536 MiB
+size_mib = 504 | size_mib = 504\nkernel_mib = 504 | 20:1 | machine.zone[2].kernel_mib | 504 MiB held by the kernel leaves nothing of the 504 MiB zone; allowed: 0 to 503 (less than size_mib)
+capacity_gib = 16 | capacity_gib = -1 | 24:1 | device[0].capacity_gib | -1 is out of range; allowed: 1 to 65536 GiB
+19.53 | -1.5 | 25:1 | device[0].seq_write_mib_per_s | -1.5 is out of range; allowed: a finite number > 0 and <= 1000000 MiB/s
+19.53 | nan | 25:1 | device[0].seq_write_mib_per_s | NaN is out of range; allowed: a finite number > 0
+19.53 | inf | 25:1 | device[0].seq_write_mib_per_s | inf is out of range; allowed: a finite number > 0
+= 120 | = 122 | 26:1 | device[0].max_request_kib | 122 is not a multiple of 4; allowed: 4 to 65536 KiB, a multiple of 4
+= 250.0 | = -1 | 27:1 | device[0].command_overhead_us | -1 is out of range; allowed: a finite number >= 0 and <= 10000000 µs
+cpus = 4 | cpus = "4" | 4:1 | machine.cpus | expected an integer, found a string ("4"); allowed: 1 to 256 CPUs
+cpus = 4 | cpus = 0 | 4:1 | machine.cpus | 0 is out of range; allowed: 1 to 256 CPUs
+hz = 1000 | hz = 200 | 5:1 | machine.hz | 200 is not allowed; allowed: 100, 250, 300, 1000 Hz
+hz = 1000 | hz = 1000\nirq_delivery = "random" | 6:1 | machine.irq_delivery | unknown value "random"; allowed: first-cpu, round-robin
+= 11584 | = 64 | 6:1 | machine.min_free_kbytes | 64 is out of range; allowed: 128 to 16777216 KiB
+= 11584 | = 2600000 | 6:1 | machine.min_free_kbytes | 2600000 KiB leaves nothing to allocate: the high watermark (1.5 x min) must stay below the zones' 3855360 KiB; allowed: 128 to 2570239
+dirty_ratio = 20 | dirty_ratio = 101 | 37:1 | sysctl.dirty_ratio | 101 is out of range; allowed: 0 to 100 %
+dirty_ratio = 20 | dirty_ratio = 0 | 37:1 | sysctl.dirty_ratio | leaves no dirty limit
+dirty_ratio = 20 | dirty_bytes = 100 | 37:1 | sysctl.dirty_bytes | 100 is below the kernel's minimum; allowed: 0 (use dirty_ratio) or 8192
+runs = 1 | runs = 0 | 46:1 | run.runs | 0 is out of range; allowed: 1 to 1000 runs
+seed = 1 | seed = -1 | 45:1 | run.seed | -1 is out of range; allowed: 0 to 9223372036854775807
 "#,
     );
 }
@@ -218,8 +225,8 @@ seed = 1 | seed = -1 | 45 | run.seed | must be at least 0 (got -1)
 fn zone_larger_than_total_points_at_zone() {
     check_cases(
         r#"
-size_mib = 3246 | size_mib = 4000 | 15 | machine.zone[1].size_mib | zone DMA32 is 4000 MiB, larger than total_mib = 3765
-total_mib = 3765 | total_mib = 3766 | 7 | machine.total_mib | zone sizes sum to 3765 MiB (DMA 15 + DMA32 3246 + Normal 504) but total_mib = 3766
+size_mib = 3246 | size_mib = 4000 | 15:1 | machine.zone[1].size_mib | zone DMA32 is 4000 MiB, larger than total_mib = 3765
+total_mib = 3765 | total_mib = 3766 | 7:1 | machine.total_mib | zone sizes sum to 3765 MiB (DMA 15 + DMA32 3246 + Normal 504) but total_mib = 3766
 "#,
     );
 }
@@ -228,35 +235,40 @@ total_mib = 3765 | total_mib = 3766 | 7 | machine.total_mib | zone sizes sum to 
 fn structural_errors() {
     check_cases(
         r#"
-name = "Normal" | name = "DMA32" | 18 | machine.zone[2].name | duplicate zone `DMA32`; zones must be listed in ascending order
-name = "Normal" | name = "HighMem" | 18 | machine.zone[2].name | unknown zone `HighMem`; allowed: DMA, DMA32, Normal
-device = "sdb" | device = "sdc" | 33 | fs[0].device | no [[device]] named `sdc`; defined devices: sdb
-mount = "disk" | mount = "/disk" | 34 | fs[0].mount | must be a relative path without leading or trailing '/'
-model = "usb-stick" | model = "nvme" | 23 | device[0].model | unknown device model `nvme`; allowed: usb-stick, disk
-[[fs]] | [fs] | 31 | fs | expected an array of tables written as [[fs]], found a table
-nr_requests = 128 | nr_requests = 128\n[[device]]\nname = "sdb"\nmodel = "usb-stick"\ncapacity_gib = 1\nseq_write_mib_per_s = 1\nmax_request_kib = 4 | 31 | device[1].name | duplicate device name `sdb` (also used by device[0]); device names must be unique
-capacity_gib = 16 | # none | 21 | device[0].capacity_gib | missing required key `capacity_gib`
+name = "Normal" | name = "DMA32" | 18:1 | machine.zone[2].name | duplicate zone `DMA32`; allowed: zones in ascending order
+name = "Normal" | name = "HighMem" | 18:1 | machine.zone[2].name | unknown value "HighMem"; allowed: DMA, DMA32, Normal
+device = "sdb" | device = "sdc" | 33:1 | fs[0].device | no [[device]] named `sdc`; allowed: sdb
+mount = "disk" | mount = "/disk" | 34:1 | fs[0].mount | "/disk" is not a relative path; allowed: a path without leading or trailing '/'
+model = "usb-stick" | model = "nvme" | 23:1 | device[0].model | unknown value "nvme"; allowed: usb-stick, disk, ssd, raid0
+[[fs]] | [fs] | 31:2 | fs | expected an array of tables, found a table; allowed: tables written as [[fs]]
+nr_requests = 128 | nr_requests = 128\n[[device]]\nname = "sdb"\nmodel = "usb-stick"\ncapacity_gib = 1\nseq_write_mib_per_s = 1\nmax_request_kib = 4 | 31:1 | device[1].name | duplicate device name `sdb` (also used by device[0])
+capacity_gib = 16 | # none | 21:1 | device[0].capacity_gib | missing required key `capacity_gib`; allowed: 1 to 65536 GiB, e.g. capacity_gib = 16
 "#,
     );
     let e = parse_edited("kernel = \"3.0-vanilla\"", "").unwrap_err();
-    assert_eq!((e.line, e.key.as_deref()), (None, Some("kernel")), "{e}");
-    assert!(e.message.contains("missing required key `kernel`"), "{e}");
+    assert_eq!(e.problems.len(), 1, "{e}");
+    let p = &e.problems[0];
+    assert_eq!((p.line, p.key.as_deref()), (None, Some("kernel")), "{e}");
+    assert!(p.message.contains("missing required key `kernel`"), "{e}");
     let e = parse_edited("[machine]", "[machine\n").unwrap_err();
-    assert_eq!((e.line, e.key.as_deref()), (Some(3), None), "{e}");
-    assert!(e.message.starts_with("invalid TOML"), "{e}");
+    assert_eq!(e.problems.len(), 1, "{e}");
+    let p = &e.problems[0];
+    assert_eq!((p.line, p.key.as_deref()), (Some(3), None), "{e}");
+    assert!(p.message.starts_with("invalid TOML"), "{e}");
+    assert!(e.to_string().starts_with("scenarios/edited.toml:3:"), "{e}");
 }
 
 #[test]
 fn bad_dd_command_reported_at_command_line() {
     check_cases(
         r#"
-bs=32k | bs=32q | 42 | task[0].command | bs=32q: malformed size; expected a number with an optional suffix c, w, b, kB, K, MB, M, GB, G (e.g. bs=32k)
-of=disk/zeroes | of=usb/zeroes | 42 | task[0].command | of=usb/zeroes is not on any filesystem; it must be a file under one of the mounts: disk/
+bs=32k | bs=32q | 42:1 | task[0].command | bs=32q: malformed size; expected a number with an optional suffix c, w, b, kB, K, MB, M, GB, G (e.g. bs=32k)
+of=disk/zeroes | of=usb/zeroes | 42:1 | task[0].command | dd output of=usb/zeroes is not on any filesystem; allowed: a file under one of the mounts: disk/
 "#,
     );
     let e = parse_edited("bs=32k", "bs=32q").unwrap_err().to_string();
     assert!(
-        e.starts_with("scenarios/edited.toml:42: key `task[0].command`: bs=32q"),
+        e.starts_with("scenarios/edited.toml:42:1: task[0].command: bs=32q"),
         "{e}"
     );
 }
@@ -265,9 +277,11 @@ of=disk/zeroes | of=usb/zeroes | 42 | task[0].command | of=usb/zeroes is not on 
 fn missing_file_mentions_path() {
     let path = Path::new("/nonexistent/wbsim/zone-dirty-v2.toml");
     let e = load_scenario(path).unwrap_err();
-    assert_eq!((e.line, e.key.as_deref()), (None, None));
-    assert_eq!(e.file, "/nonexistent/wbsim/zone-dirty-v2.toml");
-    assert!(e.message.starts_with("cannot read file: "), "{e}");
+    assert_eq!(e.problems.len(), 1);
+    let p = &e.problems[0];
+    assert_eq!((p.line, p.key.as_deref()), (None, None));
+    assert_eq!(p.file, "/nonexistent/wbsim/zone-dirty-v2.toml");
+    assert!(p.message.starts_with("cannot read file: "), "{e}");
     assert!(
         e.to_string()
             .contains("/nonexistent/wbsim/zone-dirty-v2.toml"),
@@ -334,7 +348,11 @@ fn ssd_and_raid0_devices() {
     assert_eq!((sc.devices[0].queue_depth, sc.devices[0].channels), (31, 8));
     assert_eq!(sc.filesystems[0].ag_count, 8);
     for (members, chunk, expect) in [
-        ("[\"a\"]", "chunk_kib = 512\n", "at least 2 members"),
+        (
+            "[\"a\"]",
+            "chunk_kib = 512\n",
+            "1 names; allowed: an array of 2 to 64 names",
+        ),
         (
             "[\"a\", \"z\"]",
             "chunk_kib = 512\n",
@@ -345,7 +363,7 @@ fn ssd_and_raid0_devices() {
         (
             "[\"a\", \"b\"]",
             "chunk_kib = 512\nqueue_depth = 4\n",
-            "does not apply to a raid0",
+            "queue_depth: does not apply to model = \"raid0\"; allowed: only with model = \"ssd\"",
         ),
     ] {
         let text = format!(
@@ -359,7 +377,10 @@ fn ssd_and_raid0_devices() {
     }
     let serial = text.replace("model = \"ssd\"", "model = \"disk\"");
     let e = parse_scenario(&serial, "r.toml").unwrap_err().to_string();
-    assert!(e.contains("applies to model = \"ssd\" only"), "{e}");
+    assert!(
+        e.contains("does not apply to model = \"disk\"; allowed: only with model = \"ssd\""),
+        "{e}"
+    );
 }
 
 #[test]

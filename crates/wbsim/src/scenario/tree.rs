@@ -10,6 +10,7 @@ use std::ops::Range;
 
 use serde::de::{Deserialize, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
+use super::error::{echo, Problem};
 use super::ScenarioError;
 
 // The protocol `toml::Spanned` uses to ask the deserializer for spans.
@@ -54,7 +55,7 @@ impl Value {
             Value::Int(n) => format!("an integer ({n})"),
             Value::Float(x) => format!("a float ({x})"),
             Value::Bool(b) => format!("a boolean ({b})"),
-            Value::Str(s) => format!("a string ({s:?})"),
+            Value::Str(s) => format!("a string ({:?})", echo(s)),
             Value::Datetime => "a date/time".to_string(),
             Value::Array(_) => "an array".to_string(),
             Value::Table(_) => "a table".to_string(),
@@ -67,12 +68,16 @@ pub(super) fn parse(text: &str, file: &str) -> Result<Node, ScenarioError> {
     let root: Result<Plain, toml::de::Error> = toml::from_str(text);
     match root {
         Ok(Plain(value)) => Ok(Node { span: None, value }),
-        Err(e) => Err(ScenarioError {
-            file: file.to_string(),
-            line: e.span().map(|s| line_of(text, s.start)),
-            key: None,
-            message: format!("invalid TOML: {}", one_line(e.message())),
-        }),
+        Err(e) => {
+            let at = e.span().map(|s| line_col(text, s.start));
+            Err(ScenarioError::new(vec![Problem {
+                file: file.to_string(),
+                line: at.map(|(l, _)| l),
+                column: at.map(|(_, c)| c),
+                key: None,
+                message: format!("invalid TOML: {}", one_line(e.message())),
+            }]))
+        }
     }
 }
 
@@ -86,13 +91,17 @@ fn one_line(message: &str) -> String {
     lines.join("; ")
 }
 
-/// 1-based line containing byte `offset` (clamped to the text).
-pub(super) fn line_of(text: &str, offset: usize) -> usize {
-    let end = offset.min(text.len());
-    1 + text.as_bytes()[..end]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
+/// 1-based line and column (in characters) of byte `offset`, clamped to
+/// the text and moved back to a character boundary.
+pub(super) fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let mut end = offset.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = &text[..end];
+    let line = 1 + before.bytes().filter(|&b| b == b'\n').count();
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, 1 + before[line_start..].chars().count())
 }
 
 /// A value deserialized without asking for its span (also the root table).

@@ -137,7 +137,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
     let mut sys = System {
         now: 0,
         hz,
-        time_limit_ns: sc.run.time_limit_s * NS_PER_SEC,
+        time_limit_ns: sc.run.time_limit_s.saturating_mul(NS_PER_SEC),
         events: EventQueue::with_capacity(1024),
         cost: {
             let mut c = CostTable::default();

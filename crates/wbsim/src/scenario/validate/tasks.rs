@@ -1,42 +1,53 @@
 //! `[[task]]` and `[swap]` tables: which program a command line runs, and
 //! that the files it writes are on a mounted filesystem.
 
-use super::{Cx, Result, Table, U32_MAX};
+use super::{Cx, Table};
+use crate::scenario::error::{echo, echo_words};
 use crate::scenario::{DeviceConfig, FsConfig, Program, SwapConfig, TaskConfig};
 use crate::workload::dd::parse_dd;
 use crate::workload::fsmark::parse_fsmark;
 use crate::workload::iozone::parse_iozone;
 use crate::workload::synthetic::{parse_mapwrite, parse_memtouch};
 
-const TASK_KEYS: &[&str] = &["after", "command", "name"];
-const SWAP_KEYS: &[&str] = &["device", "size_mib"];
+/// A task's program and the files it writes (what, path).
+type ProgramAndFiles<'a> = (Program, Vec<(&'a str, String)>);
+
 const PROGRAMS: &[&str] = &["dd", "fs_mark", "memtouch", "mapwrite", "iozone"];
 
-pub(super) fn swap(cx: &Cx, t: &Table, devices: &[DeviceConfig]) -> Result<SwapConfig> {
-    t.check_keys(cx, SWAP_KEYS)?;
-    let (device, f) = match t.string(cx, "device")? {
-        Some(d) => d,
-        None => return Err(t.missing(cx, "device", "the name of a [[device]]")),
-    };
+/// `[swap]`: on a defined device, at most half of it.
+pub(super) fn swap(cx: &Cx, t: &Table, devices: &[DeviceConfig]) -> Option<SwapConfig> {
+    let (device, f) = t.str("device")?;
     let Some(dev) = devices.iter().find(|d| d.name == device) else {
         let names: Vec<&str> = devices.iter().map(|d| d.name.as_str()).collect();
-        return Err(f.not_one_of(cx, "device", &device, &names));
+        cx.report(
+            f.span,
+            &f.key,
+            format!(
+                "no [[device]] named `{}`; allowed: {}",
+                echo(device),
+                names.join(", ")
+            ),
+        );
+        return None;
     };
-    let size_mib = match t.int(cx, "size_mib", 1, U32_MAX)? {
-        Some(n) => n as u64,
-        None => return Err(t.missing(cx, "size_mib", "the swap partition size in MiB")),
-    };
-    if size_mib > dev.capacity_gib * 1024 / 2 {
-        return Err(t.err_at(
+    let size_mib = t.int("size_mib")? as u64;
+    let half = dev.capacity_gib * 1024 / 2;
+    if dev.capacity_gib > 0 && size_mib > half {
+        t.report(
             cx,
             "size_mib",
             format!(
-                "{size_mib} MiB of swap is more than half of device `{device}` ({} GiB)",
+                "{size_mib} MiB of swap is more than half of device `{}` ({} GiB); \
+                 allowed: 1 to {half} MiB",
+                echo(device),
                 dev.capacity_gib
             ),
-        ));
+        );
     }
-    Ok(SwapConfig { device, size_mib })
+    Some(SwapConfig {
+        device: device.to_string(),
+        size_mib,
+    })
 }
 
 /// The program name of a command line (last path component of word 0).
@@ -45,51 +56,67 @@ fn program_name(command: &str) -> String {
     first.rsplit('/').next().unwrap_or(first).to_string()
 }
 
-pub(super) fn task(
+/// `[[task]]` tables; a task whose command is wrong is left out (its name
+/// still counts for later tasks' `after`).
+pub(super) fn tasks(
     cx: &Cx,
-    t: &Table,
-    index: usize,
+    tables: &[Table],
     filesystems: &[FsConfig],
-    earlier: &[TaskConfig],
-) -> Result<TaskConfig> {
-    t.check_keys(cx, TASK_KEYS)?;
-    let name = t
-        .string(cx, "name")?
-        .map_or_else(|| format!("task{index}"), |(n, _)| n);
-    let after = match t.string(cx, "after")? {
-        None => None,
-        Some((a, f)) => {
-            if !earlier.iter().any(|e| e.name == a) {
-                let names: Vec<&str> = earlier.iter().map(|e| e.name.as_str()).collect();
+    all_fs: bool,
+) -> Vec<TaskConfig> {
+    let mut names: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    for (index, t) in tables.iter().enumerate() {
+        let name = t
+            .str("name")
+            .map_or_else(|| format!("task{index}"), |(n, _)| n.to_string());
+        let after = t.str("after").map(|(a, f)| {
+            if !names.iter().any(|e| e == a) {
                 let message = if names.is_empty() {
-                    format!("`{a}` is not an earlier task: this is the first [[task]]")
+                    format!(
+                        "`{}` is not an earlier task: this is the first [[task]]; \
+                         allowed: the name of an earlier task",
+                        echo(a)
+                    )
                 } else {
                     format!(
-                        "`{a}` is not the name of an earlier task; earlier tasks: {}",
+                        "`{}` is not the name of an earlier task; allowed: {}",
+                        echo(a),
                         names.join(", ")
                     )
                 };
-                return Err(cx.err(f.span, &f.key, message));
+                cx.report(f.span, &f.key, message);
             }
-            Some(a)
+            a.to_string()
+        });
+        names.push(name.clone());
+        if let Some((program, command)) = program(cx, t, filesystems, all_fs) {
+            out.push(TaskConfig {
+                name,
+                command,
+                program,
+                after,
+            });
         }
-    };
-    let Some((command, f)) = t.string(cx, "command")? else {
-        return Err(t.missing(
-            cx,
-            "command",
-            "e.g. command = \"dd if=/dev/zero of=disk/file bs=1M count=100\"",
-        ));
-    };
-    let bad = |message: String| cx.err(f.span, &f.key, message);
-    let (program, files): (Program, Vec<(&str, String)>) = match program_name(&command).as_str() {
-        "dd" => {
-            let dd = parse_dd(&command).map_err(bad)?;
+    }
+    out
+}
+
+/// The program of a task's command line, with the command.
+fn program(
+    cx: &Cx,
+    t: &Table,
+    filesystems: &[FsConfig],
+    all_fs: bool,
+) -> Option<(Program, String)> {
+    let (command, f) = t.str("command")?;
+    let bad = |message: String| cx.report(f.span, &f.key, message);
+    let parsed: Result<ProgramAndFiles, String> = match program_name(command).as_str() {
+        "dd" => parse_dd(command).map(|dd| {
             let out = dd.output.clone();
             (Program::Dd(dd), vec![("dd output of=", out)])
-        }
-        "fs_mark" => {
-            let fm = parse_fsmark(&command).map_err(bad)?;
+        }),
+        "fs_mark" => parse_fsmark(command).map(|fm| {
             let dirs = fm
                 .dirs
                 .iter()
@@ -101,50 +128,49 @@ pub(super) fn task(
                 })
                 .collect();
             (Program::FsMark(fm), dirs)
-        }
-        "memtouch" => (
-            Program::MemTouch(parse_memtouch(&command).map_err(bad)?),
-            vec![],
-        ),
-        "mapwrite" => {
-            let mw = parse_mapwrite(&command).map_err(bad)?;
+        }),
+        "memtouch" => parse_memtouch(command).map(|m| (Program::MemTouch(m), vec![])),
+        "mapwrite" => parse_mapwrite(command).map(|mw| {
             let file = mw.file.clone();
             (Program::MapWrite(mw), vec![("mapwrite file ", file)])
-        }
-        "iozone" => {
-            let io = parse_iozone(&command).map_err(bad)?;
+        }),
+        "iozone" => parse_iozone(command).map(|io| {
             let file = io.file.clone();
             (Program::Iozone(io), vec![("iozone file -f ", file)])
-        }
-        other => {
-            return Err(bad(format!(
-                "unknown program `{other}`; allowed: {}",
-                PROGRAMS.join(", ")
-            )))
+        }),
+        other => Err(format!(
+            "unknown program `{}`; allowed: {} (the programs a task may run)",
+            echo(other),
+            PROGRAMS.join(", ")
+        )),
+    };
+    let (program, files) = match parsed {
+        Ok(p) => p,
+        Err(message) => {
+            bad(echo_words(&message));
+            return None;
         }
     };
+    let mut ok = true;
     for (what, path) in files {
         let on_fs = filesystems.iter().any(|fs| {
             path.strip_prefix(fs.mount.as_str())
                 .and_then(|rest| rest.strip_prefix('/'))
                 .is_some_and(|file| !file.is_empty())
         });
-        if !on_fs {
+        if !on_fs && all_fs {
             let mounts: Vec<String> = filesystems
                 .iter()
                 .map(|fs| format!("{}/", fs.mount))
                 .collect();
-            return Err(bad(format!(
-                "{what}{path} is not on any filesystem; it must be a file under one of \
-                 the mounts: {}",
+            bad(format!(
+                "{what}{} is not on any filesystem; allowed: a file under one of the \
+                 mounts: {}",
+                echo(&path),
                 mounts.join(", ")
-            )));
+            ));
+            ok = false;
         }
     }
-    Ok(TaskConfig {
-        name,
-        command,
-        program,
-        after,
-    })
+    ok.then(|| (program, command.to_string()))
 }

@@ -1,0 +1,470 @@
+//! The table of sections and keys.
+
+use super::{
+    Default, IntRule, Key, Kind, NamedKeys, Section, Type, MAX_MEMORY_MIB, MAX_TIME_LIMIT_S,
+};
+
+const fn int(min: i64, max: i64) -> Type {
+    Type::Int {
+        min,
+        max,
+        rule: IntRule::None,
+    }
+}
+
+const fn key(name: &'static str, ty: Type, unit: &'static str, default: Default) -> Key {
+    Key {
+        name,
+        ty,
+        unit,
+        default,
+        doc: "",
+        example: "",
+        only: None,
+    }
+}
+
+const SERIAL_OR_SSD: &[&str] = &["usb-stick", "disk", "ssd"];
+const SSD: &[&str] = &["ssd"];
+const RAID0: &[&str] = &["raid0"];
+const XFS: &[&str] = &["xfs"];
+
+/// Every section, in the order the reference lists them.
+pub static SECTIONS: &[Section] = &[
+    Section {
+        path: "",
+        kind: Kind::Table,
+        required: true,
+        doc: "The top level of the file: the kernel to model and the sections below.",
+        keys: &[Key {
+            doc: "Kernel variant to model: the name of a built-in kernel preset \
+                  (`wbsim run --kernel` overrides it).",
+            example: "kernel = \"3.0-vanilla\"",
+            ..key("kernel", Type::KernelPreset, "", Default::Required)
+        }],
+        named: None,
+    },
+    Section {
+        path: "machine",
+        kind: Kind::Table,
+        required: true,
+        doc: "CPUs, timer frequency and memory of the simulated machine.",
+        keys: &[
+            Key {
+                doc: "Number of CPUs.",
+                example: "cpus = 4",
+                ..key("cpus", int(1, 256), "CPUs", Default::Int(2))
+            },
+            Key {
+                doc: "Timer frequency (CONFIG_HZ): the length of a jiffy.",
+                example: "hz = 250",
+                ..key("hz", Type::IntOf(&[100, 250, 300, 1000]), "Hz", Default::Int(1000))
+            },
+            Key {
+                doc: "Which CPU takes each device interrupt: `first-cpu` sends all to CPU 0 \
+                      (x86 physical destination mode), `round-robin` rotates them over the \
+                      CPUs as KVM's lowest-priority delivery does. The interrupt's time is \
+                      charged to the task running on that CPU.",
+                example: "irq_delivery = \"round-robin\"",
+                ..key(
+                    "irq_delivery",
+                    Type::Enum(&["first-cpu", "round-robin"]),
+                    "",
+                    Default::Str("first-cpu"),
+                )
+            },
+            Key {
+                doc: "vm.min_free_kbytes. The high watermark (1.5 x min) must stay below the \
+                      zones' memory.",
+                example: "min_free_kbytes = 11584",
+                ..key(
+                    "min_free_kbytes",
+                    int(128, 1 << 24),
+                    "KiB",
+                    Default::Absent(
+                        "the kernel's boot-time value, sqrt(16 x lowmem KiB) clamped to 128..=65536",
+                    ),
+                )
+            },
+            Key {
+                doc: "Total memory; when given, the zone sizes must add up exactly to it. \
+                      Memory is bounded to 64 GiB (16 Mi page frames).",
+                example: "total_mib = 3765",
+                ..key(
+                    "total_mib",
+                    int(1, MAX_MEMORY_MIB),
+                    "MiB",
+                    Default::Absent("the sum of the zones, unchecked"),
+                )
+            },
+        ],
+        named: None,
+    },
+    Section {
+        path: "machine.zone",
+        kind: Kind::ArrayOfTables,
+        required: true,
+        doc: "Memory zones, in ascending order DMA, DMA32, Normal, each at most once; \
+              together at most 64 GiB.",
+        keys: &[
+            Key {
+                doc: "Zone type.",
+                example: "name = \"DMA32\"",
+                ..key(
+                    "name",
+                    Type::Enum(&["DMA", "DMA32", "Normal"]),
+                    "",
+                    Default::Required,
+                )
+            },
+            Key {
+                doc: "Size of the zone.",
+                example: "size_mib = 3246",
+                ..key("size_mib", int(1, MAX_MEMORY_MIB), "MiB", Default::Required)
+            },
+            Key {
+                doc: "Part of the zone the kernel holds for the whole run (slab, page \
+                      tables, early allocations): never free, never on an LRU list. Must be \
+                      less than size_mib.",
+                example: "kernel_mib = 120",
+                ..key("kernel_mib", int(0, MAX_MEMORY_MIB - 1), "MiB", Default::Int(0))
+            },
+        ],
+        named: None,
+    },
+    Section {
+        path: "device",
+        kind: Kind::ArrayOfTables,
+        required: true,
+        doc: "Block devices. `usb-stick` and `disk` serve one command at a time; `ssd` \
+              queues up to queue_depth commands over channels; `raid0` stripes over \
+              earlier devices (members), and takes its capacity, speed, max_request_kib and \
+              nr_requests from them (capacity and speed summed over the members).",
+        keys: &[
+            Key {
+                doc: "Device name, unique; filesystems, swap and raid0 members refer to it.",
+                example: "name = \"sdb\"",
+                ..key("name", Type::Str, "", Default::Required)
+            },
+            Key {
+                doc: "Performance model.",
+                example: "model = \"usb-stick\"",
+                ..key(
+                    "model",
+                    Type::Enum(&["usb-stick", "disk", "ssd", "raid0"]),
+                    "",
+                    Default::Required,
+                )
+            },
+            Key {
+                doc: "Capacity.",
+                example: "capacity_gib = 16",
+                only: Some(("model", SERIAL_OR_SSD)),
+                ..key("capacity_gib", int(1, 65_536), "GiB", Default::Required)
+            },
+            Key {
+                doc: "Sequential write throughput of large requests.",
+                example: "seq_write_mib_per_s = 19.53",
+                only: Some(("model", SERIAL_OR_SSD)),
+                ..key(
+                    "seq_write_mib_per_s",
+                    Type::Float {
+                        min: 0.0,
+                        min_inclusive: false,
+                        max: 1_000_000.0,
+                    },
+                    "MiB/s",
+                    Default::Required,
+                )
+            },
+            Key {
+                doc: "Largest request the device takes (max_sectors_kb), a multiple of one \
+                      4 KiB page.",
+                example: "max_request_kib = 120",
+                only: Some(("model", SERIAL_OR_SSD)),
+                ..key(
+                    "max_request_kib",
+                    Type::Int {
+                        min: 4,
+                        max: 65_536,
+                        rule: IntRule::MultipleOf(4),
+                    },
+                    "KiB",
+                    Default::Required,
+                )
+            },
+            Key {
+                doc: "Fixed controller time per command.",
+                example: "command_overhead_us = 250.0",
+                only: Some(("model", SERIAL_OR_SSD)),
+                ..key(
+                    "command_overhead_us",
+                    Type::Float {
+                        min: 0.0,
+                        min_inclusive: true,
+                        max: 10_000_000.0,
+                    },
+                    "µs",
+                    Default::Float(0.0),
+                )
+            },
+            Key {
+                doc: "Extra time of a small or non-sequential write (seek and rotation, or \
+                      flash-translation work).",
+                example: "small_write_penalty_us = 3000.0",
+                only: Some(("model", SERIAL_OR_SSD)),
+                ..key(
+                    "small_write_penalty_us",
+                    Type::Float {
+                        min: 0.0,
+                        min_inclusive: true,
+                        max: 10_000_000.0,
+                    },
+                    "µs",
+                    Default::Float(0.0),
+                )
+            },
+            Key {
+                doc: "Request queue length (/sys/block/*/queue/nr_requests).",
+                example: "nr_requests = 128",
+                only: Some(("model", SERIAL_OR_SSD)),
+                ..key("nr_requests", int(4, 4096), "requests", Default::Int(128))
+            },
+            Key {
+                doc: "Commands in flight at once (NCQ depth). An SSD without queue_depth \
+                      runs at depth 1: one command at a time.",
+                example: "queue_depth = 31",
+                only: Some(("model", SSD)),
+                ..key("queue_depth", int(1, 256), "commands", Default::Int(1))
+            },
+            Key {
+                doc: "Flash channels working in parallel. An SSD without channels has one.",
+                example: "channels = 8",
+                only: Some(("model", SSD)),
+                ..key("channels", int(1, 64), "channels", Default::Int(1))
+            },
+            Key {
+                doc: "Names of distinct earlier devices that are not raid0, in array order.",
+                example: "members = [\"ssd0\", \"ssd1\"]",
+                only: Some(("model", RAID0)),
+                ..key("members", Type::Names { min: 2, max: 64 }, "", Default::Required)
+            },
+            Key {
+                doc: "Stripe chunk size, a power of two (mdadm's default is 512).",
+                example: "chunk_kib = 512",
+                only: Some(("model", RAID0)),
+                ..key(
+                    "chunk_kib",
+                    Type::Int {
+                        min: 4,
+                        max: 1 << 20,
+                        rule: IntRule::PowerOfTwo,
+                    },
+                    "KiB",
+                    Default::Required,
+                )
+            },
+        ],
+        named: None,
+    },
+    Section {
+        path: "fs",
+        kind: Kind::ArrayOfTables,
+        required: true,
+        doc: "Filesystems, each on a device and mounted at a relative path.",
+        keys: &[
+            Key {
+                doc: "Filesystem type.",
+                example: "type = \"xfs\"",
+                ..key(
+                    "type",
+                    Type::Enum(&["xfs", "ext4", "btrfs", "fuse-ntfs"]),
+                    "",
+                    Default::Required,
+                )
+            },
+            Key {
+                doc: "Name of a [[device]].",
+                example: "device = \"sdb\"",
+                ..key("device", Type::Str, "", Default::Required)
+            },
+            Key {
+                doc: "Mount point: a relative path without leading or trailing '/', unique; \
+                      task files live under it.",
+                example: "mount = \"disk\"",
+                ..key("mount", Type::Str, "", Default::Required)
+            },
+            Key {
+                doc: "Allocation groups (mkfs.xfs agcount; 4 for a single disk).",
+                example: "ag_count = 8",
+                only: Some(("type", XFS)),
+                ..key("ag_count", int(1, 10_000), "groups", Default::Int(4))
+            },
+            Key {
+                doc: "On-disk inode size (256 for v4, 512 for v5/CRC).",
+                example: "inode_size = 512",
+                only: Some(("type", XFS)),
+                ..key(
+                    "inode_size",
+                    Type::IntOf(&[256, 512, 1024, 2048]),
+                    "bytes",
+                    Default::Int(256),
+                )
+            },
+        ],
+        named: None,
+    },
+    Section {
+        path: "sysctl",
+        kind: Kind::Table,
+        required: false,
+        doc: "The vm.* sysctls, with the ranges the kernel's proc handlers accept.",
+        keys: &[
+            Key {
+                doc: "vm.dirty_ratio: the dirty limit as a percentage of dirtyable memory. \
+                      0 needs dirty_bytes.",
+                example: "dirty_ratio = 20",
+                ..key("dirty_ratio", int(0, 100), "%", Default::Int(20))
+            },
+            Key {
+                doc: "vm.dirty_background_ratio: where background writeback starts.",
+                example: "dirty_background_ratio = 10",
+                ..key("dirty_background_ratio", int(0, 100), "%", Default::Int(10))
+            },
+            Key {
+                doc: "vm.dirty_bytes: the dirty limit in bytes, used instead of dirty_ratio \
+                      when not 0; otherwise at least 8192 (2 pages).",
+                example: "dirty_bytes = 104857600",
+                ..key("dirty_bytes", int(0, 1 << 40), "bytes", Default::Int(0))
+            },
+            Key {
+                doc: "vm.dirty_background_bytes: used instead of dirty_background_ratio \
+                      when not 0.",
+                example: "dirty_background_bytes = 52428800",
+                ..key("dirty_background_bytes", int(0, 1 << 40), "bytes", Default::Int(0))
+            },
+            Key {
+                doc: "vm.dirty_expire_centisecs: age at which dirty data is written back.",
+                example: "dirty_expire_centisecs = 3000",
+                ..key(
+                    "dirty_expire_centisecs",
+                    int(0, i32::MAX as i64),
+                    "centiseconds",
+                    Default::Int(3000),
+                )
+            },
+            Key {
+                doc: "vm.dirty_writeback_centisecs: period of the flusher's wakeups.",
+                example: "dirty_writeback_centisecs = 500",
+                ..key(
+                    "dirty_writeback_centisecs",
+                    int(0, i32::MAX as i64),
+                    "centiseconds",
+                    Default::Int(500),
+                )
+            },
+            Key {
+                doc: "vm.swappiness: preference for reclaiming anonymous memory.",
+                example: "swappiness = 60",
+                ..key("swappiness", int(0, 100), "", Default::Int(60))
+            },
+            Key {
+                doc: "vm.laptop_mode.",
+                example: "laptop_mode = true",
+                ..key("laptop_mode", Type::Bool, "", Default::Bool(false))
+            },
+        ],
+        named: None,
+    },
+    Section {
+        path: "swap",
+        kind: Kind::Table,
+        required: false,
+        doc: "A swap partition at the end of a device; without it anonymous memory is \
+              never reclaimed.",
+        keys: &[
+            Key {
+                doc: "Name of a [[device]].",
+                example: "device = \"sdb\"",
+                ..key("device", Type::Str, "", Default::Required)
+            },
+            Key {
+                doc: "Partition size; at most half of the device.",
+                example: "size_mib = 2048",
+                ..key("size_mib", int(1, 1 << 20), "MiB", Default::Required)
+            },
+        ],
+        named: None,
+    },
+    Section {
+        path: "task",
+        kind: Kind::ArrayOfTables,
+        required: true,
+        doc: "Workload tasks; all start at time 0 unless `after` is given.",
+        keys: &[
+            Key {
+                doc: "Task name, for `after` and reports.",
+                example: "name = \"dd\"",
+                ..key("name", Type::Str, "", Default::Absent("`taskN`, N its index"))
+            },
+            Key {
+                doc: "The command line exactly as typed, `$((...))` arithmetic included: one \
+                      of the programs a task may run (dd, fs_mark, memtouch, mapwrite, \
+                      iozone). Files it writes must be under a [[fs]] mount.",
+                example: "command = \"dd if=/dev/zero of=disk/zeroes bs=32k count=1000\"",
+                ..key("command", Type::Str, "", Default::Required)
+            },
+            Key {
+                doc: "Start when the earlier task of this name exits (a shell's `a; b`).",
+                example: "after = \"dd\"",
+                ..key("after", Type::Str, "", Default::Absent("start at time 0"))
+            },
+        ],
+        named: None,
+    },
+    Section {
+        path: "run",
+        kind: Kind::Table,
+        required: false,
+        doc: "How to run the simulation.",
+        keys: &[
+            Key {
+                doc: "Seed of the first run; run i uses a seed derived from it.",
+                example: "seed = 1",
+                ..key("seed", int(0, i64::MAX), "", Default::Int(1))
+            },
+            Key {
+                doc: "Number of runs.",
+                example: "runs = 5",
+                ..key("runs", int(1, 1000), "runs", Default::Int(1))
+            },
+            Key {
+                doc: "Simulated time after which a run stops (outcome `time-limit`).",
+                example: "time_limit_s = 3600",
+                ..key("time_limit_s", int(1, MAX_TIME_LIMIT_S), "s", Default::Int(7200))
+            },
+        ],
+        named: None,
+    },
+    Section {
+        path: "cpu_cost",
+        kind: Kind::Table,
+        required: false,
+        doc: "CPU costs that replace the built-in ones of `crates/wbsim/src/sim/cost.rs`, \
+              by name.",
+        keys: &[],
+        named: Some(NamedKeys {
+            names: crate::sim::cost::COST_NAMES,
+            template: Key {
+                doc: "CPU cost.",
+                example: "",
+                ..key(
+                    "",
+                    int(0, 10_000_000_000),
+                    "ns",
+                    Default::Absent("built in"),
+                )
+            },
+        }),
+    },
+];

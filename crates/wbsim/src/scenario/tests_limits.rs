@@ -1,0 +1,363 @@
+//! Every problem of a file at once, columns, echo limits, the ranges of
+//! every number the schema declares, and what `load_scenario` refuses.
+
+use super::schema::{Default, Kind, Type, SECTIONS};
+use super::*;
+
+/// A scenario with every section; each key appears at most once per section.
+const SECTIONS_TEXT: &[(&str, &str)] = &[
+    ("", "kernel = \"3.0-vanilla\"\n"),
+    ("machine", "[machine]\ncpus = 2\n"),
+    (
+        "machine.zone",
+        "[[machine.zone]]\nname = \"DMA32\"\nsize_mib = 64\n",
+    ),
+    (
+        "device",
+        "[[device]]\nname = \"d\"\nmodel = \"ssd\"\ncapacity_gib = 8\n\
+         seq_write_mib_per_s = 100\nmax_request_kib = 512\n",
+    ),
+    (
+        "fs",
+        "[[fs]]\ntype = \"xfs\"\ndevice = \"d\"\nmount = \"m\"\n",
+    ),
+    ("sysctl", "[sysctl]\ndirty_ratio = 20\n"),
+    ("swap", "[swap]\ndevice = \"d\"\nsize_mib = 64\n"),
+    (
+        "task",
+        "[[task]]\nname = \"t\"\ncommand = \"dd if=/dev/zero of=m/f bs=4k count=1\"\n",
+    ),
+    ("run", "[run]\nseed = 1\n"),
+    ("cpu_cost", "[cpu_cost]\n"),
+];
+
+/// The scenario with `line` set in section `path` (replacing the key's line
+/// if the section has one).
+fn with_key(path: &str, line: &str) -> String {
+    let key = line.split(" = ").next().unwrap().trim();
+    let mut text = String::new();
+    for (p, body) in SECTIONS_TEXT {
+        let mut body: Vec<&str> = body.lines().collect();
+        if *p == path {
+            body.retain(|l| !l.starts_with(&format!("{key} = ")));
+            body.insert(usize::from(!p.is_empty()), line);
+        }
+        for l in body {
+            text.push_str(l);
+            text.push('\n');
+        }
+    }
+    text
+}
+
+#[test]
+fn the_all_sections_scenario_parses() {
+    let sc = parse_scenario(&with_key("run", "runs = 2"), "all.toml").unwrap();
+    assert_eq!(sc.run.runs, 2);
+    assert_eq!(sc.swap.unwrap().size_mib, 64);
+}
+
+/// Each integer key of the schema just outside its range is an error that
+/// names the key and the range, and the bounds themselves are accepted
+/// (when no cross-key check forbids them).
+#[test]
+fn every_number_out_of_range_names_key_and_range() {
+    for s in SECTIONS {
+        let keys = s.keys.iter().copied().chain(
+            s.named
+                .iter()
+                .flat_map(|n| n.names.iter().map(move |name| s.key(name).unwrap())),
+        );
+        for k in keys {
+            let (below, above, allowed) = match k.ty {
+                Type::Int { min, max, .. } => (
+                    min.checked_sub(1).map(|n| n.to_string()),
+                    max.checked_add(1).map(|n| n.to_string()),
+                    format!("allowed: {min} to {max}"),
+                ),
+                Type::Float { min, max, .. } => (
+                    Some(format!("{:?}", min - 1.0)),
+                    Some(format!("{:?}", max * 2.0)),
+                    "allowed: a finite number".to_string(),
+                ),
+                _ => continue,
+            };
+            // The base device is an ssd, the base filesystem xfs.
+            if k.only
+                .is_some_and(|(_, v)| !v.contains(&"ssd") && !v.contains(&"xfs"))
+            {
+                continue;
+            }
+            let full = match (s.path, s.kind) {
+                ("", _) => k.name.to_string(),
+                (p, Kind::Table) => format!("{p}.{}", k.name),
+                (p, Kind::ArrayOfTables) => format!("{p}[0].{}", k.name),
+            };
+            for value in [below, above].into_iter().flatten() {
+                let text = with_key(s.path, &format!("{} = {value}", k.name));
+                let e = parse_scenario(&text, "r.toml").unwrap_err();
+                assert!(
+                    e.problems
+                        .iter()
+                        .any(|p| p.key.as_deref() == Some(full.as_str())
+                            && p.message.contains("out of range")
+                            && p.message.contains(&allowed)),
+                    "{full} = {value}: {e}"
+                );
+            }
+        }
+    }
+}
+
+/// Defaults of the schema are what the validator fills in.
+#[test]
+fn schema_defaults_are_the_parsed_defaults() {
+    let sc = parse_scenario(&with_key("run", "runs = 1"), "d.toml").unwrap();
+    let d = &sc.devices[0];
+    let got = |path: &str, key: &str| -> Option<f64> {
+        Some(match (path, key) {
+            ("machine", "cpus") => sc.machine.cpus as f64,
+            ("machine", "hz") => sc.machine.hz as f64,
+            ("machine.zone", "kernel_mib") => sc.machine.zones[0].kernel_mib as f64,
+            ("device", "command_overhead_us") => d.command_overhead_us,
+            ("device", "small_write_penalty_us") => d.small_write_penalty_us,
+            ("device", "nr_requests") => d.nr_requests as f64,
+            ("device", "queue_depth") => d.queue_depth as f64,
+            ("device", "channels") => d.channels as f64,
+            ("fs", "ag_count") => sc.filesystems[0].ag_count as f64,
+            ("fs", "inode_size") => sc.filesystems[0].inode_size as f64,
+            ("sysctl", "dirty_background_ratio") => sc.sysctl.dirty_background_ratio as f64,
+            ("sysctl", "dirty_bytes") => sc.sysctl.dirty_bytes as f64,
+            ("sysctl", "dirty_background_bytes") => sc.sysctl.dirty_background_bytes as f64,
+            ("sysctl", "dirty_expire_centisecs") => sc.sysctl.dirty_expire_centisecs as f64,
+            ("sysctl", "dirty_writeback_centisecs") => sc.sysctl.dirty_writeback_centisecs as f64,
+            ("sysctl", "swappiness") => sc.sysctl.swappiness as f64,
+            ("run", "runs") => sc.run.runs as f64,
+            ("run", "time_limit_s") => sc.run.time_limit_s as f64,
+            _ => return None,
+        })
+    };
+    let mut checked = 0;
+    for s in SECTIONS {
+        for k in s.keys {
+            let default = match k.default {
+                Default::Int(n) => n as f64,
+                Default::Float(x) => x,
+                _ => continue,
+            };
+            if let Some(v) = got(s.path, k.name) {
+                assert_eq!(v, default, "{}.{}", s.path, k.name);
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 18);
+    assert_eq!(sc.sysctl, SysctlConfig::default());
+    assert_eq!(sc.run.seed, RunConfig::default().seed);
+}
+
+#[test]
+fn all_problems_of_a_file_are_reported_at_once_sorted() {
+    let text = with_key("machine", "cpus = 0")
+        .replace("[run]\n", "[run]\nruns = 0\nbogus = 1\n")
+        .replace("capacity_gib = 8", "capacity_gib = -8")
+        .replace("kernel = \"3.0-vanilla\"", "kernel = \"2.4\"");
+    let e = parse_scenario(&text, "m.toml").unwrap_err();
+    let lines: Vec<String> = e.to_string().lines().map(String::from).collect();
+    assert_eq!(lines.len(), 5, "{e}");
+    assert!(lines[0].starts_with("m.toml:1:1: kernel: unknown kernel preset \"2.4\"; allowed: "));
+    assert!(lines[0].contains("3.0-vanilla") && lines[0].contains("3.10"));
+    assert!(lines[1].starts_with("m.toml:3:1: machine.cpus: 0 is out of range"));
+    assert!(lines[2].contains(": device[0].capacity_gib: -8 is out of range"));
+    assert!(lines[3].contains(": run.runs: 0 is out of range"));
+    assert!(lines[4].contains(": run.bogus: unknown key `bogus`"));
+    let mut sorted = e.problems.clone();
+    sorted.sort_by_key(|p| (p.line, p.column));
+    assert_eq!(sorted, e.problems);
+}
+
+#[test]
+fn columns_count_characters_of_the_key() {
+    let text = with_key("machine", "  cpus = 0").replace("[run]\n", "[run]\n\"é\" = 1\n");
+    let e = parse_scenario(&text, "c.toml").unwrap_err();
+    assert_eq!(e.problems.len(), 2, "{e}");
+    assert_eq!(e.problems[0].column, Some(3), "{e}");
+    // A syntax error after a two-byte character: column 12, byte 13.
+    let text = with_key("machine", "cpus = 1").replace("seed = 1", "seed = \"ä\" x");
+    let e = parse_scenario(&text, "c.toml").unwrap_err();
+    assert_eq!(e.problems.len(), 1, "{e}");
+    assert_eq!(e.problems[0].column, Some(12), "{e}");
+}
+
+#[test]
+fn long_values_are_echoed_at_most_80_characters() {
+    let long = "x".repeat(500);
+    let text = with_key("", &format!("kernel = \"{long}\""))
+        .replace("model = \"ssd\"", &format!("model = \"{long}\""));
+    let e = parse_scenario(&text, "l.toml").unwrap_err();
+    assert_eq!(e.problems.len(), 2, "{e}");
+    for p in &e.problems {
+        assert!(p.message.contains(&format!("{}…", "x".repeat(80))), "{p}");
+        assert!(!p.message.contains(&"x".repeat(81)), "{p}");
+    }
+}
+
+/// A command line's own parser quotes what it was given: long words are
+/// cut there too.
+#[test]
+fn long_words_of_command_errors_are_cut() {
+    let long = "7".repeat(300);
+    let text = with_key(
+        "task",
+        &format!("command = \"dd if=/dev/zero of=m/f bs={long}q count=1\""),
+    );
+    let e = parse_scenario(&text, "w.toml").unwrap_err();
+    assert_eq!(e.problems.len(), 1, "{e}");
+    assert!(e.problems[0].message.contains('…'), "{e}");
+    assert!(!e.problems[0].message.contains(&"7".repeat(81)), "{e}");
+}
+
+#[test]
+fn machine_memory_is_bounded() {
+    // 16 TiB made the page frame number wrap.
+    let text = with_key("machine.zone", "size_mib = 16777216");
+    let e = parse_scenario(&text, "b.toml").unwrap_err().to_string();
+    assert!(
+        e.contains("machine.zone[0].size_mib: 16777216 is out of range; allowed: 1 to 65536 MiB"),
+        "{e}"
+    );
+    let text = with_key("machine", "total_mib = 131072");
+    let e = parse_scenario(&text, "b.toml").unwrap_err().to_string();
+    assert!(
+        e.contains("machine.total_mib: 131072 is out of range"),
+        "{e}"
+    );
+    let text = SECTIONS_TEXT
+        .iter()
+        .map(|(_, b)| *b)
+        .collect::<String>()
+        .replace(
+            "[[machine.zone]]\nname = \"DMA32\"\nsize_mib = 64\n",
+            "[[machine.zone]]\nname = \"DMA32\"\nsize_mib = 4096\n\
+             [[machine.zone]]\nname = \"Normal\"\nsize_mib = 65536\n",
+        );
+    let e = parse_scenario(&text, "b.toml").unwrap_err().to_string();
+    assert!(
+        e.contains("machine.zone: the zones add up to 69632 MiB; allowed: at most 65536 MiB"),
+        "{e}"
+    );
+    let ok = text.replace("size_mib = 65536", "size_mib = 61440");
+    assert_eq!(
+        parse_scenario(&ok, "b.toml").unwrap().machine.zones.len(),
+        2
+    );
+}
+
+#[test]
+fn time_limit_is_bounded() {
+    let sc = parse_scenario(&with_key("run", "time_limit_s = 10000000"), "t.toml").unwrap();
+    assert_eq!(sc.run.time_limit_s, 10_000_000);
+    let e = parse_scenario(&with_key("run", "time_limit_s = 10000001"), "t.toml").unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("run.time_limit_s: 10000001 is out of range; allowed: 1 to 10000000 s"),
+        "{e}"
+    );
+}
+
+#[test]
+fn swap_must_fit_its_device() {
+    let e = parse_scenario(&with_key("swap", "size_mib = 5000"), "s.toml").unwrap_err();
+    assert!(e.to_string().contains("swap.size_mib: 5000 MiB of swap is more than half of device `d` (8 GiB); allowed: 1 to 4096 MiB"), "{e}");
+}
+
+#[test]
+fn unknown_kernel_preset_names_the_line_and_lists_presets() {
+    let text = with_key("", "kernel = \"4.19\"");
+    let e = parse_scenario(&text, "k.toml").unwrap_err();
+    assert_eq!(e.problems.len(), 1, "{e}");
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with("k.toml:1:1: kernel: unknown kernel preset \"4.19\"; allowed: "),
+        "{msg}"
+    );
+    for name in crate::kernel::preset_names() {
+        assert!(msg.contains(name), "{name} not in {msg}");
+    }
+}
+
+/// One parse error, cascades suppressed: a bad mount does not make the
+/// task's file "not on any filesystem".
+#[test]
+fn a_bad_mount_is_reported_once() {
+    let text = with_key("fs", "mount = \"/m\"");
+    let e = parse_scenario(&text, "f.toml").unwrap_err();
+    assert_eq!(e.problems.len(), 1, "{e}");
+}
+
+#[test]
+fn every_built_in_scenario_parses() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let mut n = 0;
+    for dir in std::fs::read_dir(&root).unwrap() {
+        let dir = dir.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(dir).unwrap() {
+            let path = f.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                load_scenario(&path).unwrap_or_else(|e| panic!("{e}"));
+                n += 1;
+            }
+        }
+    }
+    assert!(n >= 10, "{n}");
+}
+
+fn temp_path(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("wbsim-{}-{name}", std::process::id()))
+}
+
+#[test]
+fn load_refuses_a_directory() {
+    let e = load_scenario(&std::env::temp_dir())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("it is a directory; allowed: a regular file"),
+        "{e}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn load_refuses_a_character_device_and_a_fifo_without_blocking() {
+    let e = load_scenario(Path::new("/dev/zero"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("/dev/zero: cannot read file: it is a character device"),
+        "{e}"
+    );
+    let fifo = temp_path("fifo.toml");
+    let _ = std::fs::remove_file(&fifo);
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if made.is_ok_and(|s| s.success()) {
+        let e = load_scenario(&fifo);
+        let _ = std::fs::remove_file(&fifo);
+        let e = e.unwrap_err().to_string();
+        assert!(e.contains("it is a FIFO; allowed: a regular file"), "{e}");
+    }
+}
+
+#[test]
+fn load_refuses_a_file_over_4_mib() {
+    let path = temp_path("big.toml");
+    let text = format!("{}# {}\n", with_key("run", "runs = 1"), "x".repeat(4 << 20));
+    std::fs::write(&path, text).unwrap();
+    let e = load_scenario(&path);
+    let _ = std::fs::remove_file(&path);
+    let e = e.unwrap_err().to_string();
+    assert!(e.contains("allowed: at most 4194304 bytes (4 MiB)"), "{e}");
+}
