@@ -193,7 +193,7 @@ fn main() -> ExitCode {
 /// The scenario reference: the file format, then the programs a task may
 /// run.
 pub fn reference_text() -> String {
-    String::from("(reference: to be generated from the schema)\n")
+    wbsim::scenario::reference_markdown()
 }
 
 /// The OS error text without the trailing " (os error N)".

@@ -73,12 +73,41 @@ fn same_seed_same_trace() {
     assert_eq!(a, b);
 }
 
-/// The report has one kswapd-awake figure: the run's `kswapd_awake_seconds`
-/// is the tracepoints' wake-to-sleep total that mmtests prints.
+/// The report has one kswapd-awake figure: `kswapd_awake_seconds` and the
+/// mmtests total are the wake-to-sleep intervals of the trace file, plus
+/// an interval still open when the run ends.
 #[test]
 fn one_kswapd_awake_figure() {
-    let (r, _) = traced("3.0-rc6");
+    let (r, text) = traced("3.0-rc6");
+    // Σ (sleep − wake) read back from the ftrace text, as the perl script
+    // does, and the interval still open at the end.
+    let (mut closed_us, mut since_us) = (0.0f64, None);
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let us = |l: &str| {
+            let t = l
+                .split(": ")
+                .next()
+                .unwrap()
+                .split_whitespace()
+                .last()
+                .unwrap();
+            t.parse::<f64>().unwrap() * 1e6
+        };
+        if line.contains(": mm_vmscan_kswapd_wake:") && since_us.is_none() {
+            since_us = Some(us(line));
+        } else if line.contains(": mm_vmscan_kswapd_sleep:") {
+            closed_us += us(line) - since_us.take().unwrap();
+        }
+    }
+    let open_us = since_us.map_or(0.0, |s| r.elapsed_seconds * 1e6 - s);
+    let from_trace_s = (closed_us + open_us) / 1e6;
     assert!(r.kswapd_awake_seconds > 0.0);
+    assert!(
+        (r.kswapd_awake_seconds - from_trace_s).abs()
+            < 1e-5 * (1.0 + r.ftrace.kswapd_wakeups as f64),
+        "{} vs {from_trace_s}",
+        r.kswapd_awake_seconds
+    );
     assert_eq!(
         (r.kswapd_awake_seconds * 1e9).round() as u64,
         r.ftrace.kswapd_awake_ns

@@ -172,17 +172,14 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
         elapsed_seconds: elapsed,
         user_seconds: secs(workload.iter().map(|t| t.user_ns).sum()),
         system_seconds: secs(workload.iter().map(|t| t.sys_ns).sum()),
-        // The one kswapd-awake figure: Σ (mm_vmscan_kswapd_sleep −
-        // mm_vmscan_kswapd_wake) as trace-vmscan-postprocess.pl and mmtests
-        // count it, so the text report, the JSON and `wbsim compare` agree.
-        kswapd_awake_seconds: secs(sys.tracer.stats.totals.kswapd_awake_ns),
+        kswapd_awake_seconds: secs(sys.kswapd_awake_total_ns()),
         context_switches: workload.iter().map(|t| t.nr_switches).sum(),
         vmstat,
         zoneinfo: zoneinfo(sys),
         devices,
         sim_events: sys.events_processed,
         series_stats: BTreeMap::new(),
-        ftrace: sys.tracer.stats.totals,
+        ftrace: ftrace_totals(sys),
         series: None,
         fsmark: sys
             .fsmark_runs
@@ -192,6 +189,19 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
         iozone: sys.iozone_results.clone(),
         check: None,
     }
+}
+
+/// The tracepoint totals, with the one kswapd-awake figure of the run:
+/// Σ (mm_vmscan_kswapd_sleep − mm_vmscan_kswapd_wake), as
+/// trace-vmscan-postprocess.pl and mmtests count it, plus an interval
+/// still open when the run ends (counted to the end of the run, which the
+/// script, reading a trace that stops there, leaves out). The text
+/// report's `kswapd_s`, the JSON's `kswapd_awake_seconds` and `wbsim
+/// compare`'s "Time kswapd awake" are this one figure.
+fn ftrace_totals(sys: &System) -> crate::trace::ReclaimTraceStats {
+    let mut totals = sys.tracer.stats.totals;
+    totals.kswapd_awake_ns = sys.kswapd_awake_total_ns();
+    totals
 }
 
 /// The per-zone statistics of [`RunReport::zoneinfo`].

@@ -29,6 +29,8 @@ pub fn reference_markdown() -> String {
     for s in super::schema::SECTIONS {
         section(&mut out, s);
     }
+    out.push_str("\n## The programs a task may run\n\n");
+    out.push_str(&crate::workload::reference_markdown());
     out
 }
 

@@ -329,7 +329,7 @@ fn ssd_and_raid0_devices() {
         )
     };
     let tail = "[[fs]]\ntype = \"xfs\"\ndevice = \"md0\"\nmount = \"m\"\nag_count = 8\n\
-                [[task]]\ncommand = \"fs_mark -d /m/0 -n 10 -s 4096 -S0\"\n";
+                [[task]]\ncommand = \"fs_mark -d /m/0 -n 10 -s 4096 -S0 -k\"\n";
     let raid = |members: &str, chunk: &str| {
         format!("[[device]]\nname = \"md0\"\nmodel = \"raid0\"\nmembers = {members}\n{chunk}")
     };

@@ -259,6 +259,14 @@ pub fn parse_fsmark(command: &str) -> Result<FsMarkCommand, String> {
             cmd.threads_per_dir
         ));
     }
+    if !cmd.keep_files {
+        return Err(
+            "neither -k nor -L: fs_mark would unlink its files after its one \
+                    iteration, which is not modelled; add -k to keep them (-L N keeps \
+                    them too)"
+                .to_string(),
+        );
+    }
     if cmd.files_per_subdir > 0 && cmd.subdirs == 0 {
         return Err("-N needs -D: files per subdirectory without subdirectories".to_string());
     }
@@ -351,6 +359,8 @@ mod tests {
             ("fs_mark -d a -S0 -k -N 5", "-N needs -D"),
             ("dd -d a", "must start with `fs_mark`"),
             ("fs_mark -d a -S0 extra", "unexpected argument `extra`"),
+            // The unlink after a run without -k or -L is not modelled.
+            ("fs_mark -d a -S0 -n 10", "neither -k nor -L"),
         ];
         for (line, want) in cases {
             let e = parse_fsmark(line).unwrap_err();

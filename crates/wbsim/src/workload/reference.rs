@@ -137,8 +137,8 @@ pub const PROGRAMS: &[ProgramDoc] = &[
             opt("-L N", "loops (default 1); keeps the files", &FSMARK_LOOPS),
             flag(
                 "-k",
-                "keep the files. Without -k or -L fs_mark unlinks them after its one \
-                 iteration, outside its timing; that unlink is not modelled (the files stay)",
+                "keep the files; required unless -L is given: without either, fs_mark \
+                 unlinks its files after its one iteration, which is not modelled",
             ),
             opt(
                 "-S N",

@@ -177,12 +177,14 @@ pub(super) fn vmstat_lines(cols: &[MmtestsColumn]) -> Vec<Line> {
         }),
     ]);
     lines.extend(VMSTAT_TAIL.into_iter().map(flat));
-    lines.extend(
+    let compaction_counted = cols.iter().any(|c| {
         VMSTAT_COMPACTION
-            .into_iter()
-            .filter(|(_, key)| cols.iter().any(|c| c.vmstat.contains_key(*key)))
-            .map(flat),
-    );
+            .iter()
+            .any(|(_, key)| c.vmstat.contains_key(*key))
+    });
+    if compaction_counted {
+        lines.extend(VMSTAT_COMPACTION.into_iter().map(flat));
+    }
     lines
 }
 
