@@ -152,11 +152,32 @@ impl System {
         }
         let bdi_rec: u64 = self.bdis.iter().map(|b| b.reclaimable).sum();
         let bdi_wb: u64 = self.bdis.iter().map(|b| b.writeback).sum();
-        if bdi_rec != self.nr_dirty || bdi_wb + writeback_anon != self.nr_writeback {
+        // FUSE's temporary pages are in their bdi's writeback count only.
+        if bdi_rec != self.nr_dirty
+            || bdi_wb + writeback_anon != self.nr_writeback + self.nr_writeback_temp
+        {
             return Err(format!(
                 "device counters {bdi_rec}/{bdi_wb} disagree with global {}/{}",
                 self.nr_dirty, self.nr_writeback
             ));
+        }
+        if self.nr_writeback_temp > kernel {
+            return Err(format!(
+                "{} writeback-temp pages, {kernel} kernel-held frames",
+                self.nr_writeback_temp
+            ));
+        }
+        for (f, fs) in self.filesystems.iter().enumerate() {
+            let held: u64 = (self.inodes.iter())
+                .filter(|i| i.fs == f)
+                .map(|i| i.blocks as u64)
+                .sum();
+            if fs.used_blocks > fs.capacity_blocks || held != fs.used_blocks {
+                return Err(format!(
+                    "fs {} uses {} of {} blocks, its files hold {held}",
+                    fs.mount, fs.used_blocks, fs.capacity_blocks
+                ));
+            }
         }
         let limit = self.pages.len() as u64;
         for (name, v) in [
