@@ -77,7 +77,7 @@ fn a_checked_run_reports_the_same_figures_as_a_plain_one() {
     let mut checked = simulate(&sc, &profile(), 4, &opts);
     assert_no_violations(&checked, "ext4");
     let summary = checked.check.take().unwrap();
-    assert_eq!(summary.invariants, 16);
+    assert_eq!(summary.invariants, 18);
     let json = |r: &wbsim::report::RunReport| serde_json::to_string(r).unwrap();
     assert_eq!(json(&plain), json(&checked));
     let text = |r| wbsim::report::format_text(&wbsim::make_report(&sc, &profile(), vec![r]));

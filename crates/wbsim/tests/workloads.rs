@@ -193,3 +193,161 @@ fn iozone_on_the_largest_file_prepares_nothing_up_front() {
     assert_eq!(r.outcome, wbsim::system::Outcome::EventBudget);
     assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
 }
+
+/// `with_tasks` on a 1 GiB stick with the filesystem `fs`, a time limit
+/// of 600 s.
+fn on_small_stick(fs: &str, tasks: &str, name: &str) -> Scenario {
+    let mut sc = common::scenario(MACHINE_64M, fs, tasks, name);
+    sc.devices[0].capacity_gib = 1;
+    sc.run.time_limit_s = 600;
+    sc
+}
+
+/// Run `sc` with every invariant checked after every event, its first
+/// filesystem cut to `fs_mib` (as a partition of that size would be;
+/// scenario files only give whole-GiB devices).
+fn run_checked_on_fs_of(
+    sc: &Scenario,
+    kernel_name: &str,
+    fs_mib: u64,
+) -> (wbsim::system::System, wbsim::report::RunReport) {
+    let mut sys = wbsim::system::build_system(sc, &kernel::preset(kernel_name).unwrap(), 1);
+    sys.filesystems[0].capacity_blocks = fs_mib * 256;
+    sys.check_every_event = true;
+    let outcome = sys.run();
+    sys.check_invariants().unwrap();
+    let r = wbsim::report::run_report(&sys, 1, outcome);
+    (sys, r)
+}
+
+#[test]
+fn dd_of_2_gib_to_a_1_gib_device_fails_with_enospc() {
+    let task = "[[task]]\ncommand = \"dd if=/dev/zero of=disk/f bs=1M count=2048\"";
+    let sc = on_small_stick("xfs", task, "full.toml");
+    let (sys, r) = wbsim::simulate_system(&sc, &kernel::preset("3.0-vanilla").unwrap(), 1);
+    assert_eq!(r.outcome, wbsim::system::Outcome::Completed);
+    assert!(r.elapsed_seconds < 120.0, "{}", r.elapsed_seconds);
+    let t = &r.tasks[0];
+    assert_eq!(t.exit_status, 1);
+    assert!(
+        t.message.starts_with(
+            "dd: error writing 'disk/f': No space left on device\n\
+             1025+0 records in\n1024+0 records out\n\
+             1073741824 bytes (1.1 GB) copied, "
+        ),
+        "{}",
+        t.message
+    );
+    assert!(t.message.ends_with(" MB/s"), "{}", t.message);
+    let fs = &sys.filesystems[0];
+    assert_eq!(fs.capacity_blocks, 1 << 18);
+    assert_eq!(fs.used_blocks, fs.capacity_blocks);
+    assert!(v(&r, "nr_dirtied") <= 1 << 18, "{}", v(&r, "nr_dirtied"));
+}
+
+#[test]
+fn swap_on_the_device_is_not_filesystem_space() {
+    let tasks = format!("{SWAP}[[task]]\ncommand = \"dd if=/dev/zero of=disk/f bs=1M count=1\"");
+    let sc = on_small_stick("ext4", &tasks, "swap.toml");
+    let sys = wbsim::system::build_system(&sc, &kernel::preset("3.0-vanilla").unwrap(), 1);
+    assert_eq!(sys.filesystems[0].capacity_blocks, (1024 - 256) * 256);
+}
+
+#[test]
+fn every_filesystem_fails_the_write_that_finds_it_full() {
+    let task = "[[task]]\ncommand = \"dd if=/dev/zero of=disk/f bs=64k count=2048\"";
+    for fs in ["xfs", "ext4", "btrfs", "fuse-ntfs"] {
+        let (sys, r) =
+            run_checked_on_fs_of(&on_small_stick(fs, task, "full.toml"), "3.0-vanilla", 64);
+        assert_eq!(r.outcome, wbsim::system::Outcome::Completed, "{fs}");
+        assert_eq!(r.tasks[0].exit_status, 1, "{fs}");
+        assert!(
+            r.tasks[0].message.contains(
+                "No space left on device\n1025+0 records in\n1024+0 records out\n\
+                 67108864 bytes (67 MB) copied, "
+            ),
+            "{fs}: {}",
+            r.tasks[0].message
+        );
+        assert_eq!(sys.filesystems[0].used_blocks, 64 * 256, "{fs}");
+    }
+}
+
+#[test]
+fn a_write_fault_on_a_full_filesystem_gets_sigbus() {
+    let task = "[[task]]\ncommand = \"mapwrite -s 128M disk/map\"";
+    let (_, r) = run_checked_on_fs_of(&on_small_stick("ext4", task, "map.toml"), "3.0-rc6", 64);
+    assert_eq!(r.outcome, wbsim::system::Outcome::Completed);
+    assert_eq!(
+        (r.tasks[0].exit_status, r.tasks[0].message.as_str()),
+        (135, "")
+    );
+    assert_eq!(v(&r, "nr_dirtied"), 64 * 256);
+}
+
+#[test]
+fn fs_mark_and_iozone_report_enospc_as_the_real_tools_do() {
+    let fsmark = "[[task]]\ncommand = \"fs_mark -d disk/fm -d disk/fn -n 20 -L 2 -S0 -s 4194304\"";
+    let (_, r) = run_checked_on_fs_of(&on_small_stick("xfs", fsmark, "fm.toml"), "3.0-rc6", 64);
+    assert_eq!(r.outcome, wbsim::system::Outcome::Completed);
+    assert_eq!(r.tasks.len(), 1);
+    assert_eq!(r.tasks[0].exit_status, 1);
+    assert_eq!(
+        r.tasks[0].message,
+        // A 16 KiB write(2) that found room for 12 KiB: a short write,
+        // which fs_mark reports with the count and the untouched errno.
+        "fs_mark: write_file write failed: 12288 Success"
+    );
+    let iozone = "[[task]]\ncommand = \"iozone -i 0 -r 4k -s 96m -f disk/f\"";
+    let (sys, r) = run_checked_on_fs_of(&on_small_stick("xfs", iozone, "ioz.toml"), "3.0-rc6", 64);
+    assert_eq!(r.outcome, wbsim::system::Outcome::Completed);
+    assert_eq!(r.tasks[0].exit_status, 0);
+    assert_eq!(r.tasks[0].message, "write: No space left on device");
+    assert!(r.iozone.is_empty());
+    // IOzone's signal_handler unlinked the file: its blocks are free again.
+    assert_eq!(sys.filesystems[0].used_blocks, 0);
+}
+
+/// A FUSE scenario running `cmd` on `machine`, with a 300 s time limit.
+fn fuse(machine: &str, cmd: &str) -> Scenario {
+    let mut sc = common::scenario(
+        machine,
+        "fuse-ntfs",
+        &format!("[[task]]\ncommand = \"{cmd}\""),
+        "fuse.toml",
+    );
+    sc.run.time_limit_s = 300;
+    sc
+}
+
+const FUSE_WRITERS: [&str; 3] = [
+    "mapwrite -s 64M disk/map",
+    "iozone -i 0 -r 4k -s 64m -f disk/f",
+    "iozone -i 0 -r 4k -s 64m -f disk/f -B",
+];
+
+#[test]
+fn fuse_ntfs_mapped_and_iozone_writes_finish_writeback() {
+    let machine = "cpus = 2\ntotal_mib = 256\n[[machine.zone]]\nname = \"DMA\"\nsize_mib = 16\n\
+                   [[machine.zone]]\nname = \"DMA32\"\nsize_mib = 240";
+    for cmd in FUSE_WRITERS {
+        let p = kernel::preset("3.0-vanilla").unwrap();
+        let (sys, r) = wbsim::simulate_system(&fuse(machine, cmd), &p, 1);
+        assert_eq!(r.outcome, wbsim::system::Outcome::Completed, "{cmd}");
+        assert!(r.elapsed_seconds < 30.0, "{cmd}: {}", r.elapsed_seconds);
+        assert_eq!(r.tasks[0].exit_status, 0, "{cmd}");
+        // The daemon wrote the data through the block device's cache.
+        assert!(v(&r, "nr_written") > 0, "{cmd}");
+        sys.check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn fuse_ntfs_mapped_writes_on_a_small_machine_pass_every_check() {
+    for cmd in FUSE_WRITERS {
+        let cmd = cmd.replace("64", "32");
+        let r = run_checked(&fuse(MACHINE_64M, &cmd), "3.0-vanilla");
+        assert_eq!(r.outcome, wbsim::system::Outcome::Completed, "{cmd}");
+        assert_eq!(r.tasks[0].exit_status, 0, "{cmd}");
+    }
+}

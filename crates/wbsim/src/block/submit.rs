@@ -66,9 +66,13 @@ impl System {
 
     /// Queue a read of one page (swap-in) at its mapping's sector; the
     /// caller kicks the device once its batch is queued.
+    /// A FUSE file has no block device: its READ request to the daemon is
+    /// not modelled, and the page is up to date at once.
     pub fn submit_page_read(&mut self, tid: u32, pfn: Pfn) {
         if self.submit_page_bio(tid, pfn, true) {
             self.vmstat.inc(Ev::PgpgIn, 4);
+        } else {
+            self.end_page_read(pfn);
         }
     }
 

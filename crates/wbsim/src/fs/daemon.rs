@@ -24,10 +24,21 @@ pub enum DaemonKind {
     XfsAild,
 }
 
-/// One FUSE WRITE request: a page of the FUSE file, sent by `writer`.
+/// Who waits for a FUSE WRITE request's reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FuseRequestKind {
+    /// A `write(2)` (`fuse_perform_write`): the writer sleeps until the reply.
+    Write { writer: u32 },
+    /// A writeback request (`fuse_writepage_locked`) carrying the
+    /// temporary page; the reply frees it (`fuse_writepage_end`).
+    Writepage { tmp: u32 },
+}
+
+/// One FUSE WRITE request: page `file_index` of FUSE file `ino`.
 #[derive(Debug, Clone, Copy)]
 pub struct FuseRequest {
-    pub writer: u32,
+    pub kind: FuseRequestKind,
+    pub ino: u32,
     pub file_index: u32,
 }
 
@@ -131,6 +142,13 @@ impl System {
                 return Step::Continue;
             }
         }
+        if !self.daemon_state(tid).data_done && !self.fs_reserve_block(req.ino, req.file_index) {
+            // ntfs-3g finds no free cluster: the request fails with ENOSPC.
+            self.daemon_state(tid).data_done = true;
+            if let FuseRequestKind::Write { writer } = req.kind {
+                self.tasks[writer as usize].fuse_enospc = true;
+            }
+        }
         if !self.daemon_state(tid).data_done {
             match self.write_page_cached(tid, blockdev, cluster as u32, 4096, true) {
                 Err(step) => return step,
@@ -149,7 +167,10 @@ impl System {
         d.requests_served += 1;
         self.tasks[tid as usize].backing_dev = None;
         self.charge_sys(tid, self.cost.fuse_request_ns);
-        self.wake_task(req.writer);
+        match req.kind {
+            FuseRequestKind::Write { writer } => self.wake_task(writer),
+            FuseRequestKind::Writepage { tmp } => self.fuse_writepage_end(tid, req.ino, tmp),
+        }
         Step::Continue
     }
 

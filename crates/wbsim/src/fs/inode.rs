@@ -76,6 +76,10 @@ pub struct Inode {
     /// I_DIRTY_RECLAIM (Gorman RFC patch 5): reclaim met a dirty page of
     /// this inode; `queue_io` takes it regardless of age.
     pub dirty_reclaim: bool,
+    /// Data blocks reserved for the file (`fs::space`): pages below
+    /// `blocks_end` have one; `blocks` counts them.
+    pub blocks: u32,
+    pub blocks_end: u32,
 }
 
 impl Inode {
@@ -98,6 +102,8 @@ impl Inode {
             ra_prev_index: u32::MAX,
             base_sector,
             dirty_reclaim: false,
+            blocks: 0,
+            blocks_end: 0,
             size_pages: 0,
             in_writeback: false,
         }

@@ -15,8 +15,10 @@
 //!   writes through the block device's page cache.
 
 pub mod daemon;
+pub mod fuse;
 pub mod inode;
 pub mod metadata;
+pub mod space;
 
 use crate::mm::page::{flags, Pfn};
 use crate::scenario::FsType;
@@ -55,6 +57,13 @@ pub struct FsInstance {
     /// files created in its directories.
     pub ag_data_cursor: Vec<u64>,
     pub metadata: metadata::MetadataState,
+    /// The FUSE daemon (ntfs-3g) that serves writepage requests.
+    pub fuse_daemon: Option<u32>,
+    /// Data blocks (4 KiB) the filesystem can hold: the device's capacity
+    /// less the swap partition on it (see `space`).
+    pub capacity_blocks: u64,
+    /// Data blocks reserved or allocated for file pages.
+    pub used_blocks: u64,
 }
 
 /// Sectors in 1 GiB.
@@ -78,9 +87,11 @@ impl System {
             (_, FsType::FuseNtfs) => {
                 // fuse_writepage: copy to a temporary page, end writeback on
                 // the original at once (only reached for mmap-dirtied pages).
-                self.clear_page_dirty_for_io(pfn);
-                self.vmstat.inc(crate::mm::vmstat::Ev::NrWritten, 1);
-                return WritepageResult::CompletedSync;
+                return if self.fuse_writepage(tid, pfn, true) {
+                    WritepageResult::CompletedSync
+                } else {
+                    WritepageResult::Redirtied
+                };
             }
         };
         self.charge_sys(tid, self.cost.writeback_page_ns);
@@ -132,6 +143,9 @@ impl System {
             self.clear_page_dirty_for_io(pfn);
             self.redirty_page_for_writepage(pfn);
             return false;
+        }
+        if regular && fs_type == FsType::FuseNtfs {
+            return self.fuse_writepage(tid, pfn, false);
         }
         self.submit_page_write(tid, pfn);
         if regular {

@@ -90,6 +90,21 @@ pub struct RunReport {
     /// (`RunOptions::check_every_event`); `None` for a plain run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub check: Option<crate::system::check::CheckSummary>,
+    /// Each workload task (a `[[task]]` the run waits for) and how it
+    /// ended.
+    pub tasks: Vec<TaskReport>,
+}
+
+/// How a workload task ended.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskReport {
+    pub name: String,
+    pub command: String,
+    /// The exit status (128 + signal number when killed by a signal), -1
+    /// if the task was still running when the run stopped.
+    pub exit_status: i32,
+    /// What the program printed on stderr; empty if nothing.
+    pub message: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -188,6 +203,20 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
             .unwrap_or_default(),
         iozone: sys.iozone_results.clone(),
         check: None,
+        tasks: workload
+            .iter()
+            .filter(|t| !t.command.is_empty())
+            .map(|t| TaskReport {
+                name: t.name.clone(),
+                command: t.command.clone(),
+                exit_status: if t.exited_ns.is_some() {
+                    t.exit_status
+                } else {
+                    -1
+                },
+                message: t.message.clone(),
+            })
+            .collect(),
     }
 }
 
@@ -340,6 +369,19 @@ pub fn format_text_with(r: &Report, opts: &TextOptions) -> String {
                 Outcome::EventBudget => "CUT",
             }
         );
+    }
+    for run in &r.runs {
+        for t in run.tasks.iter().filter(|t| t.exit_status > 0) {
+            let what = match t.exit_status {
+                st if t.message.is_empty() && st > 128 => format!("killed by signal {}", st - 128),
+                _ => t.message.replace('\n', "\n    "),
+            };
+            let _ = writeln!(
+                s,
+                "  seed {} task {} exited {}: {what}",
+                run.seed, t.name, t.exit_status
+            );
+        }
     }
     let cut = r.runs.iter().filter(|x| x.cut).count();
     let el: Vec<f64> = r

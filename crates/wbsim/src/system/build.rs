@@ -53,6 +53,14 @@ fn daemon_interval_s(fs: FsType) -> Option<(DaemonKind, u64)> {
     }
 }
 
+/// Sectors of the swap partition on device `dev` (0 if swap is elsewhere).
+fn swap_sectors_on(sc: &Scenario, dev: usize) -> u64 {
+    sc.swap
+        .as_ref()
+        .filter(|sw| sc.devices.iter().position(|d| d.name == sw.device) == Some(dev))
+        .map_or(0, |sw| sw.size_mib * 2048)
+}
+
 /// The filesystem a path (relative, as in the scenario) is on.
 fn fs_of(sc: &Scenario, path: &str) -> usize {
     sc.filesystems
@@ -312,6 +320,9 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             data_cursor_sector: data_start,
             ag_data_cursor: (0..ag_count).map(|a| data_start + a * ag_sectors).collect(),
             metadata: md,
+            fuse_daemon: None,
+            capacity_blocks: (cap - swap_sectors_on(sc, dev)) / crate::block::SECTORS_PER_PAGE,
+            used_blocks: 0,
         });
         if fc.fs_type == FsType::Btrfs {
             sys.btrfs_init_metadata(f, 2048 + 32 * 2048);
@@ -377,6 +388,9 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             }
             Program::Iozone(io) => {
                 let f = fs_of(sc, &io.file);
+                if sys.filesystems[f].fs_type == FsType::FuseNtfs {
+                    pending_daemons.push((tid + 1, f));
+                }
                 let bdi = sys.filesystems[f].bdi;
                 // Random stream 3000 + task index, derived from the run seed.
                 let mut rng = crate::sim::rng_stream(seed, 3000 + ti as u64);
@@ -385,12 +399,17 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             }
             Program::MapWrite(mw) => {
                 let f = fs_of(sc, &mw.file);
+                if sys.filesystems[f].fs_type == FsType::FuseNtfs {
+                    pending_daemons.push((tid + 1, f));
+                }
                 let ino = sys.create_file(f, mw.size_bytes);
                 let st = MapWriteState {
                     inode: ino,
                     bdi: sys.filesystems[f].bdi,
                     size_pages: mw.size_pages(),
                     next: 0,
+                    unmapped: false,
+                    close_cursor: 0,
                 };
                 (TaskKind::MapWrite(Box::new(st)), true)
             }
@@ -422,12 +441,15 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             }
         };
         spawn(&mut sys, &tc.name, kind);
+        sys.tasks[tid as usize].command = tc.command.clone();
         for (name, kind) in extra_threads.drain(..) {
             spawn(&mut sys, &name, kind);
         }
         if let Some(&(d, f)) = pending_daemons.last() {
             if d == tid + 1 {
                 let st = FsDaemonState::new(DaemonKind::Fuse, f, 0);
+                let daemon = sys.tasks.len() as u32;
+                sys.filesystems[f].fuse_daemon.get_or_insert(daemon);
                 sys.tasks
                     .push(Task::new("ntfs-3g", cpu(), TaskKind::FsDaemon(st), false));
             }

@@ -86,6 +86,17 @@ pub struct Task {
     pub sleeping: bool,
     /// `current->plug` (explicit block plugging).
     pub plug: crate::block::plug::Plug,
+    /// The scenario's command line (empty for kernel threads and extra
+    /// fs_mark threads).
+    pub command: String,
+    /// Exit status (`128 + signal` when killed by a signal) and what the
+    /// program printed on stderr before exiting.
+    pub exit_status: i32,
+    pub message: String,
+    /// The FUSE daemon answered the task's last WRITE request with ENOSPC.
+    pub fuse_enospc: bool,
+    /// xfs: `xfs_file_buffered_aio_write` has flushed once after ENOSPC.
+    pub enospc_flushed: bool,
 }
 
 impl Task {
@@ -110,6 +121,11 @@ impl Task {
             vruntime_ns: 0,
             sleeping: true,
             plug: Default::default(),
+            command: String::new(),
+            exit_status: 0,
+            message: String::new(),
+            fuse_enospc: false,
+            enospc_flushed: false,
         }
     }
 }

@@ -41,6 +41,8 @@ pub struct FsMarkRun {
     /// Threads waiting for the next iteration.
     pub waiting: Vec<u32>,
     pub results: Vec<FsMarkLoop>,
+    /// A thread's write failed (ENOSPC): every thread exits.
+    pub failed: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,6 +110,7 @@ impl FsMarkRun {
             },
             waiting: Vec::new(),
             results: Vec::new(),
+            failed: false,
         }
     }
 }
@@ -123,6 +126,10 @@ impl System {
     /// One step of an fs_mark thread.
     pub fn fsmark_step(&mut self, tid: u32) -> Step {
         let now = self.step_now();
+        let run = self.fsmark_state(tid).run;
+        if self.fsmark_runs[run].failed {
+            return Step::Exit;
+        }
         let st = self.fsmark_state(tid);
         match st.phase {
             Phase::StartLoop => {

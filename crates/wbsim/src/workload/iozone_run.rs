@@ -85,6 +85,8 @@ pub struct IozoneState {
     start_ns: Ns,
     elapsed_ns: Option<Ns>,
     sync_cursor: u32,
+    /// A FUSE WRITE request is in flight (write-through, as dd's).
+    awaiting_reply: bool,
 }
 
 impl IozoneState {
@@ -105,6 +107,7 @@ impl IozoneState {
             start_ns: 0,
             elapsed_ns: None,
             sync_cursor: 0,
+            awaiting_reply: false,
         }
     }
 }
@@ -162,6 +165,7 @@ impl System {
                 if !self.truncate_inode_pages(tid, ino) {
                     return Step::SleepUntil(self.now + 1_000_000);
                 }
+                self.fs_release_blocks(ino);
                 Step::Exit
             }
         }
@@ -175,6 +179,9 @@ impl System {
         if test == IozoneTest::Write {
             if old != NIL && !self.truncate_inode_pages(tid, old) {
                 return Step::SleepUntil(self.now + 1_000_000);
+            }
+            if old != NIL {
+                self.fs_release_blocks(old);
             }
             let ino = self.create_file(fs, size);
             self.inodes[ino as usize].size_pages = size.div_ceil(4096) as u32;
@@ -260,6 +267,9 @@ impl System {
         let mapped = pfn != NIL && self.pages[pfn as usize].has(flags::PTE_MAPPED);
         let writable = mapped && self.pages[pfn as usize].has(flags::PTE_WRITE);
         if !mapped || (write && !writable) {
+            if write && !self.write_begin_reserve(ino, idx) {
+                return Err(self.fault_sigbus(tid));
+            }
             self.shared_mapping_fault(tid, ino, bdi, idx, write)?;
         } else {
             self.pages[pfn as usize].flags |= flags::PTE_YOUNG;
@@ -278,6 +288,12 @@ impl System {
         write: bool,
     ) -> Result<(), Step> {
         if write {
+            if self.is_fuse_file(ino) {
+                return self.iozone_fuse_write(tid, ino, idx);
+            }
+            if !self.write_reserve_or_retry(tid, ino, idx) {
+                return Err(self.iozone_enospc(tid));
+            }
             if self.write_page_cached(tid, ino, idx, 4096, true)? {
                 self.balance_dirty_pages_ratelimited(tid, bdi, 1);
             }
@@ -287,6 +303,40 @@ impl System {
             self.mark_page_accessed(pfn);
         }
         Ok(())
+    }
+
+    /// `write(2)` of one page on FUSE: write-through, one WRITE request
+    /// to the daemon, the task sleeping until the reply (as dd's).
+    fn iozone_fuse_write(&mut self, tid: u32, ino: u32, idx: u32) -> Result<(), Step> {
+        if std::mem::take(&mut self.iozone_state(tid).awaiting_reply) {
+            if std::mem::take(&mut self.tasks[tid as usize].fuse_enospc) {
+                return Err(self.iozone_enospc(tid));
+            }
+            return Ok(());
+        }
+        let fs = self.inodes[ino as usize].fs;
+        let Some(daemon) = self.filesystems[fs].fuse_daemon else {
+            return Err(self.iozone_enospc(tid));
+        };
+        self.write_page_cached(tid, ino, idx, 4096, false)?;
+        self.charge_sys(tid, self.cost.fuse_request_ns);
+        self.iozone_state(tid).awaiting_reply = true;
+        let kind = crate::fs::daemon::FuseRequestKind::Write { writer: tid };
+        let req = crate::fs::daemon::FuseRequest {
+            kind,
+            ino,
+            file_index: idx,
+        };
+        self.fuse_send(daemon, req);
+        Err(Step::Wait(None))
+    }
+
+    /// `write(2)` failed with ENOSPC: IOzone prints the error and its
+    /// `signal_handler` unlinks the file (unless `-w`) and exits 0.
+    fn iozone_enospc(&mut self, tid: u32) -> Step {
+        self.tasks[tid as usize].message = "write: No space left on device".to_string();
+        self.iozone_state(tid).phase = Phase::Unlink;
+        Step::Continue
     }
 
     /// The pass is flushed: record its throughput, unmap, go on.

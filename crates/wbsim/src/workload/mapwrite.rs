@@ -17,6 +17,10 @@ pub struct MapWriteState {
     pub size_pages: u32,
     /// Next page to write.
     pub next: u32,
+    /// `munmap` has zapped the PTEs; on FUSE, `fuse_vma_close` writes the
+    /// file back from `close_cursor`.
+    pub unmapped: bool,
+    pub close_cursor: u32,
 }
 
 /// User time to fill one page of the mapping (4 KiB at ~4 GB/s).
@@ -38,8 +42,24 @@ impl System {
         let m = self.mapwrite_state(tid);
         let (ino, bdi, idx) = (m.inode, m.bdi, m.next);
         if idx == m.size_pages {
-            self.munmap_file(tid, ino);
+            if !m.unmapped {
+                m.unmapped = true;
+                self.munmap_file(tid, ino);
+            }
+            if self.is_fuse_file(ino) {
+                // fuse_vma_close: filemap_write_and_wait.
+                let mut cursor = self.mapwrite_state(tid).close_cursor;
+                let step = self.filemap_write_and_wait(tid, ino, &mut cursor);
+                self.mapwrite_state(tid).close_cursor = cursor;
+                if let Some(step) = step {
+                    return step;
+                }
+            }
             return Step::Exit;
+        }
+        // ->page_mkwrite reserves the block; a full filesystem: SIGBUS.
+        if !self.write_begin_reserve(ino, idx) {
+            return self.fault_sigbus(tid);
         }
         // A new file's page is a hole: filemap_fault allocates it (no
         // __GFP_WRITE) without IO.

@@ -13,6 +13,7 @@
 //! `balance_dirty_pages` itself.
 
 pub mod dd;
+pub mod enospc;
 pub mod fsmark;
 pub mod fsmark_run;
 pub mod iozone;
@@ -26,7 +27,7 @@ pub mod synthetic;
 
 pub use reference::reference_markdown;
 
-use crate::fs::daemon::FuseRequest;
+use crate::fs::daemon::{FuseRequest, FuseRequestKind};
 use crate::system::task::{Step, TaskKind};
 use crate::system::System;
 
@@ -52,6 +53,8 @@ pub struct WriterState {
     /// page index to look at while it runs).
     pub fsync_at_end: bool,
     pub fsync_cursor: u32,
+    /// Bytes of the FUSE request in flight (taken back if it fails).
+    pub request_bytes: u64,
 }
 
 impl WriterState {
@@ -76,6 +79,7 @@ impl WriterState {
             bytes_written: 0,
             fsync_at_end: false,
             fsync_cursor: 0,
+            request_bytes: 0,
         }
     }
 }
@@ -135,10 +139,16 @@ impl System {
         if let Some(step) = self.balance_dirty_pages(tid) {
             return step;
         }
-        let w = self.writer_state(tid);
-        if w.awaiting_reply {
-            w.awaiting_reply = false;
+        if std::mem::take(&mut self.writer_state(tid).awaiting_reply)
+            && std::mem::take(&mut self.tasks[tid as usize].fuse_enospc)
+        {
+            // The daemon's reply: ENOSPC; the page was not written.
+            let w = self.writer_state(tid);
+            w.pos_bytes -= w.request_bytes;
+            w.bytes_written -= w.request_bytes;
+            return self.write_enospc(tid);
         }
+        let w = self.writer_state(tid);
         if w.call_left == 0 {
             if w.bytes_left == 0 {
                 if w.fsync_at_end {
@@ -181,6 +191,9 @@ impl System {
         let idx = (pos / 4096) as u32;
         let bytes = (4096 - pos % 4096).min(call_left);
         let dirty = daemon.is_none();
+        if dirty && !self.write_reserve_or_retry(tid, ino, idx) {
+            return self.write_enospc(tid);
+        }
         if let Err(step) = self.write_page_cached(tid, ino, idx, bytes, dirty) {
             return step;
         }
@@ -191,12 +204,15 @@ impl System {
         let (call_done, bdi) = (w.call_left == 0, w.bdi);
         if let Some(daemon) = daemon {
             // One WRITE request per page (max_write 4096), wait for reply.
-            self.writer_state(tid).awaiting_reply = true;
+            let w = self.writer_state(tid);
+            w.awaiting_reply = true;
+            w.request_bytes = bytes;
             self.charge_sys(tid, self.cost.fuse_request_ns);
             self.fuse_send(
                 daemon,
                 FuseRequest {
-                    writer: tid,
+                    kind: FuseRequestKind::Write { writer: tid },
+                    ino,
                     file_index: idx,
                 },
             );

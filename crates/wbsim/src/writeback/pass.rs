@@ -266,6 +266,11 @@ impl System {
             self.charge_sys(tid, self.cost.writeback_page_ns);
             if self.fs_writepage_writeback(tid, pfn, caller) {
                 pass.written += 1;
+            } else if self.is_fuse_file(ino) {
+                // fuse_writepage_locked found no temporary page (-ENOMEM):
+                // write_cache_pages stops at the error (`done = 1`).
+                pass.nr_to_write -= 1;
+                return PassResult::Done;
             }
             pass.nr_to_write -= 1;
             if pass.nr_to_write <= 0 {

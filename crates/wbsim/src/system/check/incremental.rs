@@ -143,6 +143,7 @@ impl Checker {
             sys.check_frame(pfn, p, &mut self.findings);
         }
         sys.check_counts(&self.tally, &mut self.findings);
+        sys.check_fs_blocks(&mut self.findings);
         self.since_walk = 0;
     }
 

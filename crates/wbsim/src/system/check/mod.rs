@@ -57,10 +57,16 @@ pub enum Invariant {
     DeviceCounters,
     /// No counter has wrapped below zero.
     NoWrap,
+    /// FUSE's writeback-temp pages are kernel-held frames (3.0
+    /// `fuse_writepage_locked` copies into a page of its own).
+    WritebackTempHeld,
+    /// A filesystem uses no more blocks than it has, and its files hold
+    /// exactly the blocks it counts as used (the file sum on full walks).
+    FsBlocks,
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 16] = [
+    pub const ALL: [Invariant; 18] = [
         Invariant::FreeFrameClean,
         Invariant::LruFrameHasPgLru,
         Invariant::FrameInItsMapping,
@@ -77,6 +83,8 @@ impl Invariant {
         Invariant::DirtyWithinFilePages,
         Invariant::DeviceCounters,
         Invariant::NoWrap,
+        Invariant::WritebackTempHeld,
+        Invariant::FsBlocks,
     ];
 
     /// The invariant's name in messages.
@@ -98,6 +106,8 @@ impl Invariant {
             Invariant::DirtyWithinFilePages => "dirty-within-file-pages",
             Invariant::DeviceCounters => "device-counters",
             Invariant::NoWrap => "no-wrap",
+            Invariant::WritebackTempHeld => "writeback-temp-held",
+            Invariant::FsBlocks => "fs-blocks",
         }
     }
 }
@@ -235,6 +245,7 @@ impl System {
             self.check_frame(pfn, p, &mut f);
         }
         self.check_counts(&tally, &mut f);
+        self.check_fs_blocks(&mut f);
         f.message.map_or(Ok(()), Err)
     }
 
@@ -377,13 +388,33 @@ impl System {
             self.bdis.iter().fold(0u64, |a, b| a.wrapping_add(v(b)))
         };
         let (bdi_rec, bdi_wb) = (sum(|b| b.reclaimable), sum(|b| b.writeback));
-        if bdi_rec != self.nr_dirty || bdi_wb.wrapping_add(t.writeback_anon) != self.nr_writeback {
+        // FUSE's temporary pages are in their bdi's writeback count only.
+        let global_wb = self.nr_writeback.wrapping_add(self.nr_writeback_temp);
+        if bdi_rec != self.nr_dirty || bdi_wb.wrapping_add(t.writeback_anon) != global_wb {
             f.fail(Invariant::DeviceCounters, || {
                 format!(
                     "device counters {bdi_rec}/{bdi_wb} disagree with global {}/{}",
                     self.nr_dirty, self.nr_writeback
                 )
             });
+        }
+        if self.nr_writeback_temp > t.kernel {
+            f.fail(Invariant::WritebackTempHeld, || {
+                format!(
+                    "{} writeback-temp pages, {} kernel-held frames",
+                    self.nr_writeback_temp, t.kernel
+                )
+            });
+        }
+        for fs in &self.filesystems {
+            if fs.used_blocks > fs.capacity_blocks {
+                f.fail(Invariant::FsBlocks, || {
+                    format!(
+                        "fs {} uses {} of {} blocks",
+                        fs.mount, fs.used_blocks, fs.capacity_blocks
+                    )
+                });
+            }
         }
         let limit = self.pages.len() as u64;
         for (name, v) in [
@@ -393,6 +424,24 @@ impl System {
             if v > limit {
                 f.fail(Invariant::NoWrap, || {
                     format!("{name} = {v} has wrapped below zero")
+                });
+            }
+        }
+    }
+
+    /// The blocks the files of each filesystem hold add up to what it
+    /// counts as used: O(inodes), so checked on full walks only.
+    pub(crate) fn check_fs_blocks(&self, f: &mut Findings) {
+        for (i, fs) in self.filesystems.iter().enumerate() {
+            let held = (self.inodes.iter())
+                .filter(|inode| inode.fs == i)
+                .fold(0u64, |a, inode| a.wrapping_add(u64::from(inode.blocks)));
+            if held != fs.used_blocks {
+                f.fail(Invariant::FsBlocks, || {
+                    format!(
+                        "fs {} counts {} blocks used, its files hold {held}",
+                        fs.mount, fs.used_blocks
+                    )
                 });
             }
         }

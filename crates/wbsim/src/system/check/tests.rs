@@ -191,13 +191,13 @@ fn the_summary_is_one_line() {
     };
     assert_eq!(
         s.line(),
-        "check: 1234567 events checked, 16 invariants, 0 violations"
+        "check: 1234567 events checked, 18 invariants, 0 violations"
     );
     s.violations = 1;
     s.first_violation = Some("at 5 ns (after event 1): no-wrap: x".into());
     assert_eq!(
         s.line(),
-        "check: 1234567 events checked, 16 invariants, 1 violation; \
+        "check: 1234567 events checked, 18 invariants, 1 violation; \
          first at 5 ns (after event 1): no-wrap: x"
     );
     let json = serde_json::to_value(&s).unwrap();

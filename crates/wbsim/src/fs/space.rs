@@ -1,0 +1,108 @@
+//! Block reservation per filesystem: a write that needs a data block when
+//! none is left fails with ENOSPC, where the real filesystem fails it.
+//!
+//! One counter per filesystem (`FsInstance::used_blocks` against
+//! `capacity_blocks`, the device's capacity less the swap partition on it)
+//! and per file a high-water mark of the pages with a block: a page below
+//! it needs nothing, a page at or above it reserves one block (the
+//! modelled writers fill files from the start; a write into a hole below
+//! the mark is not charged). Metadata (logs, inode tables, $MFT, btrfs
+//! trees) is not charged. Where the reservation is made, Linux 3.0:
+//! - ext4 (delalloc): `ext4_da_write_begin` → `ext4_da_get_block_prep` →
+//!   `ext4_da_reserve_space` at `write(2)` time; a mapped write fault
+//!   `ext4_page_mkwrite` → `block_page_mkwrite` → VM_FAULT_SIGBUS.
+//! - xfs (delalloc): `xfs_vm_write_begin` → `__xfs_get_blocks` →
+//!   `xfs_iomap_write_delay` at `write(2)` time; on ENOSPC
+//!   `xfs_file_buffered_aio_write` calls `xfs_flush_inodes` once and
+//!   retries (the model queues writeback of the device's dirty pages on
+//!   its flusher, without waiting; its reservation is exact, with no
+//!   speculative preallocation to give back, so the retry fails too);
+//!   `xfs_vm_page_mkwrite` → `block_page_mkwrite` → SIGBUS.
+//! - btrfs: `btrfs_file_aio_write` → `btrfs_delalloc_reserve_space` →
+//!   `btrfs_check_data_free_space` at `write(2)` time;
+//!   `btrfs_page_mkwrite` → VM_FAULT_SIGBUS.
+//! - fuse-ntfs: ntfs-3g allocates clusters when it serves the WRITE
+//!   request (`ntfs_attr_pwrite`); ENOSPC goes back in the reply and
+//!   `fuse_perform_write` returns it to the writer. A writepage request
+//!   that fails only sets the mapping's error (`fuse_writepage_end`):
+//!   `fuse_page_mkwrite` reserves nothing, so a mapped writer gets no
+//!   SIGBUS and its data is lost.
+//!
+//! `truncate_inode_pages` at unlink gives the file's blocks back.
+
+use crate::fs::inode::MappingKind;
+use crate::scenario::FsType;
+use crate::system::System;
+
+impl System {
+    /// Reserve the data block of page `idx` of `ino` if it has none.
+    /// False when the filesystem is full (ENOSPC).
+    pub fn fs_reserve_block(&mut self, ino: u32, idx: u32) -> bool {
+        let inode = &self.inodes[ino as usize];
+        if inode.kind != MappingKind::Regular || idx < inode.blocks_end {
+            return true;
+        }
+        let fs = &mut self.filesystems[inode.fs];
+        if fs.used_blocks >= fs.capacity_blocks {
+            return false;
+        }
+        fs.used_blocks += 1;
+        let inode = &mut self.inodes[ino as usize];
+        inode.blocks += 1;
+        inode.blocks_end = idx + 1;
+        true
+    }
+
+    /// The write-time reservation of a non-FUSE filesystem (FUSE reserves
+    /// in its daemon). False on ENOSPC.
+    pub fn write_begin_reserve(&mut self, ino: u32, idx: u32) -> bool {
+        if self.is_fuse_file(ino) {
+            return true;
+        }
+        self.fs_reserve_block(ino, idx)
+    }
+
+    /// The reservation of a `write(2)`, with xfs's flush and retry. False
+    /// on ENOSPC.
+    pub fn write_reserve_or_retry(&mut self, tid: u32, ino: u32, idx: u32) -> bool {
+        self.write_begin_reserve(ino, idx)
+            || (self.enospc_should_retry(tid, ino) && self.write_begin_reserve(ino, idx))
+    }
+
+    /// ENOSPC in `write(2)`: on xfs the first one per task wakes the
+    /// flusher (`xfs_flush_inodes`) and retries once. Returns true if the
+    /// caller should retry.
+    fn enospc_should_retry(&mut self, tid: u32, ino: u32) -> bool {
+        let fs = self.inodes[ino as usize].fs;
+        if self.filesystems[fs].fs_type != FsType::Xfs || self.tasks[tid as usize].enospc_flushed {
+            return false;
+        }
+        self.tasks[tid as usize].enospc_flushed = true;
+        let bdi = self.filesystems[fs].bdi;
+        if self.bdis[bdi].has_dirty_io() {
+            let nr_pages = self.bdis[bdi].reclaimable as i64;
+            self.bdis[bdi]
+                .work
+                .push_back(crate::writeback::flusher::WbWork {
+                    nr_pages,
+                    for_kupdate: false,
+                    for_background: false,
+                    range_cyclic: false,
+                });
+            self.wake_flusher(bdi);
+        }
+        true
+    }
+
+    /// The file is gone (unlink after `truncate_inode_pages`): its blocks
+    /// go back to the filesystem.
+    pub fn fs_release_blocks(&mut self, ino: u32) {
+        let inode = &mut self.inodes[ino as usize];
+        let n = inode.blocks as u64;
+        inode.blocks = 0;
+        inode.blocks_end = 0;
+        let fs = inode.fs;
+        let f = &mut self.filesystems[fs];
+        f.used_blocks = f.used_blocks.saturating_sub(n);
+    }
+}
