@@ -24,9 +24,8 @@
 //! Every simulation must return without panicking, and stop by the event
 //! budget: its report counts at most [`MAX_EVENTS`] events.
 
-use wbsim::scenario::{parse_scenario, Program, Scenario};
+use wbsim::scenario::{parse_scenario, Scenario};
 use wbsim::system::Outcome;
-use wbsim::workload::iozone::IozoneTest;
 use wbsim::RunOptions;
 
 /// Engine events per simulation: a run of the program targets costs about
@@ -96,23 +95,16 @@ pub enum Verdict {
     /// parses (the parser's error is in the string).
     Rejected(String),
     /// Parsed, but not simulated: the machine is over
-    /// [`MAX_SCENARIO_ZONE_MIB`], or the input falls in a known defect
-    /// ([`known_defect`]) that is being fixed.
+    /// [`MAX_SCENARIO_ZONE_MIB`].
     Skipped(String),
     /// Simulated: the outcome and the number of engine events.
     Simulated(Outcome, u64),
 }
 
-/// Run one input of `target` with the fuzzers' settings: known defects
-/// are skipped, not simulated.
+/// Run one input of `target`: parse it and, if it parses and its machine
+/// is small enough, simulate it under the event budget and at most
+/// [`MAX_SIMULATED_S`] of simulated time.
 pub fn run(target: Target, data: &[u8]) -> Verdict {
-    run_with(target, data, true)
-}
-
-/// As [`run`]; `skip_known_defects = false` simulates inputs of the known
-/// defects too, with the scenario's own time limit (the `#[ignore]`d
-/// replay tests, until the fixes land).
-pub fn run_with(target: Target, data: &[u8], skip_known_defects: bool) -> Verdict {
     let mut sc = match parse(target, data) {
         Ok(sc) => sc,
         Err(e) => return Verdict::Rejected(e),
@@ -128,15 +120,7 @@ pub fn run_with(target: Target, data: &[u8], skip_known_defects: bool) -> Verdic
             "{zone_mib} MiB of zones, over {MAX_SCENARIO_ZONE_MIB}"
         ));
     }
-    if skip_known_defects {
-        if let Some(defect) = known_defect(&sc) {
-            return Verdict::Skipped(defect.to_string());
-        }
-        // Engine events do not bound the work of a task that never sleeps
-        // (its steps run back to back until the next event is due), but
-        // simulated time does.
-        sc.run.time_limit_s = sc.run.time_limit_s.min(MAX_SIMULATED_S);
-    }
+    sc.run.time_limit_s = sc.run.time_limit_s.min(MAX_SIMULATED_S);
     simulate(&sc)
 }
 
@@ -251,60 +235,4 @@ pub fn toml_basic_string(s: &str) -> String {
     }
     out.push('"');
     out
-}
-
-/// Defects known and being fixed elsewhere (the hardening issue), by
-/// name: an input of one of these kinds is not simulated by the fuzzers,
-/// so that a run goes on finding other defects. Remove a case here when
-/// its fix lands: the corpus replay then simulates such inputs too, and
-/// the `#[ignore]`d replay test of `fuzz/artifacts-kept/` for that defect
-/// can be enabled. The bounds are where the cost of an execution stops
-/// being small, not the limits the fixes will set.
-pub fn known_defect(sc: &Scenario) -> Option<&'static str> {
-    const GIB: u64 = 1 << 30;
-    if sc.run.time_limit_s > u64::MAX / 1_000_000_000 {
-        return Some("time_limit_s overflow");
-    }
-    let machine_mib = sc
-        .machine
-        .zones
-        .iter()
-        .map(|z| z.size_mib)
-        .fold(0, u64::saturating_add);
-    if machine_mib >= 16 << 20 {
-        return Some("machine of 16 TiB or more");
-    }
-    for task in &sc.tasks {
-        match &task.program {
-            Program::Iozone(io) => {
-                if !io.tests.contains(&IozoneTest::Write) {
-                    return Some("iozone without -i 0");
-                }
-                let records = io.file_bytes / io.record_bytes.max(1);
-                if io.tests.iter().any(|t| t.random()) && records > 1 << 20 {
-                    return Some("iozone -i 2: unbounded random order built up front");
-                }
-            }
-            Program::MemTouch(mt) => {
-                if mt.size_bytes > GIB || mt.hot_bytes > GIB {
-                    return Some("memtouch -s: unbounded size");
-                }
-                if mt.touches_per_s > 1_000_000 {
-                    return Some("memtouch -r: unbounded rate");
-                }
-            }
-            Program::FsMark(fm) => {
-                if fm.threads() > 256 {
-                    return Some("fs_mark -t: unbounded thread count");
-                }
-            }
-            Program::MapWrite(mw) => {
-                if mw.size_bytes > 16 * GIB {
-                    return Some("mapwrite -s: unbounded size");
-                }
-            }
-            Program::Dd(_) => {}
-        }
-    }
-    None
 }

@@ -226,6 +226,14 @@ impl System {
     /// changes happen at the step's start; the CPU time it charged keeps the
     /// CPU busy, so the next step (of this or another task) runs after it.
     fn run_task(&mut self, tid: u32, cpu: usize) {
+        // Steps run back to back in one dispatch only up to this many; then
+        // the CPU goes through a `CpuFree` event at the step's end, which
+        // changes nothing (the queue is empty, so the same task goes on)
+        // but hands control back to the engine loop, so the time limit and
+        // an event budget apply even to steps that cost 0 ns (`[cpu_cost]`
+        // all 0: found by fuzzing).
+        const MAX_STEPS_PER_DISPATCH: u32 = 1 << 16;
+        let mut steps = 0u32;
         self.tasks[tid as usize].token += 1;
         let token = self.tasks[tid as usize].token;
         if let Some(w) = self.tasks[tid as usize].pending_wait.take() {
@@ -234,6 +242,7 @@ impl System {
         }
         loop {
             self.step_cost_ns = 0;
+            steps += 1;
             let step = self.step_task(tid);
             let cost = self.step_cost_ns;
             let end = self.now + cost;
@@ -251,6 +260,7 @@ impl System {
                     if self.runqueues[cpu].queued.is_empty()
                         && end < next
                         && end <= self.time_limit_ns
+                        && steps < MAX_STEPS_PER_DISPATCH
                     {
                         self.now = end;
                         continue;
