@@ -63,25 +63,30 @@ impl System {
     }
 
     /// The reservation of a `write(2)`, with xfs's flush and retry. False
-    /// on ENOSPC.
-    #[inline]
+    /// on ENOSPC. The common case (a block filesystem's file taking the
+    /// next block while space is left) is inline; the rest out of line.
+    #[inline(always)]
     pub fn write_reserve_or_retry(&mut self, tid: u32, ino: u32, idx: u32) -> bool {
-        let inode = &self.inodes[ino as usize];
-        let fs = &mut self.filesystems[inode.fs];
-        // The common case, inline: a regular file of a block filesystem
-        // with space left takes its block at once.
-        if inode.kind == MappingKind::Regular && fs.fs_type != FsType::FuseNtfs {
-            if idx < inode.blocks_end {
-                return true;
-            }
-            if fs.used_blocks < fs.capacity_blocks {
-                fs.used_blocks += 1;
-                let inode = &mut self.inodes[ino as usize];
-                inode.blocks += 1;
-                inode.blocks_end = idx + 1;
-                return true;
-            }
+        let inode = &mut self.inodes[ino as usize];
+        if idx < inode.blocks_end && inode.kind == MappingKind::Regular {
+            return true;
         }
+        let fs = &mut self.filesystems[inode.fs];
+        if inode.kind == MappingKind::Regular
+            && fs.fs_type != FsType::FuseNtfs
+            && idx == inode.blocks_end
+            && fs.used_blocks < fs.capacity_blocks
+        {
+            fs.used_blocks += 1;
+            inode.blocks += 1;
+            inode.blocks_end = idx + 1;
+            return true;
+        }
+        self.write_reserve_slow(tid, ino, idx)
+    }
+
+    #[inline(never)]
+    fn write_reserve_slow(&mut self, tid: u32, ino: u32, idx: u32) -> bool {
         self.write_begin_reserve(ino, idx)
             || (self.enospc_should_retry(tid, ino) && self.write_begin_reserve(ino, idx))
     }
