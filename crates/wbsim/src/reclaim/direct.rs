@@ -43,6 +43,16 @@ impl System {
     /// may enter direct reclaim and sleep). `Err` when the task must sleep
     /// (direct reclaim throttling); call again after waking.
     pub fn alloc_page_for_task(&mut self, tid: u32, gfp: Gfp) -> Result<Pfn, Step> {
+        // The fast path, without copying the task's slow-path state: a
+        // task not inside the slow path takes a page at the low watermark.
+        // (On failure this changes nothing, so `alloc_loop` starts over.)
+        if self.tasks[tid as usize].alloc.phase == Phase::Start {
+            if let Some(pfn) = self.get_page_from_freelist(tid, Mark::Low, gfp) {
+                self.tasks[tid as usize].alloc.dirty_stalled = false;
+                self.charge_sys(tid, self.cost.page_alloc_ns);
+                return Ok(pfn);
+            }
+        }
         let mut st = self.tasks[tid as usize].alloc;
         let r = self.alloc_loop(tid, &mut st, gfp);
         self.tasks[tid as usize].alloc = st;
