@@ -2,25 +2,14 @@
 //! message naming file, line and key, a non-zero exit and no panic; the JSON
 //! report keeps its contract and is byte-identical for the same seed.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
+mod common;
+
+use common::{example, quick};
+
 const BIN: &str = env!("CARGO_BIN_EXE_wbsim");
-
-fn example() -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/zone-dirty-v2/xfs.toml");
-    std::fs::read_to_string(p).unwrap()
-}
-
-/// A small, quick variant of the example: 64 MiB machine, 32 MiB dd.
-fn quick() -> String {
-    example()
-        .replace("total_mib = 3765", "total_mib = 64")
-        .replace("size_mib = 15", "size_mib = 16")
-        .replace("size_mib = 3246", "size_mib = 32")
-        .replace("size_mib = 504", "size_mib = 16")
-        .replace("count=$((10 << 15))", "count=1024")
-}
 
 fn write_temp(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
     let p = dir.path().join(name);

@@ -10,23 +10,12 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_wbsim");
 
-fn example() -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/zone-dirty-v2/xfs.toml");
-    std::fs::read_to_string(p).unwrap()
-}
+mod common;
 
-/// A 64 MiB machine writing 32 MiB: well under a second.
-fn quick() -> String {
-    example()
-        .replace("total_mib = 3765", "total_mib = 64")
-        .replace("size_mib = 15", "size_mib = 16")
-        .replace("size_mib = 3246", "size_mib = 32")
-        .replace("size_mib = 504", "size_mib = 16")
-        .replace("count=$((10 << 15))", "count=1024")
-}
+use common::{example, quick};
 
-/// The example at full size (10 GiB through a USB stick): runs for
-/// seconds, long enough to be interrupted.
+/// The full-size example (10 GiB through a USB stick): it runs long
+/// enough to be interrupted.
 fn slow() -> String {
     example()
 }
@@ -39,6 +28,15 @@ fn write_temp(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 fn wbsim(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().unwrap()
+}
+
+/// Wait (at most 20 s) until `dir` holds `n` entries: a run has planned
+/// its outputs and started writing.
+fn wait_for_entries(dir: &Path, n: usize) {
+    let t0 = Instant::now();
+    while names_in(dir).len() < n && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 fn names_in(dir: &Path) -> Vec<String> {
@@ -177,10 +175,7 @@ fn an_interrupted_run_leaves_the_previous_outputs_intact() {
             .spawn()
             .unwrap();
         // Wait until the run has started streaming its trace.
-        let t0 = Instant::now();
-        while names_in(dir.path()).len() < 5 && t0.elapsed() < Duration::from_secs(20) {
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_for_entries(dir.path(), 5);
         std::thread::sleep(Duration::from_millis(300));
         let k = Command::new("kill")
             .args([signal, &child.id().to_string()])
@@ -218,10 +213,7 @@ fn temps_left_by_a_killed_run_are_removed_by_the_next() {
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let t0 = Instant::now();
-    while names_in(dir.path()).len() < 2 && t0.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_entries(dir.path(), 2);
     child.kill().unwrap();
     child.wait().unwrap();
     let left = names_in(dir.path());

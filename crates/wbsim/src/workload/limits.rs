@@ -112,14 +112,7 @@ mod tests {
 
     #[test]
     fn ranges_and_messages() {
-        let l = Limit {
-            what: "threads",
-            min: 1,
-            max: 64,
-            step: 1,
-            unit: Unit::Count(""),
-            source: "fs_mark's MAX_THREADS",
-        };
+        let l = crate::workload::fsmark::FSMARK_THREADS;
         assert_eq!(
             l.check("-t ", "100000", 100_000).unwrap_err(),
             "-t 100000: threads must be 1..=64 (fs_mark's MAX_THREADS)"
