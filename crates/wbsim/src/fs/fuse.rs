@@ -93,6 +93,7 @@ impl System {
     }
 
     /// Whether `ino` is a regular file of a FUSE filesystem.
+    #[inline]
     pub fn is_fuse_file(&self, ino: u32) -> bool {
         let inode = &self.inodes[ino as usize];
         inode.kind == crate::fs::inode::MappingKind::Regular

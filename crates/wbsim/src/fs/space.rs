@@ -36,9 +36,11 @@ use crate::system::System;
 
 impl System {
     /// Reserve the data block of page `idx` of `ino` if it has none.
-    /// False when the filesystem is full (ENOSPC).
+    /// False when the filesystem is full (ENOSPC). Inline: `write(2)`
+    /// calls it for every page.
+    #[inline]
     pub fn fs_reserve_block(&mut self, ino: u32, idx: u32) -> bool {
-        let inode = &self.inodes[ino as usize];
+        let inode = &mut self.inodes[ino as usize];
         if inode.kind != MappingKind::Regular || idx < inode.blocks_end {
             return true;
         }
@@ -47,7 +49,6 @@ impl System {
             return false;
         }
         fs.used_blocks += 1;
-        let inode = &mut self.inodes[ino as usize];
         inode.blocks += 1;
         inode.blocks_end = idx + 1;
         true
@@ -55,40 +56,22 @@ impl System {
 
     /// The write-time reservation of a non-FUSE filesystem (FUSE reserves
     /// in its daemon). False on ENOSPC.
+    #[inline]
     pub fn write_begin_reserve(&mut self, ino: u32, idx: u32) -> bool {
-        if self.is_fuse_file(ino) {
-            return true;
-        }
-        self.fs_reserve_block(ino, idx)
+        self.is_fuse_file(ino) || self.fs_reserve_block(ino, idx)
     }
 
     /// The reservation of a `write(2)`, with xfs's flush and retry. False
-    /// on ENOSPC. The common case (a block filesystem's file taking the
-    /// next block while space is left) is inline; the rest out of line.
-    #[inline(always)]
+    /// on ENOSPC.
+    #[inline]
     pub fn write_reserve_or_retry(&mut self, tid: u32, ino: u32, idx: u32) -> bool {
-        let inode = &mut self.inodes[ino as usize];
-        if idx < inode.blocks_end && inode.kind == MappingKind::Regular {
-            return true;
-        }
-        let fs = &mut self.filesystems[inode.fs];
-        if inode.kind == MappingKind::Regular
-            && fs.fs_type != FsType::FuseNtfs
-            && idx == inode.blocks_end
-            && fs.used_blocks < fs.capacity_blocks
-        {
-            fs.used_blocks += 1;
-            inode.blocks += 1;
-            inode.blocks_end = idx + 1;
-            return true;
-        }
-        self.write_reserve_slow(tid, ino, idx)
+        self.write_begin_reserve(ino, idx) || self.write_reserve_retry(tid, ino, idx)
     }
 
+    /// ENOSPC: the retry, if the filesystem makes one (out of line, rare).
     #[inline(never)]
-    fn write_reserve_slow(&mut self, tid: u32, ino: u32, idx: u32) -> bool {
-        self.write_begin_reserve(ino, idx)
-            || (self.enospc_should_retry(tid, ino) && self.write_begin_reserve(ino, idx))
+    fn write_reserve_retry(&mut self, tid: u32, ino: u32, idx: u32) -> bool {
+        self.enospc_should_retry(tid, ino) && self.write_begin_reserve(ino, idx)
     }
 
     /// ENOSPC in `write(2)`: on xfs the first one per task wakes the
