@@ -45,7 +45,7 @@ impl System {
     pub fn alloc_page_for_task(&mut self, tid: u32, gfp: Gfp) -> Result<Pfn, Step> {
         // The fast path, without copying the task's slow-path state: a
         // task not inside the slow path takes a page at the low watermark.
-        // (On failure this changes nothing, so `alloc_loop` starts over.)
+        // (On failure this changes nothing; `alloc_loop` goes on from there.)
         if self.tasks[tid as usize].alloc.phase == Phase::Start {
             if let Some(pfn) = self.get_page_from_freelist(tid, Mark::Low, gfp) {
                 self.tasks[tid as usize].alloc.dirty_stalled = false;
@@ -53,8 +53,9 @@ impl System {
                 return Ok(pfn);
             }
         }
+        let low_tried = self.tasks[tid as usize].alloc.phase == Phase::Start;
         let mut st = self.tasks[tid as usize].alloc;
-        let r = self.alloc_loop(tid, &mut st, gfp);
+        let r = self.alloc_loop(tid, &mut st, gfp, low_tried);
         self.tasks[tid as usize].alloc = st;
         if r.is_ok() {
             self.charge_sys(tid, self.cost.page_alloc_ns);
@@ -62,13 +63,23 @@ impl System {
         r
     }
 
-    fn alloc_loop(&mut self, tid: u32, st: &mut AllocState, gfp: Gfp) -> Result<Pfn, Step> {
+    /// The allocation's state machine; `low_tried`: the fast path has
+    /// just failed at the low watermark, so the first `Start` skips it.
+    fn alloc_loop(
+        &mut self,
+        tid: u32,
+        st: &mut AllocState,
+        gfp: Gfp,
+        mut low_tried: bool,
+    ) -> Result<Pfn, Step> {
         loop {
             match st.phase {
                 Phase::Start => {
-                    if let Some(pfn) = self.get_page_from_freelist(tid, Mark::Low, gfp) {
-                        st.dirty_stalled = false;
-                        return Ok(pfn);
+                    if !std::mem::take(&mut low_tried) {
+                        if let Some(pfn) = self.get_page_from_freelist(tid, Mark::Low, gfp) {
+                            st.dirty_stalled = false;
+                            return Ok(pfn);
+                        }
                     }
                     if gfp.write
                         && self.profile.dirty_limit_scope == DirtyLimitScope::PerZoneFirstVersion
