@@ -196,15 +196,6 @@ pub fn reference_text() -> String {
     wbsim::scenario::reference_markdown()
 }
 
-/// The OS error text without the trailing " (os error N)".
-pub fn io_reason(e: &std::io::Error) -> String {
-    let text = e.to_string();
-    match text.find(" (os error ") {
-        Some(i) => text[..i].to_string(),
-        None => text,
-    }
-}
-
 /// The profiles named by repeated `--kernel` options, in order.
 fn kernel_presets(
     sc: &wbsim::scenario::Scenario,

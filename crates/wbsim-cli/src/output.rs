@@ -307,10 +307,12 @@ fn plan_one(label: &str, path: &Path) -> Result<Planned, String> {
             return Err(format!("{label} {shown}: is a directory; give a file name"))
         }
         Ok(m) if m.is_file() => {
-            OpenOptions::new()
-                .write(true)
-                .open(path)
-                .map_err(|e| format!("{label} {shown}: cannot write: {}", crate::io_reason(&e)))?;
+            OpenOptions::new().write(true).open(path).map_err(|e| {
+                format!(
+                    "{label} {shown}: cannot write: {}",
+                    wbsim::scenario::io_reason(&e)
+                )
+            })?;
             // Through a symlink, replace the file it points to.
             let real = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
             (real, Some(m.permissions()))
@@ -322,7 +324,10 @@ fn plan_one(label: &str, path: &Path) -> Result<Planned, String> {
             }
             if !t.is_fifo() {
                 OpenOptions::new().write(true).open(path).map_err(|e| {
-                    format!("{label} {shown}: cannot write: {}", crate::io_reason(&e))
+                    format!(
+                        "{label} {shown}: cannot write: {}",
+                        wbsim::scenario::io_reason(&e)
+                    )
                 })?;
             }
             return Ok(Planned {
@@ -344,8 +349,12 @@ fn plan_one(label: &str, path: &Path) -> Result<Planned, String> {
         .to_string_lossy()
         .into_owned();
     remove_stale_temps(&real_dir, &name);
-    let (tmp, file) = create_temp(&real_dir, &name)
-        .map_err(|e| format!("{label} {shown}: cannot write: {}", crate::io_reason(&e)))?;
+    let (tmp, file) = create_temp(&real_dir, &name).map_err(|e| {
+        format!(
+            "{label} {shown}: cannot write: {}",
+            wbsim::scenario::io_reason(&e)
+        )
+    })?;
     Ok(Planned {
         label: label.to_string(),
         path,

@@ -124,7 +124,7 @@ pub fn cmd_run(a: &RunArgs) -> Result<u8, Failure> {
                         Failure::runtime(format!(
                             "--trace {}: cannot write: {}",
                             a.trace.unwrap_or(Path::new("")).display(),
-                            crate::io_reason(&e)
+                            wbsim::scenario::io_reason(&e)
                         ))
                     })?;
                 vec![r]

@@ -344,8 +344,9 @@ pub fn parse_scenario(text: &str, file_name: &str) -> Result<Scenario, ScenarioE
     validate::scenario(&root, text, file_name, name)
 }
 
-/// The OS error text without the trailing " (os error N)".
-fn io_reason(e: &std::io::Error) -> String {
+/// The OS error text without the trailing " (os error N)", for messages
+/// about files (scenario files here, output files in the command).
+pub fn io_reason(e: &std::io::Error) -> String {
     let text = e.to_string();
     match text.find(" (os error ") {
         Some(i) => text[..i].to_string(),
