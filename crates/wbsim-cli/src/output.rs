@@ -91,7 +91,6 @@ struct Planned {
 /// The planned outputs of one command; see the module comment.
 pub struct Outputs {
     planned: Vec<Planned>,
-    committed: bool,
 }
 
 /// A handle to one planned output.
@@ -123,7 +122,6 @@ impl Outputs {
         }
         let mut out = Outputs {
             planned: Vec::new(),
-            committed: false,
         };
         let mut stdout_by: Option<&str> = None;
         for &(label, path) in requests {
@@ -259,19 +257,17 @@ impl Outputs {
                 }
             }
         }
-        self.committed = true;
         Ok(())
     }
 }
 
 impl Drop for Outputs {
-    /// An uncommitted set leaves nothing behind.
+    /// An uncommitted set leaves nothing behind (a committed temporary was
+    /// renamed away, so removing it finds nothing).
     fn drop(&mut self) {
         for p in &self.planned {
             if let Target::Replace { tmp, .. } = &p.target {
-                if !self.committed || tmp.exists() {
-                    let _ = std::fs::remove_file(tmp);
-                }
+                let _ = std::fs::remove_file(tmp);
                 unregister(tmp);
             }
         }
