@@ -16,7 +16,7 @@
 
 use std::mem::size_of;
 
-use crate::fs::inode::Inode;
+use crate::fs::inode::{Inode, INLINE_PAGES};
 use crate::mm::page::Page;
 use crate::report::series::{BdiSample, Sample, ZoneSample};
 use crate::scenario::{Program, Scenario};
@@ -88,7 +88,7 @@ pub fn run_memory(sc: &Scenario, opts: &RunOptions) -> MemoryEstimate {
     let frames = mem_bytes / PAGE_BYTES;
     let per_file = size_of::<Inode>() as u64 + BYTES_PER_FILE;
     // fs_mark's small files keep their page index inline (in `per_file`);
-    // only mappings of more than four pages add index memory.
+    // only mappings of more than `INLINE_PAGES` add index memory.
     let (mut files, mut index_pages) = (0u64, 0u64);
     for t in &sc.tasks {
         let (n, pages_each) = match &t.program {
@@ -99,7 +99,7 @@ pub fn run_memory(sc: &Scenario, opts: &RunOptions) -> MemoryEstimate {
             Program::Iozone(i) => (1, i.file_bytes.div_ceil(PAGE_BYTES)),
         };
         files = files.saturating_add(n);
-        if pages_each > 4 {
+        if pages_each > INLINE_PAGES as u64 {
             index_pages = index_pages.saturating_add(n.saturating_mul(pages_each));
         }
     }

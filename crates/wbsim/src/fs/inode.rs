@@ -9,7 +9,7 @@ use crate::mm::page::NIL;
 use smallvec::SmallVec;
 
 /// Pages of a mapping's index held inline, without a heap allocation.
-const INLINE_PAGES: usize = 4;
+pub(crate) const INLINE_PAGES: usize = 4;
 
 /// Which dirty-inode list of its backing device an inode is on
 /// (`b_dirty`, `b_io`, `b_more_io` of `struct backing_dev_info`, 3.0).
