@@ -177,7 +177,7 @@ fn main() -> ExitCode {
             Ok(0)
         }
         Command::Scenario { .. } => {
-            print!("{}", reference_text());
+            print!("{}", wbsim::scenario::reference_markdown());
             Ok(0)
         }
     };
@@ -188,12 +188,6 @@ fn main() -> ExitCode {
             ExitCode::from(f.status)
         }
     }
-}
-
-/// The scenario reference: the file format, then the programs a task may
-/// run.
-pub fn reference_text() -> String {
-    wbsim::scenario::reference_markdown()
 }
 
 /// The profiles named by repeated `--kernel` options, in order.
