@@ -162,10 +162,10 @@ impl Frames {
         }
     }
 
-    /// Log up to `slots` (rounded up to a power of two) writes between
-    /// two [`Frames::clear_log`]s, from now on.
+    /// Log up to `slots` writes between two [`Frames::clear_log`]s, from
+    /// now on.
     pub fn start_logging(&mut self, slots: usize) {
-        self.log = vec![NIL; slots.next_power_of_two()].into_boxed_slice();
+        self.log = vec![NIL; slots].into_boxed_slice();
         self.writes = 0;
         self.logging = true;
     }
