@@ -28,6 +28,10 @@ use wbsim::scenario::{parse_scenario, Scenario};
 use wbsim::system::Outcome;
 use wbsim::RunOptions;
 
+/// The test suites' USB stick (one `[[device]]` section, named `sdb`).
+const USB_STICK_DEVICE: &str =
+    include_str!("../../crates/wbsim/tests/fixtures/usb-stick-device.toml");
+
 /// Engine events per simulation: a run of the program targets costs about
 /// a millisecond or less (see fuzz/README.md).
 pub const MAX_EVENTS: u64 = 500;
@@ -193,14 +197,7 @@ size_mib = 16
 [[machine.zone]]
 name = "DMA32"
 size_mib = 112
-[[device]]
-name = "sdb"
-model = "usb-stick"
-capacity_gib = 16
-seq_write_mib_per_s = 20.0
-max_request_kib = 120
-command_overhead_us = 250.0
-small_write_penalty_us = 5000.0
+{USB_STICK_DEVICE}
 [[fs]]
 type = "{fs}"
 device = "sdb"
