@@ -120,9 +120,11 @@ pub fn resolve_profile(
 /// Assemble a report from runs in seed order.
 pub fn make_report(sc: &Scenario, profile: &KernelProfile, runs: Vec<RunReport>) -> Report {
     Report {
+        source: "simulator".into(),
         scenario: sc.name.clone(),
         kernel: profile.name.clone(),
         config: sc.clone(),
         runs,
+        lab: None,
     }
 }

@@ -2,7 +2,7 @@
 //! `/proc/vmstat` and `iostat`, as text and as a stable JSON document.
 //!
 //! JSON contract (kept stable; fields may be added, never renamed or
-//! removed): `{ "scenario", "kernel", "runs": [ { "seed", "outcome",
+//! removed): `{ "source", "scenario", "kernel", "runs": [ { "seed", "outcome",
 //! "elapsed_seconds", "user_seconds", "system_seconds",
 //! "kswapd_awake_seconds", "context_switches", "vmstat": { counter: delta },
 //! "zoneinfo": { zone: { stat: value } }, "devices": [ {
@@ -109,13 +109,55 @@ pub struct TaskReport {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
+    /// Where the figures come from: `simulator`, or `qemu` for a real
+    /// kernel booted by `wbsim lab`.
+    pub source: String,
     pub scenario: String,
+    /// The kernel preset simulated, or the real kernel's release.
     pub kernel: String,
     /// The scenario as the simulator resolved it, every default filled in
     /// (gem5 writes each run's resolved config beside its stats): what
     /// was simulated, whatever the file left unsaid.
     pub config: crate::scenario::Scenario,
     pub runs: Vec<RunReport>,
+    /// How a real kernel was run (`source` = `qemu`); absent for the
+    /// simulator.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lab: Option<LabInfo>,
+}
+
+/// The real machine behind a `qemu` report: which kernel, how QEMU was
+/// started, and the zones the guest kernel really had.
+#[derive(Debug, Clone, Serialize)]
+pub struct LabInfo {
+    /// `uname -r` inside the guest.
+    pub kernel_release: String,
+    /// The kernel image booted (`debian` or a path) and its SHA-256.
+    pub kernel_image: String,
+    pub kernel_image_sha256: String,
+    /// `kvm` or `tcg`.
+    pub accel: String,
+    /// The QEMU command line, one argument per element.
+    pub qemu_command: Vec<String>,
+    /// The guest's zones from its /proc/zoneinfo, beside the scenario's.
+    pub zones: Vec<LabZone>,
+    /// What of the scenario the guest could not express, and how far off.
+    pub notes: Vec<String>,
+    /// Wall-clock seconds of each boot (QEMU start to exit).
+    pub host_wall_seconds: Vec<f64>,
+}
+
+/// One zone of a real guest.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LabZone {
+    pub name: String,
+    /// `spanned`, `present` and `managed` pages from /proc/zoneinfo
+    /// (`managed` is 0 on kernels before 3.14, which do not print it).
+    pub spanned_pages: u64,
+    pub present_pages: u64,
+    pub managed_pages: u64,
+    /// The scenario's size of this zone, in 4 KiB pages (0 if it has none).
+    pub scenario_pages: u64,
 }
 
 fn secs(ns: u64) -> f64 {

@@ -1,0 +1,1 @@
+//! Real against simulated, figure by figure.

@@ -1,0 +1,1 @@
+//! The guest's records as a `wbsim::report::RunReport`.

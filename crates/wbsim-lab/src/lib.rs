@@ -1,0 +1,14 @@
+//! `wbsim lab`: run a scenario's workload on a real Linux kernel under
+//! QEMU and read back the same figures the simulator reports, so that the
+//! two can be set side by side.
+//!
+//! Data flow: scenario → [`machine`] (guest memory, zones, CPUs, disk
+//! throttle, mkfs) → [`initramfs`] (the guest binary, its plan, modules)
+//! → [`qemu`] (boot, watch the console, wall-clock limit) → results disk
+//! (records of `wbsim_guest::protocol`) → [`procfs`] and
+//! [`guest_report`] (the records as a `wbsim::report::RunReport`) →
+//! [`compare`] (real against simulated, figure by figure).
+
+pub mod compare;
+pub mod guest_report;
+pub mod procfs;
