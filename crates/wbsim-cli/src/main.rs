@@ -3,6 +3,7 @@
 mod compare;
 mod exit;
 mod experiment;
+mod lab;
 mod output;
 mod plot;
 mod reproduce;
@@ -109,6 +110,12 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Run a scenario on a real Linux kernel under QEMU and set its
+    /// figures beside the simulator's (setup, run, compare).
+    Lab {
+        #[command(subcommand)]
+        command: lab::LabCommand,
+    },
     /// List the built-in kernel presets, one line each: name and what it is.
     Kernels,
     /// Describe the scenario file format.
@@ -170,6 +177,7 @@ fn main() -> ExitCode {
             seed,
             out,
         } => compare::cmd_compare(&scenario, &kernel, seed, out.as_deref()),
+        Command::Lab { command } => lab::cmd_lab(command),
         Command::Kernels => {
             for (name, what) in wbsim::kernel::preset_descriptions() {
                 println!("{name:<28} {what}");

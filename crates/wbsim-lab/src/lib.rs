@@ -11,4 +11,10 @@
 
 pub mod compare;
 pub mod guest_report;
+pub mod initramfs;
+pub mod kernel_image;
+pub mod machine;
 pub mod procfs;
+pub mod qemu;
+pub mod run;
+pub mod setup;

@@ -1,0 +1,398 @@
+//! `wbsim lab`: run a scenario on a real kernel under QEMU (`run`), set
+//! the real figures beside the simulator's (`compare`), and prepare the
+//! host (`setup`). The work is in the `wbsim-lab` crate; this module is
+//! the command line, progress display and output files.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+use wbsim_lab::kernel_image::{self, KernelImage};
+use wbsim_lab::qemu::Accel;
+use wbsim_lab::run::{
+    default_guest_binary, default_lab_dir, run_lab, LabOptions, LabRun, Progress,
+};
+
+use crate::exit::Failure;
+use crate::output::Outputs;
+use crate::plot;
+
+#[derive(Subcommand)]
+pub enum LabCommand {
+    /// Check for QEMU and the mkfs tools (printing the apt-get line for
+    /// what is missing), fetch Debian's kernel and build the guest binary.
+    Setup {
+        /// The lab's directory (kernel, results cache); default
+        /// $WBSIM_LAB_DIR, else ~/.cache/wbsim/lab.
+        #[arg(long)]
+        lab_dir: Option<PathBuf>,
+        /// Do not fetch Debian's kernel.
+        #[arg(long)]
+        no_debian: bool,
+    },
+    /// Boot a real kernel under QEMU, run the scenario's workload in it and
+    /// write the same report as `wbsim run` ("source": "qemu").
+    Run {
+        #[command(flatten)]
+        boot: BootArgs,
+        /// Write the report as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Write the guest's per-zone page counts over time as CSV.
+        #[arg(long)]
+        series: Option<PathBuf>,
+        /// Write the guest's own ftrace text (vmscan and writeback
+        /// tracepoints); needs --runs 1.
+        #[arg(long)]
+        trace: Option<PathBuf>,
+    },
+    /// Run the scenario on a real kernel and on a simulated kernel preset
+    /// and print, figure by figure, real, simulated, ratio and a marker
+    /// where they differ by more than the tolerance.
+    Compare {
+        #[command(flatten)]
+        boot: BootArgs,
+        /// The simulator's kernel preset (`wbsim kernels`).
+        #[arg(long)]
+        kernel: String,
+        /// Relative tolerance around the real spread (0.25 = 25 %).
+        #[arg(long, default_value_t = 0.25)]
+        tolerance: f64,
+        /// Also write the table to this file.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Plot the dirty pages of each zone over time, real and
+        /// simulated (first run), as SVG and PNG beside it.
+        #[arg(long)]
+        plot: Option<PathBuf>,
+    },
+}
+
+/// What every boot needs.
+#[derive(Args)]
+pub struct BootArgs {
+    /// Scenario file (TOML).
+    scenario: PathBuf,
+    /// `debian` (fetched by `wbsim lab setup`) or the path of an x86-64
+    /// bzImage with virtio-blk, the filesystem, ftrace events, initramfs
+    /// and devtmpfs built in (see the README's lab section).
+    #[arg(long)]
+    kernel_image: String,
+    /// Boots to run; real runs vary, so compare reports each figure's spread.
+    #[arg(long, default_value_t = 1)]
+    runs: u32,
+    /// Sampling interval of /proc/vmstat and /proc/zoneinfo in the guest,
+    /// milliseconds (100 to 60,000).
+    #[arg(long, default_value_t = 1000)]
+    sample_ms: u64,
+    /// Boot again even when the cache holds this boot's results.
+    #[arg(long)]
+    rerun: bool,
+    /// `auto` (KVM when /dev/kvm is usable, else TCG), `kvm` or `tcg`.
+    #[arg(long, default_value = "auto")]
+    accel: String,
+    /// Kill a guest still running after this many wall-clock seconds
+    /// (default: the scenario's time_limit_s + 180).
+    #[arg(long)]
+    wall_limit_s: Option<u64>,
+    /// The lab's directory (default $WBSIM_LAB_DIR, else ~/.cache/wbsim/lab).
+    #[arg(long)]
+    lab_dir: Option<PathBuf>,
+    /// The guest binary (default: the one `wbsim lab setup` builds).
+    #[arg(long)]
+    guest: Option<PathBuf>,
+    /// Print the guest's serial console on stderr as it boots.
+    #[arg(long)]
+    verbose: bool,
+}
+
+pub fn cmd_lab(cmd: LabCommand) -> Result<u8, Failure> {
+    match cmd {
+        LabCommand::Setup { lab_dir, no_debian } => setup(lab_dir, no_debian),
+        LabCommand::Run {
+            boot,
+            json,
+            series,
+            trace,
+        } => lab_run(&boot, json.as_deref(), series.as_deref(), trace.as_deref()),
+        LabCommand::Compare {
+            boot,
+            kernel,
+            tolerance,
+            out,
+            plot,
+        } => lab_compare(&boot, &kernel, tolerance, out.as_deref(), plot.as_deref()),
+    }
+}
+
+fn setup(lab_dir: Option<PathBuf>, no_debian: bool) -> Result<u8, Failure> {
+    use wbsim_lab::setup;
+    let lab_dir = lab_dir.unwrap_or_else(default_lab_dir);
+    let missing = setup::missing_tools();
+    for t in setup::TOOLS {
+        let ok = !missing.iter().any(|m| m.command == t.command);
+        println!(
+            "{:<20} {:<8} {}",
+            t.command,
+            if ok { "ok" } else { "MISSING" },
+            t.why
+        );
+    }
+    if !missing.is_empty() {
+        return Err(format!(
+            "missing tools; install them with:\n    {}",
+            setup::apt_line(&missing)
+        )
+        .into());
+    }
+    if !no_debian {
+        let release = kernel_image::fetch_debian(&lab_dir).map_err(Failure::runtime)?;
+        println!(
+            "debian kernel        ok       {release} in {}",
+            lab_dir.join("debian").display()
+        );
+    }
+    setup::build_guest(&wbsim_lab::run::workspace_dir(), &mut |l| println!("{l}"))
+        .map_err(Failure::runtime)?;
+    println!(
+        "guest binary         ok       {}",
+        default_guest_binary().display()
+    );
+    println!("lab directory                 {}", lab_dir.display());
+    Ok(0)
+}
+
+fn kernel_of(arg: &str, lab_dir: &Path) -> Result<KernelImage, String> {
+    if arg == "debian" {
+        kernel_image::debian(lab_dir)
+    } else {
+        kernel_image::from_path(Path::new(arg))
+    }
+}
+
+/// Boot (or read from the cache) the runs of `b`, with a progress line.
+fn boot_runs(b: &BootArgs, trace: bool) -> Result<(wbsim::scenario::Scenario, LabRun), Failure> {
+    let sc = wbsim::scenario::load_scenario(&b.scenario).map_err(|e| e.to_string())?;
+    crate::run::in_range("--runs", b.runs, &(1..=100))?;
+    crate::run::in_range("--sample-ms", b.sample_ms, &(100..=60_000))?;
+    let accel = match b.accel.as_str() {
+        "auto" => None,
+        "kvm" => Some(Accel::Kvm),
+        "tcg" => Some(Accel::Tcg),
+        other => {
+            return Err(Failure {
+                status: crate::exit::USAGE,
+                message: format!("--accel {other:?}: allowed: auto, kvm, tcg"),
+            })
+        }
+    };
+    let lab_dir = b.lab_dir.clone().unwrap_or_else(default_lab_dir);
+    let kernel = kernel_of(&b.kernel_image, &lab_dir)?;
+    let opts = LabOptions {
+        lab_dir,
+        guest_binary: b.guest.clone().unwrap_or_else(default_guest_binary),
+        runs: b.runs,
+        sample_ms: b.sample_ms,
+        trace,
+        rerun: b.rerun,
+        accel,
+        wall_limit_s: b.wall_limit_s,
+    };
+    let bar = indicatif::ProgressBar::new_spinner();
+    bar.enable_steady_tick(std::time::Duration::from_millis(250));
+    let verbose = b.verbose;
+    let mib = |x: u64| x as f64 / 1_048_576.0;
+    let result = run_lab(&sc, &kernel, &opts, &mut |p| match p {
+        Progress::Boot { run, runs, cached } => bar.set_message(format!(
+            "boot {}/{runs} of {}: {}",
+            run + 1,
+            kernel.release(),
+            if cached { "from the cache" } else { "booting" }
+        )),
+        Progress::Guest {
+            run,
+            t_s,
+            dirtied_bytes,
+            written_bytes,
+        } => bar.set_message(format!(
+            "boot {}/{}: guest {t_s:.0} s, dirtied {:.0} MiB, written {:.0} MiB",
+            run + 1,
+            opts.runs,
+            mib(dirtied_bytes),
+            mib(written_bytes)
+        )),
+        Progress::Console { line, .. } => {
+            if verbose {
+                bar.suspend(|| eprintln!("guest: {line}"));
+            }
+        }
+    });
+    bar.finish_and_clear();
+    Ok((sc, result.map_err(Failure::runtime)?))
+}
+
+/// The lab lines of a text report: kernel, accelerator, zones, notes.
+fn lab_text(lab: &LabRun) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let Some(info) = &lab.report.lab else {
+        return s;
+    };
+    let _ = writeln!(
+        s,
+        "real kernel {} ({}), {}, {} boot(s), {} from the cache",
+        info.kernel_release,
+        info.kernel_image,
+        info.accel,
+        lab.cached.len(),
+        lab.cached.iter().filter(|c| **c).count()
+    );
+    let _ = writeln!(s, "guest zones (pages): zone present managed scenario");
+    for z in &info.zones {
+        let _ = writeln!(
+            s,
+            "  {:<8} {:>9} {:>9} {:>9}",
+            z.name, z.present_pages, z.managed_pages, z.scenario_pages
+        );
+    }
+    for n in &info.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
+    s
+}
+
+fn lab_run(
+    b: &BootArgs,
+    json: Option<&Path>,
+    series: Option<&Path>,
+    trace: Option<&Path>,
+) -> Result<u8, Failure> {
+    if trace.is_some() && b.runs != 1 {
+        return Err("--trace needs --runs 1 (one boot's trace)".into());
+    }
+    let mut requests: Vec<(&str, &Path)> = Vec::new();
+    for (l, p) in [("--json", json), ("--series", series), ("--trace", trace)] {
+        if let Some(p) = p {
+            requests.push((l, p));
+        }
+    }
+    let mut outputs = Outputs::plan(&requests, &[&b.scenario])?;
+    let (_sc, lab) = boot_runs(b, trace.is_some())?;
+    let text = format!(
+        "{}{}",
+        lab_text(&lab),
+        wbsim::report::format_text_with(
+            &lab.report,
+            &wbsim::report::TextOptions { include_cut: false }
+        )
+    );
+    if outputs.uses_stdout() {
+        eprint!("{text}");
+    } else {
+        print!("{text}");
+    }
+    if let Some(id) = outputs.id("--json") {
+        let j = serde_json::to_string_pretty(&lab.report)
+            .map_err(|e| Failure::runtime(e.to_string()))?;
+        outputs.put(id, j.as_bytes()).map_err(Failure::runtime)?;
+    }
+    if let Some(id) = outputs.id("--series") {
+        let mut csv = format!("{}\n", wbsim::report::series::Series::CSV_HEADER);
+        for run in &lab.report.runs {
+            if let Some(s) = &run.series {
+                s.write_csv_rows(&lab.report.kernel, run.seed, &mut csv);
+            }
+        }
+        outputs.put(id, csv.as_bytes()).map_err(Failure::runtime)?;
+    }
+    if let Some(id) = outputs.id("--trace") {
+        outputs
+            .put(id, lab.traces[0].as_bytes())
+            .map_err(Failure::runtime)?;
+    }
+    outputs.commit().map_err(Failure::runtime)?;
+    Ok(if lab.report.runs.iter().any(|r| r.cut) {
+        crate::exit::CUT_RUNS
+    } else {
+        0
+    })
+}
+
+fn lab_compare(
+    b: &BootArgs,
+    preset: &str,
+    tolerance: f64,
+    out: Option<&Path>,
+    plot_path: Option<&Path>,
+) -> Result<u8, Failure> {
+    if !(0.0..=10.0).contains(&tolerance) {
+        return Err(
+            format!("--tolerance {tolerance}: allowed 0 to 10 (a fraction; 0.25 = 25 %)").into(),
+        );
+    }
+    let mut requests: Vec<(&str, PathBuf)> = Vec::new();
+    if let Some(p) = out {
+        requests.push(("--out", p.to_path_buf()));
+    }
+    if let Some(p) = plot_path {
+        requests.push(("--plot", p.to_path_buf()));
+        requests.push((
+            "--plot (PNG)",
+            plot::png_path_for(p).map_err(|e| format!("--plot: {e}"))?,
+        ));
+    }
+    let refs: Vec<(&str, &Path)> = requests.iter().map(|(l, p)| (*l, p.as_path())).collect();
+    let mut outputs = Outputs::plan(&refs, &[&b.scenario])?;
+    let sc0 = wbsim::scenario::load_scenario(&b.scenario).map_err(|e| e.to_string())?;
+    let profile =
+        wbsim::resolve_profile(&sc0, Some(preset)).map_err(|e| format!("--kernel: {e}"))?;
+    let (sc, lab) = boot_runs(b, false)?;
+    let opts = wbsim::RunOptions {
+        series_interval_ns: Some(b.sample_ms * 1_000_000),
+        ..Default::default()
+    };
+    use rayon::prelude::*;
+    let sim: Vec<_> = wbsim::run_seeds(sc.run.seed, b.runs)
+        .par_iter()
+        .map(|&s| wbsim::simulate(&sc, &profile, s, &opts))
+        .collect();
+    let figures = wbsim_lab::compare::figures(&lab.report.runs, &sim);
+    let real_label = format!(
+        "real {} ({} boot(s))",
+        lab.report.kernel,
+        lab.report.runs.len()
+    );
+    let sim_label = format!("wbsim {} ({} seed(s))", profile.name, sim.len());
+    let text = format!(
+        "{}{}",
+        lab_text(&lab),
+        wbsim_lab::compare::render(&figures, tolerance, &real_label, &sim_label)
+    );
+    if outputs.uses_stdout() {
+        eprint!("{text}");
+    } else {
+        print!("{text}");
+    }
+    if let Some(id) = outputs.id("--out") {
+        outputs.put(id, text.as_bytes()).map_err(Failure::runtime)?;
+    }
+    if let Some(id) = outputs.id("--plot") {
+        let real_series = lab.report.runs.first().and_then(|r| r.series.as_ref());
+        let sim_series = sim.first().and_then(|r| r.series.as_ref());
+        let lines: Vec<(&str, &wbsim::report::series::Series)> = [
+            (real_label.as_str(), real_series),
+            (sim_label.as_str(), sim_series),
+        ]
+        .into_iter()
+        .filter_map(|(l, s)| Some((l, s?)))
+        .collect();
+        let title = format!("{}: dirty pages per zone, real and simulated", sc.name);
+        let (svg, png) = plot::render_dirty_plot(&title, &lines).map_err(Failure::runtime)?;
+        outputs.put(id, svg.as_bytes()).map_err(Failure::runtime)?;
+        let png_id = outputs
+            .id("--plot (PNG)")
+            .ok_or("--plot: no PNG output planned")?;
+        outputs.put(png_id, &png).map_err(Failure::runtime)?;
+    }
+    outputs.commit().map_err(Failure::runtime)?;
+    Ok(0)
+}

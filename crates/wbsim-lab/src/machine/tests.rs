@@ -1,0 +1,116 @@
+use super::*;
+use wbsim::scenario::parse_scenario;
+
+fn scenario(zones: &[(&str, u64)], extra: &str) -> Scenario {
+    let mut t = String::from("kernel = \"3.10\"\n[machine]\ncpus = 2\n");
+    for (n, s) in zones {
+        t += &format!("[[machine.zone]]\nname = \"{n}\"\nsize_mib = {s}\n");
+    }
+    t += "[[device]]\nname = \"vda\"\nmodel = \"disk\"\ncapacity_gib = 2\nseq_write_mib_per_s = 19.073486328125\nmax_request_kib = 512\ncommand_overhead_us = 50.0\nsmall_write_penalty_us = 0.0\nnr_requests = 128\n";
+    t += extra;
+    if !extra.contains("[[fs]]") {
+        t += "[[fs]]\ntype = \"ext4\"\ndevice = \"vda\"\nmount = \"disk\"\n";
+    }
+    t += "[[task]]\nname = \"dd\"\ncommand = \"dd if=/dev/zero of=disk/f bs=1M count=8\"\n";
+    parse_scenario(&t, "t.toml").unwrap()
+}
+
+#[test]
+fn the_2011_machine_gets_the_kernel_lab_layout() {
+    // kernel-lab README: -m 3838, max-ram-below-4g=3326 on pc-i440fx-1.7
+    // gave DMA32 831035 and Normal 129024 present pages (3246 / 504 MiB).
+    let m = lab_machine(&scenario(
+        &[("DMA", 15), ("DMA32", 3246), ("Normal", 504)],
+        "",
+    ))
+    .unwrap();
+    assert_eq!(m.memory_mib, 3838);
+    assert_eq!(m.below_4g_mib, Some(3326));
+    assert_eq!(m.machine_type, "pc-i440fx-1.7");
+}
+
+#[test]
+fn the_2_gib_guest_of_the_real_kernel_runs_maps_back() {
+    // real-kernel runs: -m 2048, max-ram-below-4g=1792M, pc: 15/1712/252 MiB.
+    let m = lab_machine(&scenario(
+        &[("DMA", 15), ("DMA32", 1712), ("Normal", 252)],
+        "",
+    ))
+    .unwrap();
+    assert_eq!((m.memory_mib, m.below_4g_mib), (2048, Some(1792)));
+    assert_eq!(m.machine_type, "pc");
+    assert_eq!(m.expected_zone_pages[2], ("Normal".to_string(), 252 * 256));
+}
+
+#[test]
+fn a_small_guest_has_no_4g_line() {
+    let m = lab_machine(&scenario(&[("DMA", 15), ("DMA32", 236)], "")).unwrap();
+    assert_eq!((m.memory_mib, m.below_4g_mib), (256, None));
+    assert_eq!(m.write_bytes_per_second, 20_000_000);
+    assert_eq!(m.disk_bytes, 2 << 30);
+    assert!(m.notes.iter().any(|n| n.contains("HZ")));
+}
+
+#[test]
+fn an_odd_dma_zone_is_noted_with_the_difference() {
+    let m = lab_machine(&scenario(&[("DMA", 64), ("DMA32", 236)], "")).unwrap();
+    assert!(m
+        .notes
+        .iter()
+        .any(|n| n.starts_with("DMA:") && n.contains("64 MiB")));
+}
+
+#[test]
+fn sysctls_set_bytes_knobs_only_when_given() {
+    let m = lab_machine(&scenario(
+        &[("DMA", 15), ("DMA32", 236)],
+        "[sysctl]\ndirty_bytes = 8388608\n",
+    ))
+    .unwrap();
+    let keys: Vec<&str> = m.sysctls.iter().map(|(k, _)| k.as_str()).collect();
+    assert!(keys.contains(&"vm/dirty_bytes"));
+    assert!(!keys.contains(&"vm/dirty_background_bytes"));
+    // The ratio first: writing dirty_bytes afterwards must win.
+    let ratio = keys.iter().position(|k| *k == "vm/dirty_ratio").unwrap();
+    let bytes = keys.iter().position(|k| *k == "vm/dirty_bytes").unwrap();
+    assert!(ratio < bytes);
+}
+
+#[test]
+fn raid_fuse_swap_and_two_filesystems_are_refused_with_the_reason() {
+    let dev = "seq_write_mib_per_s = 19.073486328125\nmax_request_kib = 512\ncommand_overhead_us = 50.0\nsmall_write_penalty_us = 0.0\nnr_requests = 128\n";
+    let sc = parse_scenario(
+        &format!(
+            "kernel = \"3.10\"\n[machine]\ncpus = 1\n[[machine.zone]]\nname = \"DMA32\"\nsize_mib = 236\n\
+             [[device]]\nname = \"vda\"\nmodel = \"disk\"\ncapacity_gib = 2\n{dev}\
+             [[device]]\nname = \"vdb\"\nmodel = \"disk\"\ncapacity_gib = 2\n{dev}\
+             [[device]]\nname = \"md0\"\nmodel = \"raid0\"\nmembers = [\"vda\", \"vdb\"]\nchunk_kib = 512\n\
+             [[fs]]\ntype = \"xfs\"\ndevice = \"md0\"\nmount = \"disk\"\n\
+             [[task]]\nname = \"dd\"\ncommand = \"dd if=/dev/zero of=disk/f bs=1M count=8\"\n"
+        ),
+        "r.toml",
+    );
+    let e = lab_machine(&sc.unwrap()).unwrap_err().to_string();
+    assert!(e.contains("RAID0"), "{e}");
+    let fuse = scenario(
+        &[("DMA32", 236)],
+        "[[fs]]\ntype = \"fuse-ntfs\"\ndevice = \"vda\"\nmount = \"disk\"\n",
+    );
+    assert!(lab_machine(&fuse).unwrap_err().0.contains("fuse-ntfs"));
+    let swap = scenario(
+        &[("DMA32", 236)],
+        "[swap]\ndevice = \"vda\"\nsize_mib = 64\n",
+    );
+    assert!(lab_machine(&swap).unwrap_err().0.contains("swap"));
+}
+
+#[test]
+fn mkfs_for_an_old_kernel_drops_features_it_cannot_mount() {
+    let old = mkfs_command(FsType::Ext4, 3, "d.img").join(" ");
+    assert!(old.contains("^metadata_csum") && old.ends_with("d.img"));
+    let new = mkfs_command(FsType::Ext4, 6, "d.img").join(" ");
+    assert!(!new.contains("metadata_csum"));
+    assert!(mkfs_command(FsType::Xfs, 3, "d")
+        .join(" ")
+        .contains("crc=0"));
+}

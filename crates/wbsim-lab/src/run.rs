@@ -1,0 +1,511 @@
+//! One `wbsim lab run`: for each boot, make the disks and the initramfs in
+//! a private temporary directory, boot, read the results disk, keep the
+//! records in the cache (keyed by everything that decides the guest's
+//! behaviour: kernel image, guest binary, modules, plan, machine,
+//! accelerator, boot number), and turn them into one report.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+use wbsim::report::{LabInfo, Report};
+use wbsim::scenario::Scenario;
+use wbsim_guest::protocol::{self, Plan, PlanTask};
+
+use crate::guest_report::{guest_run, GuestRun};
+use crate::initramfs::Initramfs;
+use crate::kernel_image::{module_load_order, KernelImage};
+use crate::machine::{fs_module, lab_machine, mkfs_command, LabMachine};
+use crate::qemu::{self, Accel, BootFiles};
+
+/// Tracepoints always traced: kswapd's sleeps and wakes (its awake time),
+/// reclaim's writes and direct reclaim stalls.
+pub const BASE_TRACE_EVENTS: &[&str] = &[
+    "vmscan/mm_vmscan_kswapd_wake",
+    "vmscan/mm_vmscan_kswapd_sleep",
+    "vmscan/mm_vmscan_wakeup_kswapd",
+    "vmscan/mm_vmscan_writepage",
+    "vmscan/mm_vmscan_direct_reclaim_begin",
+    "vmscan/mm_vmscan_direct_reclaim_end",
+];
+/// Added by `--trace`: the writeback tracepoints that fire per work item
+/// or per throttling decision (not the per-page ones).
+pub const WRITEBACK_TRACE_EVENTS: &[&str] = &[
+    "vmscan/mm_vmscan_lru_shrink_inactive",
+    "writeback/writeback_start",
+    "writeback/writeback_written",
+    "writeback/writeback_wait",
+    "writeback/writeback_wake_background",
+    "writeback/balance_dirty_pages",
+    "writeback/bdi_dirty_ratelimit",
+    "writeback/global_dirty_state",
+    "writeback/writeback_congestion_wait",
+    "writeback/writeback_wait_iff_congested",
+];
+/// Results disk: 64 MiB of samples and records, plus room for the trace.
+const RESULTS_BASE_BYTES: u64 = 64 << 20;
+const RESULTS_TRACE_BYTES: u64 = 2 << 30;
+const RESULTS_NO_TRACE_BYTES: u64 = 256 << 20;
+/// Wall-clock margin for booting and powering off, beyond the scenario's
+/// own time limit (TCG boots of 6.1 take ~10 s here).
+const BOOT_MARGIN_S: u64 = 180;
+
+/// How to run the lab.
+pub struct LabOptions {
+    pub lab_dir: PathBuf,
+    pub guest_binary: PathBuf,
+    pub runs: u32,
+    pub sample_ms: u64,
+    pub trace: bool,
+    pub rerun: bool,
+    /// `None`: [`qemu::auto_accel`].
+    pub accel: Option<Accel>,
+    pub wall_limit_s: Option<u64>,
+}
+
+/// What the lab reports while it works.
+pub enum Progress<'a> {
+    Boot {
+        run: u32,
+        runs: u32,
+        cached: bool,
+    },
+    Guest {
+        run: u32,
+        t_s: f64,
+        dirtied_bytes: u64,
+        written_bytes: u64,
+    },
+    Console {
+        run: u32,
+        line: &'a str,
+    },
+}
+
+/// The lab's result.
+pub struct LabRun {
+    pub report: Report,
+    /// Each boot's ftrace text, in run order.
+    pub traces: Vec<String>,
+    /// Each boot's serial console log.
+    pub consoles: Vec<String>,
+    /// Whether each boot came from the cache.
+    pub cached: Vec<bool>,
+}
+
+/// The lab's directory: `$WBSIM_LAB_DIR`, else `$XDG_CACHE_HOME/wbsim/lab`,
+/// else `~/.cache/wbsim/lab`.
+pub fn default_lab_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("WBSIM_LAB_DIR") {
+        return PathBuf::from(d);
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(|| PathBuf::from("/tmp"));
+    cache.join("wbsim").join("lab")
+}
+
+/// Where `wbsim lab setup` builds the guest binary (this source tree's
+/// target directory, musl target).
+pub fn default_guest_binary() -> PathBuf {
+    workspace_dir().join("target/x86_64-unknown-linux-musl/release/wbsim-guest")
+}
+
+/// The source tree this build came from.
+pub fn workspace_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+static TEMP_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Remove every boot directory still in use (for a signal handler: the
+/// disk images must not be left behind).
+pub fn remove_temp_dirs() {
+    if let Ok(dirs) = TEMP_DIRS.lock() {
+        for d in dirs.iter() {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+/// A boot's private directory, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(lab_dir: &Path, run: u32) -> Result<TempDir, String> {
+        let p = lab_dir
+            .join("tmp")
+            .join(format!("boot-{}-{run}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        if let Ok(mut d) = TEMP_DIRS.lock() {
+            d.push(p.clone());
+        }
+        Ok(TempDir(p))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+        if let Ok(mut d) = TEMP_DIRS.lock() {
+            d.retain(|x| x != &self.0);
+        }
+    }
+}
+
+/// The plan the guest runs.
+pub fn plan(
+    sc: &Scenario,
+    m: &LabMachine,
+    modules: Vec<String>,
+    sample_ms: u64,
+    trace: bool,
+) -> Plan {
+    let mut events: Vec<String> = BASE_TRACE_EVENTS.iter().map(|s| s.to_string()).collect();
+    if trace {
+        events.extend(WRITEBACK_TRACE_EVENTS.iter().map(|s| s.to_string()));
+    }
+    Plan {
+        version: protocol::PLAN_VERSION,
+        fs_type: match m.fs_type {
+            wbsim::scenario::FsType::Ext4 => "ext4",
+            wbsim::scenario::FsType::Xfs => "xfs",
+            wbsim::scenario::FsType::Btrfs => "btrfs",
+            wbsim::scenario::FsType::FuseNtfs => "fuse",
+        }
+        .into(),
+        mount_options: String::new(),
+        workdir: "/work".into(),
+        mount: m.mount.clone(),
+        sysctls: m.sysctls.clone(),
+        tasks: sc
+            .tasks
+            .iter()
+            .map(|t| PlanTask {
+                name: t.name.clone(),
+                command: t.command.clone(),
+                after: t.after.clone(),
+            })
+            .collect(),
+        sample_ms,
+        trace_events: events,
+        trace_buffer_kb: if trace { 16384 } else { 4096 },
+        time_limit_s: sc.run.time_limit_s,
+        modules,
+    }
+}
+
+fn read(path: &Path, what: &str) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| {
+        format!(
+            "{what} {}: {}",
+            path.display(),
+            wbsim::scenario::io_reason(&e)
+        )
+    })
+}
+
+/// Run the scenario on the real kernel `opts.runs` times.
+pub fn run_lab(
+    sc: &Scenario,
+    kernel: &KernelImage,
+    opts: &LabOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<LabRun, String> {
+    let m = lab_machine(sc).map_err(|e| e.to_string())?;
+    let guest = read(&opts.guest_binary, "guest binary")
+        .map_err(|e| format!("{e}\n(build it with `wbsim lab setup`, or pass --guest PATH)"))?;
+    if !guest.starts_with(b"\x7fELF") {
+        return Err(format!(
+            "{} is not an ELF executable",
+            opts.guest_binary.display()
+        ));
+    }
+    let kernel_bytes = read(&kernel.path, "kernel image")?;
+    let mut modules: Vec<(String, Vec<u8>)> = Vec::new();
+    if let Some(dir) = &kernel.modules_dir {
+        let mut wanted = vec!["virtio_pci", "virtio_blk"];
+        wanted.extend(fs_module(m.fs_type));
+        for (i, p) in module_load_order(dir, &wanted)?.iter().enumerate() {
+            let name = format!(
+                "{:02}-{}",
+                i,
+                p.file_name().and_then(|n| n.to_str()).unwrap_or("m.ko")
+            );
+            modules.push((name, read(p, "module")?));
+        }
+    }
+    let plan = plan(
+        sc,
+        &m,
+        modules.iter().map(|(n, _)| n.clone()).collect(),
+        opts.sample_ms,
+        opts.trace,
+    );
+    let plan_json = serde_json::to_string_pretty(&plan).expect("plan serialises");
+    let (accel, accel_why) = match opts.accel {
+        Some(a) => (a, "asked for".to_string()),
+        None => qemu::auto_accel(),
+    };
+    let mkfs_probe = mkfs_command(m.fs_type, kernel.major(), "IMAGE");
+
+    let mut base = Sha256::new();
+    base.update(b"wbsim-lab cache v1\n");
+    for part in [&kernel_bytes, &guest] {
+        base.update(Sha256::digest(part));
+    }
+    for (n, b) in &modules {
+        base.update(n.as_bytes());
+        base.update(Sha256::digest(b));
+    }
+    base.update(plan_json.as_bytes());
+    base.update(
+        serde_json::to_string(&m)
+            .expect("machine serialises")
+            .as_bytes(),
+    );
+    base.update(accel.as_str().as_bytes());
+    base.update(mkfs_probe.join(" ").as_bytes());
+    let kernel_sha = hex(&Sha256::digest(&kernel_bytes));
+
+    let mut guest_runs: Vec<GuestRun> = Vec::new();
+    let (mut traces, mut consoles, mut cached_runs) = (Vec::new(), Vec::new(), Vec::new());
+    let mut commands = Vec::new();
+    let mut walls = Vec::new();
+    for run in 0..opts.runs {
+        let mut h = base.clone();
+        h.update(run.to_le_bytes());
+        let key = hex(&h.finalize());
+        let cache = opts.lab_dir.join("results").join(&key);
+        let cached =
+            !opts.rerun && cache.join("records.bin").is_file() && cache.join("host.json").is_file();
+        progress(Progress::Boot {
+            run,
+            runs: opts.runs,
+            cached,
+        });
+        if !cached {
+            boot_once(
+                &BootJob {
+                    m: &m,
+                    kernel,
+                    guest: &guest,
+                    modules: &modules,
+                    plan_json: &plan_json,
+                    accel,
+                    trace: opts.trace,
+                    lab_dir: &opts.lab_dir,
+                    cache: &cache,
+                    run,
+                    wall_limit_s: opts
+                        .wall_limit_s
+                        .unwrap_or(sc.run.time_limit_s + BOOT_MARGIN_S),
+                },
+                progress,
+            )?;
+        }
+        let records_bytes = read(&cache.join("records.bin"), "cached records")?;
+        let host: HostInfo =
+            serde_json::from_slice(&read(&cache.join("host.json"), "cached host info")?)
+                .map_err(|e| format!("{}: {e}", cache.join("host.json").display()))?;
+        let records = protocol::decode_records(&records_bytes)
+            .map_err(|e| format!("results of boot {run} ({}): {e}", cache.display()))?;
+        let g = guest_run(sc, &records, u64::from(run), opts.sample_ms)
+            .map_err(|e| format!("boot {run}: {e}"))?;
+        commands = host.qemu_command;
+        walls.push(host.wall_seconds);
+        traces.push(g.trace_text.clone());
+        consoles.push(std::fs::read_to_string(cache.join("console.log")).unwrap_or_default());
+        cached_runs.push(cached);
+        guest_runs.push(g);
+    }
+    let first = guest_runs.first().ok_or("no runs")?;
+    let mut notes = m.notes.clone();
+    notes.push(format!("accelerator {}: {accel_why}", accel.as_str()));
+    let mut zones = first.zones.clone();
+    for z in &mut zones {
+        if let Some((_, p)) = m.expected_zone_pages.iter().find(|(n, _)| *n == z.name) {
+            z.scenario_pages = *p;
+        }
+    }
+    let report = Report {
+        source: "qemu".into(),
+        scenario: sc.name.clone(),
+        kernel: first.kernel_release.clone(),
+        config: sc.clone(),
+        runs: guest_runs.iter().map(|g| g.report.clone()).collect(),
+        lab: Some(LabInfo {
+            kernel_release: first.kernel_release.clone(),
+            kernel_image: kernel.label.clone(),
+            kernel_image_sha256: kernel_sha,
+            accel: accel.as_str().into(),
+            qemu_command: commands,
+            zones,
+            notes,
+            host_wall_seconds: walls,
+        }),
+    };
+    Ok(LabRun {
+        report,
+        traces,
+        consoles,
+        cached: cached_runs,
+    })
+}
+
+/// What the cache keeps of a boot besides the records.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct HostInfo {
+    qemu_command: Vec<String>,
+    wall_seconds: f64,
+}
+
+struct BootJob<'a> {
+    m: &'a LabMachine,
+    kernel: &'a KernelImage,
+    guest: &'a [u8],
+    modules: &'a [(String, Vec<u8>)],
+    plan_json: &'a str,
+    accel: Accel,
+    trace: bool,
+    lab_dir: &'a Path,
+    cache: &'a Path,
+    run: u32,
+    wall_limit_s: u64,
+}
+
+fn boot_once(j: &BootJob, progress: &mut dyn FnMut(Progress)) -> Result<(), String> {
+    let tmp = TempDir::new(j.lab_dir, j.run)?;
+    let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+    let initrd = tmp.0.join("initramfs.cpio");
+    let mut a = Initramfs::new();
+    a.file("init", j.guest, true);
+    a.file(
+        protocol::PLAN_PATH.trim_start_matches('/'),
+        j.plan_json.as_bytes(),
+        false,
+    );
+    for (n, b) in j.modules {
+        a.file(
+            &format!("{}/{n}", protocol::MODULES_DIR.trim_start_matches('/')),
+            b,
+            false,
+        );
+    }
+    std::fs::write(&initrd, a.finish()).map_err(|e| io(&initrd, e))?;
+
+    let data = tmp.0.join("data.img");
+    let f = std::fs::File::create(&data).map_err(|e| io(&data, e))?;
+    f.set_len(j.m.disk_bytes).map_err(|e| io(&data, e))?;
+    drop(f);
+    let mkfs = mkfs_command(j.m.fs_type, j.kernel.major(), &data.display().to_string());
+    let st = std::process::Command::new(&mkfs[0])
+        .args(&mkfs[1..])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .map_err(|e| {
+            format!(
+                "{}: {e} (run `wbsim lab setup` to see what to install)",
+                mkfs[0]
+            )
+        })?;
+    if !st.success() {
+        return Err(format!("`{}` failed ({st})", mkfs.join(" ")));
+    }
+
+    let results = tmp.0.join("results.img");
+    let f = std::fs::File::create(&results).map_err(|e| io(&results, e))?;
+    let size = RESULTS_BASE_BYTES
+        + if j.trace {
+            RESULTS_TRACE_BYTES
+        } else {
+            RESULTS_NO_TRACE_BYTES
+        };
+    f.set_len(size).map_err(|e| io(&results, e))?;
+    std::os::unix::fs::FileExt::write_all_at(&f, &protocol::encode_header(0, false), 0)
+        .map_err(|e| io(&results, e))?;
+    drop(f);
+
+    let cmd = qemu::qemu_command(
+        j.m,
+        j.accel,
+        &BootFiles {
+            kernel: &j.kernel.path,
+            initrd: &initrd,
+            data_disk: &data,
+            results_disk: &results,
+        },
+    );
+    let run = j.run;
+    let prefix = format!("{} progress ", protocol::CONSOLE_PREFIX);
+    let outcome = qemu::boot(&cmd, Duration::from_secs(j.wall_limit_s), &mut |line| {
+        if let Some(rest) = line.strip_prefix(&prefix) {
+            let mut v = (0.0, 0, 0);
+            for kv in rest.split_whitespace() {
+                match kv.split_once('=') {
+                    Some(("t_s", x)) => v.0 = x.parse().unwrap_or(0.0),
+                    Some(("dirtied_bytes", x)) => v.1 = x.parse().unwrap_or(0),
+                    Some(("written_bytes", x)) => v.2 = x.parse().unwrap_or(0),
+                    _ => {}
+                }
+            }
+            progress(Progress::Guest {
+                run,
+                t_s: v.0,
+                dirtied_bytes: v.1,
+                written_bytes: v.2,
+            });
+        } else {
+            progress(Progress::Console { run, line });
+        }
+    })?;
+
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::File::open(&results).map_err(|e| io(&results, e))?;
+    let mut header = vec![0u8; protocol::HEADER_BYTES];
+    f.read_exact_at(&mut header, 0)
+        .map_err(|e| io(&results, e))?;
+    let (len, complete) = protocol::decode_header(&header)?;
+    if !complete {
+        return Err("the guest said it was done but left its results incomplete".into());
+    }
+    if protocol::RECORDS_OFFSET.saturating_add(len) > size {
+        return Err(format!(
+            "the results header claims {len} bytes, past the disk's end"
+        ));
+    }
+    let mut records = vec![0u8; len as usize];
+    f.read_exact_at(&mut records, protocol::RECORDS_OFFSET)
+        .map_err(|e| io(&results, e))?;
+    // Into the cache: a sibling directory renamed into place, so that a
+    // half-written entry is never taken for a result.
+    let parent = j.cache.parent().expect("cache dir has a parent");
+    std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+    let staging = parent.join(format!(".staging-{}-{run}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    std::fs::create_dir_all(&staging).map_err(|e| io(&staging, e))?;
+    let write = |name: &str, b: &[u8]| {
+        std::fs::write(staging.join(name), b).map_err(|e| io(&staging.join(name), e))
+    };
+    write("records.bin", &records)?;
+    write("console.log", outcome.console.as_bytes())?;
+    write(
+        "host.json",
+        serde_json::to_string_pretty(&HostInfo {
+            qemu_command: cmd,
+            wall_seconds: outcome.wall_seconds,
+        })
+        .expect("serialises")
+        .as_bytes(),
+    )?;
+    let _ = std::fs::remove_dir_all(j.cache);
+    std::fs::rename(&staging, j.cache).map_err(|e| io(j.cache, e))?;
+    Ok(())
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
