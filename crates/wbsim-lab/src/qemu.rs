@@ -192,9 +192,11 @@ pub fn boot(
     let reader = std::thread::spawn(move || {
         for line in std::io::BufReader::new(stdout).split(b'\n') {
             let Ok(line) = line else { break };
-            let text = String::from_utf8_lossy(&line)
-                .trim_end_matches('\r')
-                .to_string();
+            // The serial line carries the odd NUL or escape byte; keep text.
+            let text: String = String::from_utf8_lossy(&line)
+                .chars()
+                .filter(|c| !c.is_control() || *c == '\t')
+                .collect();
             if tx.send(text).is_err() {
                 break;
             }

@@ -115,7 +115,8 @@ pub fn default_guest_binary() -> PathBuf {
 
 /// The source tree this build came from.
 pub fn workspace_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    p.canonicalize().unwrap_or(p)
 }
 
 static TEMP_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
