@@ -9,11 +9,18 @@
 //! that option, `.....` on 6.x) between the cpu and the timestamp, e.g.
 //! `         kswapd0-45      [000] .....    12.345678: mm_vmscan_kswapd_wake: nid=0 order=0`.
 //! The comm is `<...>` when the pid's name was not cached. Then comes the
-//! event name, `: ` and the event's `TP_printk` text.
+//! event name, `: ` and the event's `TP_printk` text. (3.2: read in
+//! `fc86-linux-3.2.7/kernel/trace/trace_output.c` of `me-oss/86-linux-3.2.7`;
+//! 6.x: `"%16s-%-7d "`, `"(%7d) "` with `record-tgid`, `"[%03d] "`,
+//! `trace_print_lat_fmt()` with `irq-info`, `" %5lu.%06lu"`, `": "` in
+//! torvalds/linux `kernel/trace/trace_output.c`.) Timestamps are read as
+//! seconds: the guest must keep a trace clock that ftrace prints in
+//! seconds (`local`, `global`, `mono`), not `counter` or `x86-tsc`, which
+//! print raw integers.
 //!
 //! `TP_printk` formats, from include/trace/events/vmscan.h:
 //!
-//! | event | 3.2 (read at 3.2.7, `me-oss/86-linux-3.2.7`) | 6.1 |
+//! | event | 3.2 (read at 3.2.7: `fc86-linux-3.2.7/include/trace/events/vmscan.h` of `me-oss/86-linux-3.2.7`; no 3.2.4 tree was to be had, and the parser does not depend on the stable updates leaving it alone) | 6.1 |
 //! |---|---|---|
 //! | `mm_vmscan_kswapd_sleep` | `nid=%d` | `nid=%d` |
 //! | `mm_vmscan_kswapd_wake` | `nid=%d order=%d` | `nid=%d order=%d` (4.8 added `zid=%d`, Yafang Shao's "mm: vmscan: drop zone id from kswapd tracepoints" (2019) took it out of the text again; as in the 5.10-based `freak07/Kirisakura_Raviole` and mainline) |
@@ -38,7 +45,8 @@ pub enum TraceEvent {
     /// `mm_vmscan_kswapd_sleep` of node 0: kswapd goes to its full sleep.
     KswapdSleep { t_s: f64 },
     /// `mm_vmscan_wakeup_kswapd`: task `pid` asks kswapd to run; `zid` only
-    /// where the kernel prints it (3.x, 4.8-5.1).
+    /// where the kernel prints it (3.x, and 4.x before the zid was dropped
+    /// from the text).
     WakeupKswapd {
         t_s: f64,
         pid: u32,
