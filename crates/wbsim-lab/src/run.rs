@@ -26,6 +26,8 @@ pub const BASE_TRACE_EVENTS: &[&str] = &[
     "vmscan/mm_vmscan_kswapd_sleep",
     "vmscan/mm_vmscan_wakeup_kswapd",
     "vmscan/mm_vmscan_writepage",
+    // 5.19 and later name it after folios.
+    "vmscan/mm_vmscan_write_folio",
     "vmscan/mm_vmscan_direct_reclaim_begin",
     "vmscan/mm_vmscan_direct_reclaim_end",
 ];
