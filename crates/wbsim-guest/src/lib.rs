@@ -1,4 +1,10 @@
 //! The guest side of `wbsim lab`: the contract with the host
-//! ([`protocol`]) and the code that runs inside the QEMU guest.
+//! ([`protocol`]) and the code that runs inside the QEMU guest: the
+//! `/init` ([`init`]) and the workload programs ([`workloads`]) it runs
+//! as child processes (`wbsim-guest task`).
 
 pub mod protocol;
+pub mod records;
+pub mod sampler;
+pub mod sys;
+pub mod trace;
