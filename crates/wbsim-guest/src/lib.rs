@@ -3,8 +3,10 @@
 //! `/init` ([`init`]) and the workload programs ([`workloads`]) it runs
 //! as child processes (`wbsim-guest task`).
 
+pub mod plan;
 pub mod protocol;
 pub mod records;
 pub mod sampler;
 pub mod sys;
 pub mod trace;
+pub mod workloads;
