@@ -119,10 +119,13 @@ fn run(plan_path: &Path, guest: &mut Guest) -> Result<(), String> {
         w.log(n);
     }
     if !plan.modules.is_empty() {
-        w.log(&format!(
-            "modules loaded: {} (the others were loaded already)",
-            loaded.join(" ")
-        ));
+        let already = plan.modules.len() - loaded.len();
+        let note = if already > 0 {
+            format!(" ({already} were loaded already)")
+        } else {
+            String::new()
+        };
+        w.log(&format!("modules loaded: {}{note}", loaded.join(" ")));
     }
     w.log(&format!(
         "data disk {}, results disk {}",
@@ -189,11 +192,21 @@ fn run(plan_path: &Path, guest: &mut Guest) -> Result<(), String> {
         &w,
     );
     sources.snapshot(&w, tag::AFTER);
-    let failed = ends.iter().filter(|e| e.exit_status != 0).count();
+    let statuses: Vec<String> = ends
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {}{}",
+                e.name,
+                e.exit_status,
+                if e.cut { " (cut)" } else { "" }
+            )
+        })
+        .collect();
     w.log(&format!(
-        "workload ended after {:.1} s; {} tasks ended, {failed} with a non-zero status",
+        "workload ended after {:.1} s; exit statuses: {}",
         (sys::monotonic_ns() - start_ns) as f64 / 1e9,
-        ends.len()
+        statuses.join(", ")
     ));
 
     sampler.stop();

@@ -54,7 +54,7 @@ pub fn monotonic_ns() -> u64 {
 /// Sleep until CLOCK_MONOTONIC reads `t_ns` (TIMER_ABSTIME: no drift).
 pub fn sleep_until_ns(t_ns: u64) {
     let ts = libc::timespec {
-        tv_sec: (t_ns / 1_000_000_000) as libc::time_t,
+        tv_sec: (t_ns / 1_000_000_000) as _,
         tv_nsec: (t_ns % 1_000_000_000) as libc::c_long,
     };
     loop {

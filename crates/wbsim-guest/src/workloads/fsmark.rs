@@ -275,11 +275,12 @@ fn ctime(secs: u64) -> String {
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
-    let t = secs as libc::time_t;
+    // time_t is 64-bit on x86_64 (glibc and musl alike).
+    let t = secs as i64;
     // SAFETY: zeroed tm is a valid out-parameter for gmtime_r.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
     // SAFETY: t and tm are valid.
-    unsafe { libc::gmtime_r(&t, &mut tm) };
+    unsafe { libc::gmtime_r((&t as *const i64).cast(), &mut tm) };
     format!(
         "{} {} {:>2} {:02}:{:02}:{:02} {}",
         DAYS[tm.tm_wday.rem_euclid(7) as usize],

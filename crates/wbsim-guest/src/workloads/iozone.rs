@@ -182,7 +182,8 @@ pub fn run(cmd: &IozoneCommand) -> Result<(), Failure> {
         buf: &mut buf,
         seed: sys::monotonic_ns(),
     };
-    println!("\tIozone (wbsim-guest): tests {:?}", cmd.tests);
+    let names: Vec<&str> = cmd.tests.iter().map(|t| t.name()).collect();
+    println!("\tIozone (wbsim-guest): {}", names.join(" "));
     println!("\tOutput is in Kbytes/sec");
     let mut results = Vec::new();
     let mut failure = None;
