@@ -1,0 +1,217 @@
+//! What the init mounts and finds: the console (fds 0-2), proc, sysfs,
+//! devtmpfs (or mknod(2) from /sys/block/*/dev), debugfs and tracefs;
+//! the two virtio disks (/sys/block/vd*), told apart by the results
+//! disk's magic; and the data disk's filesystem.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::protocol::RESULTS_MAGIC;
+use crate::sys;
+
+const DISK_WAIT: Duration = Duration::from_secs(20);
+
+/// If fds 0-2 are closed (no /dev/console in the initramfs when the
+/// kernel started init), open /dev/console on them.
+pub fn ensure_console() {
+    // SAFETY: fcntl(F_GETFD) only queries the descriptors.
+    let closed = (0..3).any(|fd| unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0);
+    if !closed {
+        return;
+    }
+    let Ok(path) = sys::cstring("/dev/console") else {
+        return;
+    };
+    // SAFETY: path is a valid C string; the fds are ours to replace.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_RDWR | libc::O_NOCTTY);
+        if fd < 0 {
+            return;
+        }
+        for target in 0..3 {
+            if fd != target && libc::fcntl(target, libc::F_GETFD) < 0 {
+                libc::dup2(fd, target);
+            }
+        }
+        if fd > 2 {
+            libc::close(fd);
+        }
+    }
+}
+
+/// Mount unless `target` already holds `marker` (mounted before us, or
+/// `init` run by hand on a running system: nothing is mounted over).
+fn mount_if_absent(source: &str, target: &str, fstype: &str, marker: &str) -> io::Result<()> {
+    if Path::new(target).join(marker).exists() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(target)?;
+    match sys::mount(source, target, fstype, "") {
+        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Ok(()),
+        r => r,
+    }
+}
+
+/// proc, sysfs, devtmpfs, debugfs and tracefs. Returns notes on what was
+/// missing (for the log); proc and sysfs are required.
+pub fn mount_pseudo_filesystems() -> Result<Vec<String>, String> {
+    let mut notes = Vec::new();
+    for (fs, at, marker) in [("proc", "/proc", "self"), ("sysfs", "/sys", "block")] {
+        mount_if_absent(fs, at, fs, marker)
+            .map_err(|e| format!("mounting {fs} at {at}: {}", sys::err_text(&e)))?;
+    }
+    if let Err(e) = mount_if_absent("devtmpfs", "/dev", "devtmpfs", "null") {
+        notes.push(format!(
+            "no devtmpfs ({}); device nodes are made with mknod",
+            sys::err_text(&e)
+        ));
+    }
+    ensure_console();
+    if let Err(e) = mount_if_absent("debugfs", "/sys/kernel/debug", "debugfs", "bdi") {
+        notes.push(format!("no debugfs: {}", sys::err_text(&e)));
+    }
+    // The kernel makes /sys/kernel/tracing when it has tracefs (4.1+).
+    if Path::new("/sys/kernel/tracing").is_dir() {
+        if let Err(e) = mount_if_absent("tracefs", "/sys/kernel/tracing", "tracefs", "trace") {
+            notes.push(format!("no tracefs: {}", sys::err_text(&e)));
+        }
+    }
+    Ok(notes)
+}
+
+/// The vd* block devices, sorted.
+fn virtio_disks() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir("/sys/block")
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| n.starts_with("vd"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// /dev/NAME, made with mknod from /sys/block/NAME/dev ("major:minor")
+/// when devtmpfs did not make it.
+pub fn device_node(name: &str) -> Result<String, String> {
+    let path = format!("/dev/{name}");
+    if Path::new(&path).exists() {
+        return Ok(path);
+    }
+    let numbers = sys::read_text(format!("/sys/block/{name}/dev"))
+        .map_err(|e| format!("reading /sys/block/{name}/dev: {}", sys::err_text(&e)))?;
+    let (major, minor) = numbers
+        .trim()
+        .split_once(':')
+        .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
+        .ok_or_else(|| format!("/sys/block/{name}/dev: unexpected {numbers:?}"))?;
+    let _ = std::fs::create_dir_all("/dev");
+    let c = sys::cstring(&path).map_err(|e| e.to_string())?;
+    let dev = libc::makedev(major, minor);
+    // SAFETY: c is a valid path string.
+    sys::check(unsafe { libc::mknod(c.as_ptr(), libc::S_IFBLK | 0o600, dev) })
+        .map_err(|e| format!("mknod {path}: {}", sys::err_text(&e)))?;
+    Ok(path)
+}
+
+/// The first 16 bytes of a device.
+fn magic_of(path: &str) -> io::Result<[u8; 16]> {
+    let mut m = [0u8; 16];
+    File::open(path)?.read_exact(&mut m)?;
+    Ok(m)
+}
+
+/// The two disks: (data disk name, results disk name).
+pub struct Disks {
+    pub data: String,
+    pub results: String,
+}
+
+/// Wait (up to 20 s) for two virtio disks and tell them apart.
+pub fn find_disks() -> Result<Disks, String> {
+    let deadline = Instant::now() + DISK_WAIT;
+    let mut disks = virtio_disks();
+    while disks.len() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        disks = virtio_disks();
+    }
+    if disks.is_empty() {
+        return Err(
+            "no virtio block device: the kernel needs CONFIG_VIRTIO_PCI and \
+                    CONFIG_VIRTIO_BLK (built in, or as modules in the image)"
+                .into(),
+        );
+    }
+    let mut results = Vec::new();
+    for d in &disks {
+        let node = device_node(d)?;
+        if magic_of(&node).is_ok_and(|m| &m == RESULTS_MAGIC) {
+            results.push(d.clone());
+        }
+    }
+    let others: Vec<&String> = disks.iter().filter(|d| !results.contains(d)).collect();
+    match (results.as_slice(), others.as_slice()) {
+        ([r], [d]) => Ok(Disks {
+            data: d.to_string(),
+            results: r.clone(),
+        }),
+        _ => Err(format!(
+            "expected two virtio disks, one of them starting with the results magic; \
+             found {} ({} with the magic)",
+            disks.join(", "),
+            results.len()
+        )),
+    }
+}
+
+/// The kernel config option of a filesystem type, for messages.
+pub fn fs_config_option(fs_type: &str) -> String {
+    match fs_type {
+        "ext4" => "CONFIG_EXT4_FS".into(),
+        "xfs" => "CONFIG_XFS_FS".into(),
+        "btrfs" => "CONFIG_BTRFS_FS".into(),
+        other => format!("CONFIG_{}_FS", other.to_ascii_uppercase()),
+    }
+}
+
+/// Mount the data disk at `target` (made if missing).
+pub fn mount_data(device: &str, target: &Path, fs_type: &str, options: &str) -> Result<(), String> {
+    std::fs::create_dir_all(target)
+        .map_err(|e| format!("creating {}: {}", target.display(), sys::err_text(&e)))?;
+    let t = target.to_string_lossy();
+    sys::mount(device, &t, fs_type, options).map_err(|e| {
+        if e.raw_os_error() == Some(libc::ENODEV) {
+            format!(
+                "the kernel has no {fs_type} filesystem ({}), built in or as a module",
+                fs_config_option(fs_type)
+            )
+        } else {
+            format!(
+                "mounting {device} ({fs_type}, options {options:?}) at {t}: {}",
+                sys::err_text(&e)
+            )
+        }
+    })
+}
+
+/// umount(2) of the data disk.
+pub fn unmount(target: &Path) -> io::Result<()> {
+    let c = sys::cstring(&target.to_string_lossy())?;
+    // SAFETY: c is a valid path string.
+    sys::check(unsafe { libc::umount2(c.as_ptr(), 0) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_options_of_filesystems() {
+        assert_eq!(fs_config_option("xfs"), "CONFIG_XFS_FS");
+        assert_eq!(fs_config_option("f2fs"), "CONFIG_F2FS_FS");
+    }
+}
