@@ -25,6 +25,10 @@ pub const RESULTS_MAGIC: &[u8; 16] = b"WBSIM-LAB-RES-01";
 pub const HEADER_BYTES: usize = 4096;
 /// Offset of the first record.
 pub const RECORDS_OFFSET: u64 = HEADER_BYTES as u64;
+/// What the guest writes to `trace_marker` right after tracing starts,
+/// followed by its CLOCK_MONOTONIC in ns: the host moves trace times onto
+/// the records' clock with it.
+pub const TRACE_CLOCK_MARKER: &str = "wbsim_mono_ns=";
 /// Prefix of every line the guest prints for the host on the console.
 pub const CONSOLE_PREFIX: &str = "WBSIM-LAB";
 
@@ -171,10 +175,11 @@ pub fn decode_records(mut bytes: &[u8]) -> Result<Vec<Record>, String> {
     let mut out = Vec::new();
     let mut offset = 0usize;
     while !bytes.is_empty() {
+        // A header without its newline is a record cut short too.
         let nl = bytes
             .iter()
             .position(|&b| b == b'\n')
-            .ok_or_else(|| format!("record at byte {offset}: no header line"))?;
+            .ok_or_else(|| format!("record at byte {offset}: truncated"))?;
         let head = std::str::from_utf8(&bytes[..nl])
             .map_err(|_| format!("record at byte {offset}: header is not text"))?;
         let f: Vec<&str> = head.split(' ').collect();

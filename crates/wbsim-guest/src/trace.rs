@@ -79,7 +79,17 @@ pub fn setup(
         }
         sys::write_value(&enable, "1").map_err(|e| fail(&format!("enabling {event}"), e))?;
     }
-    sys::write_value(dir.join("tracing_on"), "1").map_err(|e| fail("tracing_on = 1", e))
+    // One clock for all CPUs (the default `local` clock is per CPU).
+    if let Err(e) = sys::write_value(dir.join("trace_clock"), "global") {
+        w.log(&format!("trace_clock = global: {}", sys::err_text(&e)));
+    }
+    sys::write_value(dir.join("tracing_on"), "1").map_err(|e| fail("tracing_on = 1", e))?;
+    // Tie the trace clock to the records' CLOCK_MONOTONIC.
+    let marker = format!("{}{}", crate::protocol::TRACE_CLOCK_MARKER, sys::monotonic_ns());
+    if let Err(e) = sys::write_value(dir.join("trace_marker"), &marker) {
+        w.log(&format!("trace_marker: {}", sys::err_text(&e)));
+    }
+    Ok(())
 }
 
 /// The thread reading `trace_pipe`.

@@ -13,7 +13,7 @@ use crate::procfs::{parse_trace_marker, parse_trace_record, TraceEvent, TraceLin
 /// Without it the two clocks are taken to be the same (ftrace's default
 /// `local` clock and CLOCK_MONOTONIC both count from boot; a guest can
 /// also select `mono` in `trace_clock` where the kernel has it, 3.10+).
-pub const CLOCK_MARKER: &str = "wbsim_mono_ns=";
+pub const CLOCK_MARKER: &str = wbsim_guest::protocol::TRACE_CLOCK_MARKER;
 
 /// One kswapd state change on the records' clock: `true` for
 /// `mm_vmscan_kswapd_wake`, `false` for `mm_vmscan_kswapd_sleep`.
