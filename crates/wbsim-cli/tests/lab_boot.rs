@@ -36,10 +36,17 @@ fn debian_kernel_reports_what_dd_wrote_and_compares() {
         "--json",
         json.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(r["source"], "qemu");
-    assert!(r["lab"]["kernel_release"].as_str().unwrap().starts_with("6.1"));
+    assert!(r["lab"]["kernel_release"]
+        .as_str()
+        .unwrap()
+        .starts_with("6.1"));
     let vm = &r["runs"][0]["vmstat"];
     let page = 4096.0;
     let dirtied = vm["nr_dirtied"].as_f64().unwrap() * page;
@@ -53,17 +60,32 @@ fn debian_kernel_reports_what_dd_wrote_and_compares() {
     // What was not written back yet at dd's end is still dirty or under
     // writeback.
     let pending = (vm["nr_dirty"].as_f64().unwrap() + vm["nr_writeback"].as_f64().unwrap()) * page;
-    assert!(written <= dirtied, "nr_written {written} > nr_dirtied {dirtied}");
+    assert!(
+        written <= dirtied,
+        "nr_written {written} > nr_dirtied {dirtied}"
+    );
     assert!(
         (written + pending - dirtied).abs() <= 0.05 * DD_BYTES,
         "nr_written {written} + still dirty/writeback {pending} vs nr_dirtied {dirtied}"
     );
 
     let out = wbsim(&[
-        "lab", "compare", SCENARIO, "--kernel-image", "debian", "--kernel", "3.10",
+        "lab",
+        "compare",
+        SCENARIO,
+        "--kernel-image",
+        "debian",
+        "--kernel",
+        "3.10",
     ]);
     assert!(out.status.success());
     let table = String::from_utf8_lossy(&out.stdout);
-    assert!(table.contains("nr_dirtied") && table.contains("elapsed"), "{table}");
-    assert!(table.contains("from the cache"), "the compare reuses the run's boot: {table}");
+    assert!(
+        table.contains("nr_dirtied") && table.contains("elapsed"),
+        "{table}"
+    );
+    assert!(
+        table.contains("from the cache"),
+        "the compare reuses the run's boot: {table}"
+    );
 }

@@ -113,6 +113,9 @@ pub mod kind {
     pub const TASK_START: &str = "task-start";
     /// A task ended; payload: [`super::TaskEnd`] as JSON.
     pub const TASK_END: &str = "task-end";
+    /// A line a task printed on stdout; payload: `NAME\tLINE` (fs_mark's
+    /// and IOzone's result lines are read back from these).
+    pub const TASK_OUTPUT: &str = "task-output";
     /// A chunk of `trace_pipe` text (whole lines).
     pub const TRACE: &str = "trace";
     /// A line of the guest's own log (what it did, what it skipped).

@@ -9,8 +9,7 @@
 //!
 //! Each child's stderr is kept (first 4 KiB) as its `TaskEnd.message`
 //! and echoed on the console; its stdout (fs_mark's and IOzone's result
-//! tables) is echoed on the console and kept as `log` records
-//! `task NAME stdout: LINE`, the protocol having no kind of its own for it.
+//! tables) is echoed on the console and kept as `task-output` records.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
@@ -166,9 +165,9 @@ impl Runner<'_> {
                     let text = text.trim_end_matches('\n');
                     sys::console(text);
                     writer.record(
-                        kind::LOG,
+                        kind::TASK_OUTPUT,
                         tag::NONE,
-                        format!("task {name} stdout: {text}").as_bytes(),
+                        format!("{name}\t{text}").as_bytes(),
                     );
                     line.clear();
                 }

@@ -85,7 +85,11 @@ pub fn setup(
     }
     sys::write_value(dir.join("tracing_on"), "1").map_err(|e| fail("tracing_on = 1", e))?;
     // Tie the trace clock to the records' CLOCK_MONOTONIC.
-    let marker = format!("{}{}", crate::protocol::TRACE_CLOCK_MARKER, sys::monotonic_ns());
+    let marker = format!(
+        "{}{}",
+        crate::protocol::TRACE_CLOCK_MARKER,
+        sys::monotonic_ns()
+    );
     if let Err(e) = sys::write_value(dir.join("trace_marker"), &marker) {
         w.log(&format!("trace_marker: {}", sys::err_text(&e)));
     }

@@ -94,7 +94,7 @@ fn after_chains_and_background_tasks() {
     assert_eq!(json, ends);
     assert!(records
         .iter()
-        .any(|r| r.kind == "log" && r.text().starts_with("task b stdout: iozone: write ")));
+        .any(|r| r.kind == "task-output" && r.text().starts_with("b\tiozone: write ")));
 }
 
 #[test]

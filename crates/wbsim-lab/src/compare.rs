@@ -135,10 +135,8 @@ fn dirty_share(r: &RunReport) -> Option<(String, f64)> {
 ///   the zone `Normal` when the series has it, else its biggest zone (the
 ///   name lists the zones used when the runs differ);
 /// * `kswapd_awake_seconds`;
-/// * `kswapd full sleeps`: `series_stats["kswapd_full_sleeps"]`, on either
-///   side; the simulator does not report it today, so its side stays empty
-///   (the ftrace wakeups below are its nearest figure: each wake-up from a
-///   full sleep ends in one, except an interval still open at the end);
+/// * `kswapd full sleeps`: `series_stats["kswapd_full_sleeps"]` (the
+///   lab's), else `ftrace.kswapd_sleeps` (the simulator's);
 /// * `kswapd wakeups (ftrace)`: `ftrace.kswapd_wakeups`, wakes after a full
 ///   sleep;
 /// * `device write MB/s`: the busiest device's `write_mb_per_second`.
@@ -202,7 +200,12 @@ pub fn figures(real: &[RunReport], simulated: &[RunReport]) -> Vec<Figure> {
     ));
     list.push((
         "kswapd full sleeps".into(),
-        Box::new(|r: &RunReport| r.series_stats.get("kswapd_full_sleeps").copied()),
+        Box::new(|r: &RunReport| {
+            r.series_stats
+                .get("kswapd_full_sleeps")
+                .copied()
+                .or(Some(r.ftrace.kswapd_sleeps as f64))
+        }),
     ));
     list.push((
         "kswapd wakeups (ftrace)".into(),

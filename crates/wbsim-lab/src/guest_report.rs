@@ -2,6 +2,7 @@
 //! `wbsim::report::run_report` gives the simulator's figures.
 
 pub mod series;
+pub mod tool_output;
 pub mod trace;
 mod vmstat;
 
@@ -79,8 +80,8 @@ fn find<'a>(records: &'a [Record], k: &str, t: &str) -> Option<&'a Record> {
 /// * `tasks`: one per `task-end`, in record order, the command from the
 ///   scenario's task of that name; then tasks that started and never
 ///   ended, with exit status −1.
-/// * `sim_events` 0; `fsmark`, `iozone` empty (the guest keeps only the
-///   tasks' stderr); `check` none.
+/// * `fsmark`, `iozone`: the tools' result lines from the `task-output`
+///   records, see [`tool_output`]; `sim_events` 0; `check` none.
 pub fn guest_run(
     sc: &Scenario,
     records: &[Record],
@@ -270,8 +271,8 @@ pub fn guest_run(
         series_stats,
         ftrace: digest.stats,
         series: Some(series),
-        fsmark: Vec::new(),
-        iozone: Vec::new(),
+        fsmark: tool_output::fsmark_loops(records),
+        iozone: tool_output::iozone_results(records),
         check: None,
         tasks,
     };

@@ -219,6 +219,16 @@ pub fn run_lab(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<LabRun, String> {
     let m = lab_machine(sc).map_err(|e| e.to_string())?;
+    let mkfs_tool = mkfs_command(m.fs_type, kernel.major(), "IMAGE")[0].clone();
+    for tool in [qemu::QEMU, mkfs_tool.as_str()] {
+        if !crate::setup::have(tool) {
+            let t = crate::setup::TOOLS.iter().find(|t| t.command == tool);
+            return Err(format!(
+                "{tool} not found: install it with `apt-get install {}` (`wbsim lab setup` checks every tool)",
+                t.map_or("?", |t| t.package)
+            ));
+        }
+    }
     let guest = read(&opts.guest_binary, "guest binary")
         .map_err(|e| format!("{e}\n(build it with `wbsim lab setup`, or pass --guest PATH)"))?;
     if !guest.starts_with(b"\x7fELF") {
@@ -405,7 +415,8 @@ fn boot_once(j: &BootJob, progress: &mut dyn FnMut(Progress)) -> Result<(), Stri
     f.set_len(j.m.disk_bytes).map_err(|e| io(&data, e))?;
     drop(f);
     let mkfs = mkfs_command(j.m.fs_type, j.kernel.major(), &data.display().to_string());
-    let st = std::process::Command::new(&mkfs[0])
+    let mkfs_path = crate::setup::which(&mkfs[0]).unwrap_or_else(|| PathBuf::from(&mkfs[0]));
+    let st = std::process::Command::new(mkfs_path)
         .args(&mkfs[1..])
         .stdout(std::process::Stdio::null())
         .status()
@@ -511,4 +522,47 @@ fn boot_once(j: &BootJob, progress: &mut dyn FnMut(Progress)) -> Result<(), Stri
 
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario() -> Scenario {
+        let text = std::fs::read_to_string(
+            workspace_dir().join("scenarios/lab/ci-dd-96m-ext4.toml"),
+        )
+        .unwrap()
+        .replace(
+            "[run]",
+            "[[task]]\nname = \"second\"\ncommand = \"dd if=/dev/zero of=disk/b bs=4k count=8\"\n\
+                 after = \"dd\"\n\n[run]",
+        );
+        wbsim::scenario::parse_scenario(&text, "ci.toml").unwrap()
+    }
+
+    #[test]
+    fn plan_carries_tasks_sysctls_and_the_guest_checks_it() {
+        let sc = scenario();
+        let m = lab_machine(&sc).unwrap();
+        let p = plan(&sc, &m, vec!["00-virtio.ko".into()], 500, false);
+        assert_eq!(p.version, protocol::PLAN_VERSION);
+        assert_eq!((p.fs_type.as_str(), p.mount.as_str()), ("ext4", "disk"));
+        assert_eq!(p.tasks[1].after.as_deref(), Some("dd"));
+        assert!(p.sysctls.contains(&("vm/dirty_ratio".into(), "20".into())));
+        assert_eq!(p.time_limit_s, sc.run.time_limit_s);
+        assert_eq!(p.modules, ["00-virtio.ko"]);
+        // Without --trace only the vmscan events; with it the writeback ones too.
+        assert!(p.trace_events.iter().all(|e| e.starts_with("vmscan/")));
+        let traced = plan(&sc, &m, vec![], 500, true);
+        assert!(traced
+            .trace_events
+            .iter()
+            .any(|e| e == "writeback/balance_dirty_pages"));
+        // The guest's own plan check accepts what the host writes.
+        let json = serde_json::to_string(&p).unwrap();
+        let back: Plan = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, p);
+        assert_eq!(wbsim_guest::plan::problems(&p), Vec::<String>::new());
+    }
 }

@@ -46,12 +46,19 @@ pub const TOOLS: &[Tool] = &[
     },
 ];
 
-/// Is `command` on PATH (or in /sbin, /usr/sbin, where mkfs lives)?
-pub fn have(command: &str) -> bool {
+/// Where `command` is: on PATH, or in /sbin or /usr/sbin, where mkfs
+/// lives and an ordinary user's PATH often does not go.
+pub fn which(command: &str) -> Option<std::path::PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .chain(["/sbin".into(), "/usr/sbin".into()])
-        .any(|d| is_executable(&d.join(command)))
+        .map(|d| d.join(command))
+        .find(|p| is_executable(p))
+}
+
+/// Is `command` on PATH (or in /sbin, /usr/sbin)?
+pub fn have(command: &str) -> bool {
+    which(command).is_some()
 }
 
 fn is_executable(p: &Path) -> bool {

@@ -254,11 +254,10 @@ fn figures_of_real_and_simulated_runs() {
         (dirty.real.as_slice(), dirty.simulated.as_slice()),
         (&[35.0][..], &[50.0][..])
     );
+    // The lab's count from its series stats; the simulator's from ftrace.
     let sleeps = get("kswapd full sleeps");
-    assert_eq!(
-        (sleeps.real.as_slice(), sleeps.simulated.len()),
-        (&[10.0][..], 0)
-    );
+    assert_eq!(sleeps.real.as_slice(), &[10.0][..]);
+    assert_eq!(sleeps.simulated.len(), 1);
     assert_eq!(get("device write MB/s").simulated, [17.0]);
     assert_eq!(get("kswapd wakeups (ftrace)").simulated, [12.0]);
     assert!(get("nr_vmscan_write").is_flagged(0.25));

@@ -168,6 +168,7 @@ pub fn digest_trace(text: &str, zones: &[ZoneInfo], start_ns: u64, end_ns: u64) 
     d.kswapd = kswapd_awake(&transitions, start_ns, end_ns);
     d.stats.kswapd_wakeups = d.kswapd.intervals.len() as u64;
     d.stats.kswapd_awake_ns = d.kswapd.total_ns();
+    d.stats.kswapd_sleeps = d.kswapd.full_sleeps;
     let mut begun: BTreeMap<u32, u64> = BTreeMap::new();
     for l in lines.iter().filter(|l| ns(l.t_s) >= start_ns) {
         match l.event {

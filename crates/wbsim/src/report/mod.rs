@@ -374,9 +374,14 @@ pub fn format_text_with(r: &Report, opts: &TextOptions) -> String {
         r.kernel,
         r.runs.len()
     );
+    let clock = if r.source == "qemu" {
+        "the real guest's time (seed: boot number)"
+    } else {
+        "simulated time"
+    };
     let _ = writeln!(
         s,
-        "(times in seconds of simulated time: elapsed wall, the workload's user and \
+        "(times in seconds of {clock}: elapsed wall, the workload's user and \
          system CPU, kswapd awake; counts are /proc/vmstat deltas)"
     );
     let _ = writeln!(

@@ -46,6 +46,9 @@ pub struct ReclaimTraceStats {
     pub kswapd_pages_scanned: u64,
     pub kswapd_pages_reclaimed: u64,
     pub kswapd_writes: ReclaimWrites,
+    /// `mm_vmscan_kswapd_sleep` events: kswapd's full sleeps (its short
+    /// naps between balancing runs do not fire it).
+    pub kswapd_sleeps: u64,
     /// Σ (direct_reclaim_end − direct_reclaim_begin), ns.
     pub direct_stall_ns: u64,
     /// Σ (kswapd_sleep − kswapd_wake), ns.
@@ -254,6 +257,7 @@ impl TraceStatsCollector {
                 }
             }
             TraceEvent::KswapdSleep { .. } => {
+                tot.kswapd_sleeps += 1;
                 tot.kswapd_awake_ns += us.saturating_sub(t.kswapd_awake_since_us) * 1000;
                 t.kswapd_awake_since_us = 0;
             }
@@ -441,6 +445,7 @@ mod tests {
             },
             direct_stall_ns: 4 * MS,
             kswapd_awake_ns: 56 * MS,
+            kswapd_sleeps: 1,
             direct_congestion_wait: WaitTotals {
                 number: 2,
                 delayed_us: 104_000,

@@ -1,0 +1,199 @@
+//! `wbsim lab` failing the way a user meets it: a file that is not a
+//! kernel, QEMU missing, a guest that panics or hangs, a scenario a real
+//! machine cannot run. Each ends with a clear message and a non-zero
+//! status, leaves nothing running and no disk image behind. A stand-in
+//! `qemu-system-x86_64` script plays the guest, so no kernel boots here.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A file with an x86 boot header and version string, as QEMU -kernel
+/// and the lab's check want; not bootable.
+fn fake_bzimage(dir: &Path) -> PathBuf {
+    let mut b = vec![0u8; 0x2000];
+    b[0x1FE] = 0x55;
+    b[0x1FF] = 0xAA;
+    b[0x202..0x206].copy_from_slice(b"HdrS");
+    b[0x206..0x208].copy_from_slice(&0x020Au16.to_le_bytes());
+    b[0x20E..0x210].copy_from_slice(&0x0800u16.to_le_bytes());
+    let v = b"6.1.0-test (lab) #1 SMP";
+    b[0xA00..0xA00 + v.len()].copy_from_slice(v);
+    let p = dir.join("bzImage");
+    std::fs::write(&p, b).unwrap();
+    p
+}
+
+/// A `qemu-system-x86_64` stand-in running `body` (sh), first on PATH.
+fn fake_qemu(dir: &Path, body: &str) -> PathBuf {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let q = bin.join("qemu-system-x86_64");
+    std::fs::write(&q, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&q, std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+fn lab(dir: &Path, path_env: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wbsim"))
+        .arg("lab")
+        .args(args)
+        .args(["--lab-dir", dir.join("lab").to_str().unwrap()])
+        .args(["--guest", "/bin/true"])
+        .env("PATH", path_env)
+        .current_dir(root())
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// No boot directory (disk images, initramfs) is left in the lab dir.
+fn assert_no_boot_left(dir: &Path) {
+    let tmp = dir.join("lab/tmp");
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .map(|r| r.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+const SMALL: &str = "scenarios/lab/ci-dd-96m-ext4.toml";
+
+fn system_path_with(bin: &Path) -> String {
+    format!("{}:/usr/bin:/bin:/usr/sbin:/sbin", bin.display())
+}
+
+#[test]
+fn a_file_that_is_not_a_kernel_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let o = lab(
+        d.path(),
+        "/usr/bin:/bin",
+        &["run", SMALL, "--kernel-image", env!("CARGO_BIN_EXE_wbsim")],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not an x86 bzImage"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_missing_qemu_names_the_package() {
+    let d = tempfile::tempdir().unwrap();
+    let k = fake_bzimage(d.path());
+    let o = lab(
+        d.path(),
+        "/nonexistent",
+        &["run", SMALL, "--kernel-image", k.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("apt-get install qemu-system-x86"),
+        "{}",
+        stderr(&o)
+    );
+    assert_no_boot_left(d.path());
+}
+
+#[test]
+fn a_panicking_guest_is_reported_with_the_panic_and_cleaned_up() {
+    let d = tempfile::tempdir().unwrap();
+    let k = fake_bzimage(d.path());
+    let bin = fake_qemu(
+        d.path(),
+        "echo 'Linux version 6.1.0-test'\necho 'Kernel panic - not syncing: VFS: Unable to mount root fs'\nsleep 60",
+    );
+    let o = lab(
+        d.path(),
+        &system_path_with(&bin),
+        &["run", SMALL, "--kernel-image", k.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("panicked") && e.contains("CONFIG_BLK_DEV_INITRD"),
+        "{e}"
+    );
+    assert_no_boot_left(d.path());
+}
+
+#[test]
+fn a_hanging_guest_is_killed_at_the_wall_clock_limit() {
+    let d = tempfile::tempdir().unwrap();
+    let k = fake_bzimage(d.path());
+    let marker = d.path().join("still-running");
+    // The stand-in records its pid; it must be gone after wbsim returns.
+    let bin = fake_qemu(
+        d.path(),
+        &format!("echo $$ > {}\nsleep 60", marker.display()),
+    );
+    let t = std::time::Instant::now();
+    let o = lab(
+        d.path(),
+        &system_path_with(&bin),
+        &[
+            "run",
+            SMALL,
+            "--kernel-image",
+            k.to_str().unwrap(),
+            "--wall-limit-s",
+            "2",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("wall-clock limit of 2 s"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(t.elapsed().as_secs() < 30);
+    let pid: i32 = std::fs::read_to_string(&marker)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: signal 0 only checks whether the process exists.
+    let alive = unsafe { libc::kill(pid, 0) } == 0;
+    assert!(!alive, "the QEMU stand-in {pid} is still running");
+    assert_no_boot_left(d.path());
+}
+
+#[test]
+fn raid0_and_fuse_scenarios_are_refused_before_anything_boots() {
+    let d = tempfile::tempdir().unwrap();
+    let k = fake_bzimage(d.path());
+    let bin = fake_qemu(d.path(), "echo booted > /dev/null");
+    for (scenario, why) in [
+        ("scenarios/writeback-plug/fsmark-xfs-raid0.toml", "RAID0"),
+        ("scenarios/zone-dirty-v2/fuse-ntfs.toml", "fuse-ntfs"),
+    ] {
+        let o = lab(
+            d.path(),
+            &system_path_with(&bin),
+            &["run", scenario, "--kernel-image", k.to_str().unwrap()],
+        );
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains("cannot run this scenario on a real kernel") && e.contains(why),
+            "{e}"
+        );
+    }
+    assert_no_boot_left(d.path());
+}
+
+#[test]
+fn the_debian_kernel_before_setup_says_to_run_setup() {
+    let d = tempfile::tempdir().unwrap();
+    let o = lab(
+        d.path(),
+        "/usr/bin:/bin",
+        &["run", SMALL, "--kernel-image", "debian"],
+    );
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("wbsim lab setup"), "{}", stderr(&o));
+}
