@@ -9,6 +9,7 @@ use std::process::Command;
 
 const SCENARIO: &str = "scenarios/lab/ci-dd-96m-ext4.toml";
 const DD_BYTES: f64 = 96.0 * 1_048_576.0;
+const PAGE: f64 = 4096.0;
 
 fn wbsim(args: &[&str]) -> std::process::Output {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -48,18 +49,18 @@ fn debian_kernel_reports_what_dd_wrote_and_compares() {
         .unwrap()
         .starts_with("6.1"));
     let vm = &r["runs"][0]["vmstat"];
-    let page = 4096.0;
-    let dirtied = vm["nr_dirtied"].as_f64().unwrap() * page;
-    let written = vm["nr_written"].as_f64().unwrap() * page;
+    let dirtied = vm["nr_dirtied"].as_f64().unwrap() * PAGE;
+    let written = vm["nr_written"].as_f64().unwrap() * PAGE;
     // Every byte dd wrote was dirtied once; the filesystem's own
-    // metadata and journal add a little.
+    // metadata and journal add a little, and /proc/vmstat may not have
+    // folded in the last per-CPU deltas (up to a few dozen pages).
     assert!(
-        dirtied >= DD_BYTES && dirtied <= DD_BYTES * 1.10,
+        (DD_BYTES - 64.0 * PAGE..=DD_BYTES * 1.10).contains(&dirtied),
         "nr_dirtied {dirtied} bytes for {DD_BYTES} written by dd"
     );
     // What was not written back yet at dd's end is still dirty or under
     // writeback.
-    let pending = (vm["nr_dirty"].as_f64().unwrap() + vm["nr_writeback"].as_f64().unwrap()) * page;
+    let pending = (vm["nr_dirty"].as_f64().unwrap() + vm["nr_writeback"].as_f64().unwrap()) * PAGE;
     assert!(
         written <= dirtied,
         "nr_written {written} > nr_dirtied {dirtied}"

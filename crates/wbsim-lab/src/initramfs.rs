@@ -21,7 +21,7 @@ pub struct Initramfs {
 }
 
 fn pad4(v: &mut Vec<u8>) {
-    while v.len() % 4 != 0 {
+    while !v.len().is_multiple_of(4) {
         v.push(0);
     }
 }
@@ -101,7 +101,7 @@ impl Initramfs {
     pub fn finish(mut self) -> Vec<u8> {
         self.header("TRAILER!!!", 0, 0, 0, (0, 0));
         // The kernel reads whole 512-byte blocks comfortably.
-        while self.bytes.len() % 512 != 0 {
+        while !self.bytes.len().is_multiple_of(512) {
             self.bytes.push(0);
         }
         self.bytes
