@@ -445,7 +445,7 @@ mod tests {
             },
             direct_stall_ns: 4 * MS,
             kswapd_awake_ns: 56 * MS,
-            kswapd_sleeps: 1,
+            kswapd_sleeps: 3,
             direct_congestion_wait: WaitTotals {
                 number: 2,
                 delayed_us: 104_000,
