@@ -10,13 +10,17 @@ use wbsim_lab::guest_report::guest_run;
 const DD_PAGES: i64 = 96 * 256;
 
 fn run(name: &str) -> wbsim_lab::guest_report::GuestRun {
+    run_scenario(name, "ci-dd-96m-ext4.toml")
+}
+
+fn run_scenario(name: &str, scenario: &str) -> wbsim_lab::guest_report::GuestRun {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/");
     let bytes = std::fs::read(format!("{dir}{name}")).unwrap();
     let records = decode_records(&bytes).unwrap();
-    let sc = wbsim::scenario::load_scenario(std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../scenarios/lab/ci-dd-96m-ext4.toml"
-    )))
+    let sc = wbsim::scenario::load_scenario(
+        &std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/lab/"))
+            .join(scenario),
+    )
     .unwrap();
     guest_run(&sc, &records, 0, 1000).unwrap()
 }
@@ -81,4 +85,32 @@ fn linux_3_2_4_boot_reads_back_as_a_report() {
     assert_eq!(dma32.present_pages, 60442);
     let dma = g.zones.iter().find(|z| z.name == "DMA").unwrap();
     assert_eq!(dma.present_pages, wbsim_lab::machine::DMA_PRESENT_PAGES);
+}
+
+#[test]
+fn debian_6_1_fs_mark_boot_gives_fs_marks_table_and_the_background_task() {
+    // scenarios/lab/fsmark-256m-xfs.toml: fs_mark -n 20 -L 3 -s 4 MiB on
+    // xfs beside memtouch, which the guest stops with SIGTERM at the end.
+    let g = run_scenario(
+        "boot-6.1.0-56-fsmark-256m-xfs.records",
+        "fsmark-256m-xfs.toml",
+    );
+    let loops = &g.report.fsmark;
+    assert_eq!(loops.len(), 3, "one row per loop");
+    assert!(loops
+        .iter()
+        .all(|l| l.files_per_second > 0.5 && l.files_per_second < 100.0));
+    let status: Vec<(&str, i32)> = g
+        .report
+        .tasks
+        .iter()
+        .map(|t| (t.name.as_str(), t.exit_status))
+        .collect();
+    assert_eq!(status, [("fs_mark", 0), ("monitors", 128 + 15)]);
+    // 60 files of 4 MiB (61440 pages) and xfs metadata.
+    let dirtied = g.report.vmstat["nr_dirtied"];
+    assert!(
+        (60 * 1024 - 64..60 * 1024 + 1200).contains(&dirtied),
+        "{dirtied}"
+    );
 }
