@@ -156,7 +156,7 @@ fn run(plan_path: &Path, guest: &mut Guest) -> Result<(), String> {
         w.log(&format!("sysctl {path} = {value}"));
     }
 
-    let tracer = start_tracing(&plan, &w);
+    let tracer = start_tracing(&plan, &w)?;
 
     // SAFETY: sync has no preconditions.
     unsafe { libc::sync() };
@@ -235,24 +235,29 @@ fn run(plan_path: &Path, guest: &mut Guest) -> Result<(), String> {
     Ok(())
 }
 
-/// Tracing as the plan asks, if the kernel has it; problems are logged,
-/// not fatal (the counters still tell most of the story).
-fn start_tracing(plan: &protocol::Plan, w: &Arc<RecordWriter>) -> Option<TraceReader> {
+/// Tracing as the plan asks. A kernel without event tracing is an error
+/// (kswapd's awake time and reclaim's writes come from its
+/// tracepoints); a tracepoint this kernel lacks is logged and skipped.
+fn start_tracing(
+    plan: &protocol::Plan,
+    w: &Arc<RecordWriter>,
+) -> Result<Option<TraceReader>, String> {
     if plan.trace_events.is_empty() {
-        return None;
+        return Ok(None);
     }
     let Some(dir) = trace::tracing_dir() else {
-        w.log(
-            "tracing not available (no trace_pipe under /sys/kernel/tracing or \
-               /sys/kernel/debug/tracing); no trace records",
+        return Err(
+            "the kernel has no event tracing (no trace_pipe under /sys/kernel/tracing \
+             or /sys/kernel/debug/tracing): it needs CONFIG_EVENT_TRACING (CONFIG_FTRACE) \
+             and CONFIG_DEBUG_FS or tracefs, for the vmscan tracepoints"
+                .into(),
         );
-        return None;
     };
     if let Err(e) = trace::setup(&dir, plan.trace_buffer_kb, &plan.trace_events, w) {
         w.log(&format!("{e}; no trace records"));
-        return None;
+        return Ok(None);
     }
-    match TraceReader::start(&dir, w.clone()) {
+    Ok(match TraceReader::start(&dir, w.clone()) {
         Ok(t) => {
             w.log(&format!(
                 "tracing {} events from {}",
@@ -268,5 +273,5 @@ fn start_tracing(plan: &protocol::Plan, w: &Arc<RecordWriter>) -> Option<TraceRe
             ));
             None
         }
-    }
+    })
 }
