@@ -55,11 +55,7 @@ pub fn cmd_compare(
         })
         .collect();
     let text = render(&sc.name, &columns);
-    if outputs.uses_stdout() {
-        eprint!("{text}");
-    } else {
-        print!("{text}");
-    }
+    outputs.print_text(&text);
     if let Some(id) = outputs.id("--out") {
         outputs.put(id, text.as_bytes()).map_err(Failure::runtime)?;
     }

@@ -285,11 +285,7 @@ fn lab_run(
             &wbsim::report::TextOptions { include_cut: false }
         )
     );
-    if outputs.uses_stdout() {
-        eprint!("{text}");
-    } else {
-        print!("{text}");
-    }
+    outputs.print_text(&text);
     if let Some(id) = outputs.id("--json") {
         let j = serde_json::to_string_pretty(&lab.report)
             .map_err(|e| Failure::runtime(e.to_string()))?;
@@ -367,11 +363,7 @@ fn lab_compare(
         lab_text(&lab),
         wbsim_lab::compare::render(&figures, tolerance, &real_label, &sim_label)
     );
-    if outputs.uses_stdout() {
-        eprint!("{text}");
-    } else {
-        print!("{text}");
-    }
+    outputs.print_text(&text);
     if let Some(id) = outputs.id("--out") {
         outputs.put(id, text.as_bytes()).map_err(Failure::runtime)?;
     }
@@ -386,12 +378,7 @@ fn lab_compare(
         .filter_map(|(l, s)| Some((l, s?)))
         .collect();
         let title = format!("{}: dirty pages per zone, real and simulated", sc.name);
-        let (svg, png) = plot::render_dirty_plot(&title, &lines).map_err(Failure::runtime)?;
-        outputs.put(id, svg.as_bytes()).map_err(Failure::runtime)?;
-        let png_id = outputs
-            .id("--plot (PNG)")
-            .ok_or("--plot: no PNG output planned")?;
-        outputs.put(png_id, &png).map_err(Failure::runtime)?;
+        plot::put_plot(&mut outputs, id, &title, &lines).map_err(Failure::runtime)?;
     }
     outputs.commit().map_err(Failure::runtime)?;
     Ok(0)

@@ -155,6 +155,16 @@ impl Outputs {
         Ok(out)
     }
 
+    /// Print the text report: on standard output, or on standard error
+    /// when standard output is one of the outputs.
+    pub fn print_text(&self, text: &str) {
+        if self.uses_stdout() {
+            eprint!("{text}");
+        } else {
+            print!("{text}");
+        }
+    }
+
     /// Whether standard output is one of the outputs (then the text report
     /// goes to standard error).
     pub fn uses_stdout(&self) -> bool {

@@ -58,6 +58,22 @@ pub fn render_dirty_plot(
     Ok((svg, png))
 }
 
+/// Render the plot and hand its SVG and PNG to the planned `--plot` and
+/// `--plot (PNG)` outputs.
+pub fn put_plot(
+    outputs: &mut crate::output::Outputs,
+    id: crate::output::OutputId,
+    title: &str,
+    runs: &[(&str, &Series)],
+) -> Result<(), String> {
+    let (svg, png) = render_dirty_plot(title, runs)?;
+    outputs.put(id, svg.as_bytes())?;
+    let png_id = outputs
+        .id("--plot (PNG)")
+        .ok_or("--plot: no PNG output planned")?;
+    outputs.put(png_id, &png)
+}
+
 /// Where the PNG beside `svg_path` goes; an error if that would be
 /// `svg_path` itself. Checked before any simulation runs.
 pub fn png_path_for(svg_path: &Path) -> Result<PathBuf, String> {

@@ -165,12 +165,7 @@ pub fn cmd_run(a: &RunArgs) -> Result<u8, Failure> {
             .filter_map(|r| Some((r.kernel.as_str(), r.runs.first()?.series.as_ref()?)))
             .collect();
         let title = format!("{}: dirty pages per zone (seed {})", sc.name, seeds[0]);
-        let (svg, png) = plot::render_dirty_plot(&title, &lines).map_err(Failure::runtime)?;
-        outputs.put(id, svg.as_bytes()).map_err(Failure::runtime)?;
-        let png_id = outputs
-            .id("--plot (PNG)")
-            .ok_or("--plot: no PNG output planned")?;
-        outputs.put(png_id, &png).map_err(Failure::runtime)?;
+        plot::put_plot(&mut outputs, id, &title, &lines).map_err(Failure::runtime)?;
     }
     outputs.commit().map_err(Failure::runtime)?;
     Ok(status_of(&reports))

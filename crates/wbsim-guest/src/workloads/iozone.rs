@@ -146,33 +146,16 @@ impl Pass<'_> {
     }
 }
 
-/// IOzone's result row (`%16ld%8ld`, then `%8ld`/`%9ld` per column as
-/// `wbsim::report::tools` prints it).
+/// IOzone's result table, as `wbsim::report::tools` prints the
+/// simulator's.
 pub fn table(cmd: &IozoneCommand, results: &[PassResult]) -> String {
-    const COLUMNS: [(IozoneTest, usize); 6] = [
-        (IozoneTest::Write, 8),
-        (IozoneTest::Rewrite, 8),
-        (IozoneTest::Read, 9),
-        (IozoneTest::Reread, 9),
-        (IozoneTest::RandRead, 8),
-        (IozoneTest::RandWrite, 8),
-    ];
-    let mut s = format!(
-        "{:58}  random  random\n              KB  reclen   write rewrite    read    reread    read   write\n",
-        ""
-    );
-    s.push_str(&format!(
-        "{:>16}{:>8}",
-        cmd.file_bytes >> 10,
-        cmd.record_bytes >> 10
-    ));
-    for (test, width) in COLUMNS {
-        match results.iter().find(|r| r.test == test) {
-            Some(r) => s.push_str(&format!("{:>width$}", r.kib_per_second)),
-            None => s.push_str(&format!("{:width$}", "")),
-        }
-    }
-    s
+    let rates: Vec<(IozoneTest, u64)> =
+        results.iter().map(|r| (r.test, r.kib_per_second)).collect();
+    format!(
+        "{}\n{}",
+        wbsim::report::tools::iozone_header(),
+        wbsim::report::tools::iozone_row(cmd, &rates)
+    )
 }
 
 pub fn run(cmd: &IozoneCommand) -> Result<(), Failure> {

@@ -76,19 +76,7 @@ pub fn format_iozone(s: &mut String, config: &Scenario, run: &RunReport) {
         return;
     }
     let _ = writeln!(s, "\niozone (seed {}; Kbytes/sec):", run.seed);
-    let _ = writeln!(
-        s,
-        "{:58}  random  random\n              KB  reclen   write rewrite    read    reread    read   write",
-        ""
-    );
-    const COLUMNS: [(IozoneTest, usize); 6] = [
-        (IozoneTest::Write, 8),
-        (IozoneTest::Rewrite, 8),
-        (IozoneTest::Read, 9),
-        (IozoneTest::Reread, 9),
-        (IozoneTest::RandRead, 8),
-        (IozoneTest::RandWrite, 8),
-    ];
+    let _ = writeln!(s, "{}", iozone_header());
     for task in &config.tasks {
         let Program::Iozone(cmd) = &task.program else {
             continue;
@@ -97,22 +85,45 @@ pub fn format_iozone(s: &mut String, config: &Scenario, run: &RunReport) {
         if mine.is_empty() {
             continue;
         }
-        let _ = write!(
-            s,
-            "{:>16}{:>8}",
-            cmd.file_bytes >> 10,
-            cmd.record_bytes >> 10
-        );
-        for (test, width) in COLUMNS {
-            match mine.iter().find(|r| r.test == test) {
-                Some(r) => {
-                    let _ = write!(s, "{:>width$}", r.kib_per_second);
-                }
-                None => {
-                    let _ = write!(s, "{:width$}", "");
-                }
+        let rates: Vec<(IozoneTest, u64)> =
+            mine.iter().map(|r| (r.test, r.kib_per_second)).collect();
+        let _ = writeln!(s, "{}   ({})", iozone_row(cmd, &rates), task.name);
+    }
+}
+
+/// The two header lines of IOzone's result table.
+pub fn iozone_header() -> String {
+    format!(
+        "{:58}  random  random\n              KB  reclen   write rewrite    read    reread    read   write",
+        ""
+    )
+}
+
+/// One row of IOzone's result table: KB and reclen, then each test's
+/// KiB/s in its column (blank when not run). Shared with the lab's guest,
+/// which prints the same table from a real run.
+pub fn iozone_row(
+    cmd: &crate::workload::iozone::IozoneCommand,
+    rates: &[(IozoneTest, u64)],
+) -> String {
+    const COLUMNS: [(IozoneTest, usize); 6] = [
+        (IozoneTest::Write, 8),
+        (IozoneTest::Rewrite, 8),
+        (IozoneTest::Read, 9),
+        (IozoneTest::Reread, 9),
+        (IozoneTest::RandRead, 8),
+        (IozoneTest::RandWrite, 8),
+    ];
+    let mut s = format!("{:>16}{:>8}", cmd.file_bytes >> 10, cmd.record_bytes >> 10);
+    for (test, width) in COLUMNS {
+        match rates.iter().find(|(t, _)| *t == test) {
+            Some((_, k)) => {
+                let _ = write!(s, "{k:>width$}");
+            }
+            None => {
+                let _ = write!(s, "{:width$}", "");
             }
         }
-        let _ = writeln!(s, "   ({})", task.name);
     }
+    s
 }
