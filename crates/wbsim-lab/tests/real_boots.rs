@@ -114,3 +114,72 @@ fn debian_6_1_fs_mark_boot_gives_fs_marks_table_and_the_background_task() {
         "{dirtied}"
     );
 }
+
+/// A 5-minute boot of `scenarios/lab/zone-dirty-2g-ext4.toml` (2 GiB
+/// guest with a 252 MiB Normal zone, 5 GiB dd, 18 MB/s), gzipped.
+fn run_2g(kernel: &str) -> wbsim_lab::guest_report::GuestRun {
+    use std::io::Read;
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/");
+    let gz = std::fs::read(format!("{dir}boot-{kernel}-zone-dirty-2g-ext4.records.gz")).unwrap();
+    let mut bytes = Vec::new();
+    flate2::read::GzDecoder::new(&gz[..])
+        .read_to_end(&mut bytes)
+        .unwrap();
+    let records = decode_records(&bytes).unwrap();
+    let sc = wbsim::scenario::load_scenario(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/lab/zone-dirty-2g-ext4.toml"
+    )))
+    .unwrap();
+    guest_run(&sc, &records, 0, 2000).unwrap()
+}
+
+#[test]
+fn real_3_2_and_3_3_boots_show_what_per_zone_dirty_limits_change() {
+    let old = run_2g("3.2.4");
+    let new = run_2g("3.3.8");
+    assert_eq!(
+        (old.kernel_release.as_str(), new.kernel_release.as_str()),
+        ("3.2.4", "3.3.8")
+    );
+    // The lab's zone arithmetic gives the scenario's Normal zone exactly.
+    for g in [&old, &new] {
+        let normal = g.zones.iter().find(|z| z.name == "Normal").unwrap();
+        assert_eq!(
+            (normal.present_pages, normal.scenario_pages),
+            (64512, 64512)
+        );
+        assert!((263.0..266.0).contains(&g.report.elapsed_seconds));
+    }
+    // Without per-zone limits (3.2) reclaim meets dirty pages and marks
+    // them for immediate reclaim; with them (3.3) it hardly does.
+    let imm =
+        |g: &wbsim_lab::guest_report::GuestRun| g.report.vmstat["nr_vmscan_immediate_reclaim"];
+    assert!(
+        imm(&old) > 10_000 && imm(&new) < 100,
+        "{} / {}",
+        imm(&old),
+        imm(&new)
+    );
+    // And the Normal zone takes more than its size's share of allocations.
+    let normal_share = |g: &wbsim_lab::guest_report::GuestRun| {
+        let v = &g.report.vmstat;
+        v["pgalloc_normal"] as f64
+            / (v["pgalloc_dma"] + v["pgalloc_dma32"] + v["pgalloc_normal"]) as f64
+    };
+    assert!(normal_share(&old) > 0.15 && normal_share(&new) < 0.13);
+    // The median dirty share of Normal's inactive file pages falls too.
+    let dirty = |g: &wbsim_lab::guest_report::GuestRun| {
+        let figs = wbsim_lab::compare::figures(std::slice::from_ref(&g.report), &[]);
+        figs.iter()
+            .find(|f| f.name.starts_with("Normal dirty"))
+            .unwrap()
+            .real[0]
+    };
+    assert!(
+        dirty(&old) > 45.0 && dirty(&new) < 40.0,
+        "{} / {}",
+        dirty(&old),
+        dirty(&new)
+    );
+}
