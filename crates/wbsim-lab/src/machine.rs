@@ -267,7 +267,17 @@ pub fn mkfs_command(fs: FsType, kernel_major: u32, image: &str) -> Vec<String> {
             "mkfs.xfs", "-q", "-f", "-m", "crc=0", "-n", "ftype=0", "-i", "sparse=0",
         ]),
         (FsType::Xfs, false) => v(&["mkfs.xfs", "-q", "-f"]),
-        (FsType::Btrfs, true) => v(&["mkfs.btrfs", "-q", "-f", "-O", "^no-holes,^free-space-tree"]),
+        // btrfs-progs 6.2 `-O list-all` / `-R list-all`: extref needs 3.7,
+        // skinny-metadata 3.10, no-holes 3.14, free-space-tree 4.5.
+        (FsType::Btrfs, true) => v(&[
+            "mkfs.btrfs",
+            "-q",
+            "-f",
+            "-O",
+            "^no-holes,^skinny-metadata,^extref",
+            "-R",
+            "^free-space-tree",
+        ]),
         (FsType::Btrfs, false) => v(&["mkfs.btrfs", "-q", "-f"]),
         (FsType::FuseNtfs, _) => unreachable!("refused by lab_machine"),
     };

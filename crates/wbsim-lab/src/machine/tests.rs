@@ -113,4 +113,7 @@ fn mkfs_for_an_old_kernel_drops_features_it_cannot_mount() {
     assert!(mkfs_command(FsType::Xfs, 3, "d")
         .join(" ")
         .contains("crc=0"));
+    assert!(mkfs_command(FsType::Btrfs, 3, "d")
+        .join(" ")
+        .contains("-R ^free-space-tree"));
 }
