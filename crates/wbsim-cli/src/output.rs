@@ -37,7 +37,7 @@ const TMP_MARK: &str = ".wbsim-tmp-";
 pub fn install_signal_cleanup() {
     let _ = ctrlc::set_handler(|| {
         remove_pending();
-        wbsim_lab::run::remove_temp_dirs();
+        wbsim_lab::run::cleanup_on_signal();
         eprintln!("wbsim: interrupted; no output file was changed");
         std::process::exit(crate::exit::INTERRUPTED);
     });

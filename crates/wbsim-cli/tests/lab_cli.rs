@@ -63,6 +63,15 @@ fn assert_no_boot_left(dir: &Path) {
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 
+/// Whether `pid` runs: it exists and is not a zombie left for init to
+/// reap (a container's init may never reap it).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(") ").map(|(_, rest)| !rest.starts_with('Z')))
+        .unwrap_or(false)
+}
+
 const SMALL: &str = "scenarios/lab/ci-dd-96m-ext4.toml";
 
 fn system_path_with(bin: &Path) -> String {
@@ -156,9 +165,7 @@ fn a_hanging_guest_is_killed_at_the_wall_clock_limit() {
         .trim()
         .parse()
         .unwrap();
-    // SAFETY: signal 0 only checks whether the process exists.
-    let alive = unsafe { libc::kill(pid, 0) } == 0;
-    assert!(!alive, "the QEMU stand-in {pid} is still running");
+    assert!(!alive(pid), "the QEMU stand-in {pid} is still running");
     assert_no_boot_left(d.path());
 }
 
@@ -196,4 +203,45 @@ fn the_debian_kernel_before_setup_says_to_run_setup() {
     );
     assert_ne!(o.status.code(), Some(0));
     assert!(stderr(&o).contains("wbsim lab setup"), "{}", stderr(&o));
+}
+
+#[test]
+fn an_interrupt_kills_the_guest_and_removes_its_disks() {
+    let d = tempfile::tempdir().unwrap();
+    let k = fake_bzimage(d.path());
+    let marker = d.path().join("qemu-pid");
+    let bin = fake_qemu(
+        d.path(),
+        &format!("echo $$ > {}\nsleep 60", marker.display()),
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wbsim"))
+        .args(["lab", "run", SMALL, "--kernel-image", k.to_str().unwrap()])
+        .args(["--lab-dir", d.path().join("lab").to_str().unwrap()])
+        .args(["--guest", "/bin/true"])
+        .env("PATH", system_path_with(&bin))
+        .current_dir(root())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    while !marker.exists() {
+        assert!(
+            t.elapsed().as_secs() < 30,
+            "the QEMU stand-in never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // SAFETY: sending SIGINT to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let pid: i32 = std::fs::read_to_string(&marker)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(!alive(pid), "the QEMU stand-in {pid} survived");
+    assert_no_boot_left(d.path());
 }

@@ -129,6 +129,23 @@ pub fn qemu_command(m: &LabMachine, accel: Accel, files: &BootFiles) -> Vec<Stri
     ]
 }
 
+/// Process groups of the QEMUs running now, for [`kill_running`].
+static RUNNING: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
+
+/// Kill every QEMU this process started and still runs, with whatever
+/// it started (for a signal handler; PR_SET_PDEATHSIG reaches only QEMU
+/// itself, and only once this process is gone).
+pub fn kill_running() {
+    if let Ok(r) = RUNNING.lock() {
+        for pgid in r.iter() {
+            // SAFETY: kill(2) on a process group this process created.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
 /// What a finished boot left.
 #[derive(Debug)]
 pub struct BootOutcome {
@@ -186,6 +203,10 @@ pub fn boot(
             format!("cannot start {QEMU}: {e}")
         }
     })?;
+    let pgid = child.id() as i32;
+    if let Ok(mut r) = RUNNING.lock() {
+        r.push(pgid);
+    }
     let stdout = child.stdout.take().expect("piped");
     let stderr = child.stderr.take().expect("piped");
     let (tx, rx) = mpsc::channel::<String>();
@@ -244,11 +265,13 @@ pub fn boot(
     }
     // SAFETY: kill(2) on the child's own process group.
     unsafe {
-        libc::kill(-(child.id() as i32), libc::SIGKILL);
+        libc::kill(-pgid, libc::SIGKILL);
     }
-    let status = child
-        .wait()
-        .map_err(|e| format!("waiting for {QEMU}: {e}"))?;
+    let status = child.wait();
+    if let Ok(mut r) = RUNNING.lock() {
+        r.retain(|p| *p != pgid);
+    }
+    let status = status.map_err(|e| format!("waiting for {QEMU}: {e}"))?;
     let _ = reader.join();
     let qemu_err = err_reader.join().unwrap_or_default();
     let wall_seconds = start.elapsed().as_secs_f64();

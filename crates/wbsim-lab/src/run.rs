@@ -123,9 +123,10 @@ pub fn workspace_dir() -> PathBuf {
 
 static TEMP_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
-/// Remove every boot directory still in use (for a signal handler: the
-/// disk images must not be left behind).
-pub fn remove_temp_dirs() {
+/// For a signal handler: kill the running guests and remove every boot
+/// directory still in use (the disk images must not be left behind).
+pub fn cleanup_on_signal() {
+    qemu::kill_running();
     if let Ok(dirs) = TEMP_DIRS.lock() {
         for d in dirs.iter() {
             let _ = std::fs::remove_dir_all(d);
