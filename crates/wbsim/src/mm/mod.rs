@@ -3,6 +3,7 @@
 
 pub mod filemap;
 pub mod page;
+pub mod page_alloc;
 pub mod pcp;
 pub mod slab;
 pub mod swap;

@@ -1,7 +1,7 @@
 //! Tasks: resumable state machines the engine runs on simulated CPUs.
 
 use crate::fs::FsDaemonState;
-use crate::reclaim::direct::AllocState;
+use crate::mm::page_alloc::AllocState;
 use crate::reclaim::kswapd::KswapdState;
 use crate::sim::Ns;
 use crate::workload::WriterState;

@@ -1,0 +1,155 @@
+//! The page allocator's entry and slow path, Linux 3.0
+//! (`mm/page_alloc.c`: `__alloc_pages_nodemask`, `__alloc_pages_slowpath`,
+//! `wake_all_kswapd`, `__alloc_pages_direct_reclaim`, `should_alloc_retry`):
+//! the fast path at the low watermark, kswapd woken and the min
+//! watermark, then direct reclaim (`crate::reclaim::direct`).
+//!
+//! Resumable: a task that sleeps inside the slow path keeps its place in
+//! its [`AllocState`] and continues there when it wakes.
+
+use crate::kernel::DirtyLimitScope;
+use crate::mm::page::Pfn;
+use crate::mm::vmstat::Ev;
+use crate::mm::{Gfp, Mark};
+use crate::reclaim::DEF_PRIORITY;
+use crate::system::task::Step;
+use crate::system::System;
+use crate::trace::{GfpMask, TraceEvent};
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum AllocPhase {
+    /// Not allocating, or about to try the fast path.
+    #[default]
+    Start,
+    /// Inside `do_try_to_free_pages` at `priority`.
+    Reclaim,
+    /// Direct reclaim done; retry the freelists at the min watermark.
+    AfterReclaim,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AllocState {
+    pub(crate) phase: AllocPhase,
+    pub(crate) priority: u32,
+    pub(crate) total_scanned: u64,
+    pub(crate) nr_reclaimed: u64,
+    pub(crate) may_writepage: bool,
+    /// Already stalled once for per-zone dirty limits (first version).
+    pub(crate) dirty_stalled: bool,
+}
+
+impl System {
+    /// Allocate one page-cache page for task `tid` (GFP_HIGHUSER_MOVABLE;
+    /// may enter direct reclaim and sleep). `Err` when the task must sleep
+    /// (direct reclaim throttling); call again after waking.
+    pub fn alloc_page_for_task(&mut self, tid: u32, gfp: Gfp) -> Result<Pfn, Step> {
+        // The fast path, without copying the task's slow-path state: a
+        // task not inside the slow path takes a page at the low watermark.
+        // (On failure this changes nothing; `alloc_loop` goes on from there.)
+        if self.tasks[tid as usize].alloc.phase == AllocPhase::Start {
+            if let Some(pfn) = self.get_page_from_freelist(tid, Mark::Low, gfp) {
+                self.tasks[tid as usize].alloc.dirty_stalled = false;
+                self.charge_sys(tid, self.cost.page_alloc_ns);
+                return Ok(pfn);
+            }
+        }
+        let low_tried = self.tasks[tid as usize].alloc.phase == AllocPhase::Start;
+        let mut st = self.tasks[tid as usize].alloc;
+        let r = self.alloc_loop(tid, &mut st, gfp, low_tried);
+        self.tasks[tid as usize].alloc = st;
+        if r.is_ok() {
+            self.charge_sys(tid, self.cost.page_alloc_ns);
+        }
+        r
+    }
+
+    /// The allocation's state machine; `low_tried`: the fast path has
+    /// just failed at the low watermark, so the first `Start` skips it.
+    fn alloc_loop(
+        &mut self,
+        tid: u32,
+        st: &mut AllocState,
+        gfp: Gfp,
+        mut low_tried: bool,
+    ) -> Result<Pfn, Step> {
+        loop {
+            match st.phase {
+                AllocPhase::Start => {
+                    if !std::mem::take(&mut low_tried) {
+                        if let Some(pfn) = self.get_page_from_freelist(tid, Mark::Low, gfp) {
+                            st.dirty_stalled = false;
+                            return Ok(pfn);
+                        }
+                    }
+                    if gfp.write
+                        && self.profile.dirty_limit_scope == DirtyLimitScope::PerZoneFirstVersion
+                        && !st.dirty_stalled
+                        && self.all_zones_over_dirty_limit()
+                    {
+                        // First version: every zone is over its dirty share;
+                        // wake the flushers and wait once.
+                        st.dirty_stalled = true;
+                        for bdi in 0..self.bdis.len() {
+                            self.bdi_start_background_writeback(bdi);
+                        }
+                        let t = self.jiffies_ns(self.hz / 10);
+                        return Err(self.congestion_wait(tid, t));
+                    }
+                    st.dirty_stalled = false;
+                    // Slow path: wake kswapd, retry at min.
+                    self.wake_all_kswapd(tid);
+                    if let Some(pfn) = self.get_page_from_freelist(tid, Mark::Min, gfp) {
+                        return Ok(pfn);
+                    }
+                    self.vmstat.inc(Ev::AllocStall, 1);
+                    let ev = TraceEvent::DirectReclaimBegin {
+                        order: 0,
+                        may_writepage: !self.sysctl.laptop_mode,
+                        gfp: GfpMask::HighuserMovable,
+                    };
+                    self.trace(tid, ev);
+                    *st = AllocState {
+                        phase: AllocPhase::Reclaim,
+                        priority: DEF_PRIORITY,
+                        total_scanned: 0,
+                        nr_reclaimed: 0,
+                        may_writepage: !self.sysctl.laptop_mode,
+                        dirty_stalled: false,
+                    };
+                }
+                AllocPhase::Reclaim => {
+                    if let Some(step) = self.direct_reclaim_priority(tid, st) {
+                        return Err(step);
+                    }
+                }
+                AllocPhase::AfterReclaim => {
+                    let progress = st.nr_reclaimed > 0;
+                    // __alloc_pages_direct_reclaim drains the per-CPU lists
+                    // only after reclaim made progress.
+                    let page = if progress {
+                        self.get_page_after_drain(tid, Mark::Min, gfp)
+                    } else {
+                        self.get_page_from_freelist(tid, Mark::Min, gfp)
+                    };
+                    if let Some(pfn) = page {
+                        *st = AllocState::default();
+                        return Ok(pfn);
+                    }
+                    // should_alloc_retry → wait_iff_congested(HZ/50), rebalance.
+                    st.phase = AllocPhase::Start;
+                    if !progress {
+                        // No progress at all: the OOM path in the kernel; the
+                        // model waits HZ/10 for writeback and retries.
+                        let t = self.now + self.jiffies_ns(self.hz / 10);
+                        return Err(Step::SleepUntil(t));
+                    }
+                    let t = self.jiffies_ns(self.hz.div_ceil(50));
+                    let zone = self.preferred_zone();
+                    if let Some(step) = self.wait_iff_congested(tid, zone, t) {
+                        return Err(step);
+                    }
+                }
+            }
+        }
+    }
+}
