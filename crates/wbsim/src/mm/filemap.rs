@@ -1,4 +1,7 @@
-//! Reading file pages through the page cache and dropping a file's pages:
+//! The page cache's write side (`find_or_create_page`, the per-page part of
+//! `generic_perform_write`: `grab_cache_page_write_begin`, copy,
+//! `set_page_dirty`, `mark_page_accessed`), reading file pages through the
+//! page cache, and dropping a file's pages:
 //! `filemap_fault` / `do_generic_file_read` with readahead
 //! (`mm/readahead.c`, 2.6.24 – 3.x), and `truncate_inode_pages` at unlink.
 //!
@@ -30,6 +33,46 @@ pub enum ReadKind {
 }
 
 impl System {
+    /// The page-cache page `idx` of inode `ino`, allocated with `gfp`, added
+    /// to the page cache (up to date: nothing on disk to read) and queued
+    /// for the LRU if absent (`find_or_create_page`). `Err` when the
+    /// allocation must sleep (call again after waking).
+    pub fn find_or_create_page(
+        &mut self,
+        tid: u32,
+        ino: u32,
+        idx: u32,
+        gfp: Gfp,
+    ) -> Result<u32, Step> {
+        let pfn = self.inodes[ino as usize].page(idx);
+        if pfn != crate::mm::page::NIL {
+            return Ok(pfn);
+        }
+        let pfn = self.alloc_page_for_task(tid, gfp)?;
+        self.add_to_page_cache_lru(tid, pfn, ino, idx);
+        Ok(pfn)
+    }
+
+    /// Write `bytes` into page `idx` of inode `ino` through the page cache:
+    /// find or allocate the page, copy, dirty it (unless write-through) and
+    /// `mark_page_accessed`. `Ok(true)` if the page became dirty; `Err`
+    /// when the allocation must sleep (call again after waking).
+    pub fn write_page_cached(
+        &mut self,
+        tid: u32,
+        ino: u32,
+        idx: u32,
+        bytes: u64,
+        dirty: bool,
+    ) -> Result<bool, Step> {
+        // grab_cache_page_write_begin: __GFP_WRITE.
+        let pfn = self.find_or_create_page(tid, ino, idx, Gfp { write: true })?;
+        self.charge_sys(tid, bytes * self.cost.copy_per_kib_ns / 1024);
+        let newly = dirty && self.set_page_dirty(pfn, Some(tid));
+        self.mark_page_accessed(pfn);
+        Ok(newly)
+    }
+
     /// Page `idx` of `ino`, up to date. A miss below the file's on-disk
     /// size starts a read (with readahead) and the task waits for it; a
     /// miss above it is a hole, filled with zeroes. `Err` when the task

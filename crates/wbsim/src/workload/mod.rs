@@ -85,46 +85,6 @@ impl WriterState {
 }
 
 impl System {
-    /// The page-cache page `idx` of inode `ino`, allocated with `gfp`, added
-    /// to the page cache (up to date: nothing on disk to read) and queued
-    /// for the LRU if absent (`find_or_create_page`). `Err` when the
-    /// allocation must sleep (call again after waking).
-    pub fn find_or_create_page(
-        &mut self,
-        tid: u32,
-        ino: u32,
-        idx: u32,
-        gfp: crate::mm::Gfp,
-    ) -> Result<u32, Step> {
-        let pfn = self.inodes[ino as usize].page(idx);
-        if pfn != crate::mm::page::NIL {
-            return Ok(pfn);
-        }
-        let pfn = self.alloc_page_for_task(tid, gfp)?;
-        self.add_to_page_cache_lru(tid, pfn, ino, idx);
-        Ok(pfn)
-    }
-
-    /// Write `bytes` into page `idx` of inode `ino` through the page cache:
-    /// find or allocate the page, copy, dirty it (unless write-through) and
-    /// `mark_page_accessed`. `Ok(true)` if the page became dirty; `Err`
-    /// when the allocation must sleep (call again after waking).
-    pub fn write_page_cached(
-        &mut self,
-        tid: u32,
-        ino: u32,
-        idx: u32,
-        bytes: u64,
-        dirty: bool,
-    ) -> Result<bool, Step> {
-        // grab_cache_page_write_begin: __GFP_WRITE.
-        let pfn = self.find_or_create_page(tid, ino, idx, crate::mm::Gfp { write: true })?;
-        self.charge_sys(tid, bytes * self.cost.copy_per_kib_ns / 1024);
-        let newly = dirty && self.set_page_dirty(pfn, Some(tid));
-        self.mark_page_accessed(pfn);
-        Ok(newly)
-    }
-
     fn writer_state(&mut self, tid: u32) -> &mut WriterState {
         match &mut self.tasks[tid as usize].kind {
             TaskKind::Writer(w) => w,
