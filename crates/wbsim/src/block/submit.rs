@@ -54,16 +54,6 @@ impl System {
         false
     }
 
-    /// Put one page under writeback and submit its bio. A page being written
-    /// has its blocks allocated from then on (`MAPPED`).
-    pub fn submit_page_write(&mut self, tid: u32, pfn: Pfn) {
-        self.start_page_writeback(pfn);
-        self.pages[pfn as usize].flags |= crate::mm::page::flags::MAPPED;
-        if self.submit_page_bio(tid, pfn, false) {
-            self.vmstat.inc(Ev::PgpgOut, 4);
-        }
-    }
-
     /// Queue a read of one page (swap-in) at its mapping's sector; the
     /// caller kicks the device once its batch is queued.
     /// A FUSE file has no block device: its READ request to the daemon is
@@ -78,7 +68,7 @@ impl System {
 
     /// One page's bio at its mapping's sector, in either direction; false
     /// when the mapping has no block device (FUSE).
-    fn submit_page_bio(&mut self, tid: u32, pfn: Pfn, read: bool) -> bool {
+    pub(crate) fn submit_page_bio(&mut self, tid: u32, pfn: Pfn, read: bool) -> bool {
         let p = self.pages[pfn as usize];
         let Some(dev) = self.inode_device(p.inode) else {
             return false;

@@ -62,6 +62,18 @@ impl System {
         }
     }
 
+    /// Put one page under writeback and hand its bio to the block layer
+    /// (`test_set_page_writeback`, then `submit_bio`; `pgpgout` counts it
+    /// as `submit_bio` does). A page being written has its blocks
+    /// allocated from then on (`MAPPED`).
+    pub fn submit_page_write(&mut self, tid: u32, pfn: Pfn) {
+        self.start_page_writeback(pfn);
+        self.pages[pfn as usize].flags |= flags::MAPPED;
+        if self.submit_page_bio(tid, pfn, false) {
+            self.vmstat.inc(Ev::PgpgOut, 4);
+        }
+    }
+
     /// `clear_page_dirty_for_io` + `set_page_writeback`: the page leaves the
     /// dirty counts and enters the writeback counts.
     pub fn start_page_writeback(&mut self, pfn: Pfn) {
