@@ -1,9 +1,12 @@
 //! Kernel profiles: which policy each mechanism uses, as plain data.
 //!
 //! A profile is one field per mechanism; presets are TOML files compiled into
-//! the binary. Mechanism code branches on these fields at the decision point.
+//! the binary, each optionally on a `base` preset ([`layers`]). Mechanism
+//! code branches on these fields at the decision point.
 
 use serde::{Deserialize, Serialize};
+
+pub mod layers;
 
 /// Where the dirty limit is enforced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -260,15 +263,9 @@ pub fn preset_descriptions() -> Vec<(&'static str, String)> {
         .collect()
 }
 
-/// Load a built-in preset by name.
+/// Load a built-in preset by name, resolved over its `base` chain.
 pub fn preset(name: &str) -> Result<KernelProfile, String> {
-    let (_, text) = PRESETS.iter().find(|(n, _)| *n == name).ok_or_else(|| {
-        format!(
-            "unknown kernel preset `{name}`; available presets: {}",
-            preset_names().join(", ")
-        )
-    })?;
-    toml::from_str(text).map_err(|e| format!("built-in preset `{name}` is malformed: {e}"))
+    layers::resolve_preset(name).map(|r| r.profile)
 }
 
 #[cfg(test)]

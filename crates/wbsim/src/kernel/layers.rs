@@ -1,0 +1,294 @@
+//! Kernel profiles as layered data: a preset or a profile file may say
+//! `base = "PRESET"` and give only the keys that differ; `--set KEY=VALUE`
+//! overrides one key on top. Every key of the resolved profile remembers
+//! where it came from (`wbsim kernels --show`), and contradictory
+//! settings are refused at load, naming the keys.
+//!
+//! Keys may be written bare (`kswapd_writepage_max_priority`) or with the
+//! subsystem they belong to (`reclaim.kswapd_writepage_max_priority`),
+//! see [`key_section`].
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::{KernelProfile, Proportions};
+
+/// A profile and, for each key, where its value came from: `preset NAME`,
+/// `base NAME`, `file PATH` or `--set`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedProfile {
+    pub profile: KernelProfile,
+    pub sources: BTreeMap<String, String>,
+}
+
+/// The subsystem a profile key belongs to, for `--set SECTION.KEY=VALUE`
+/// and for `kernels --show`.
+pub fn key_section(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "name" | "description" => "profile",
+        "dirty_limit_scope"
+        | "proportions"
+        | "proportion_shift_offset"
+        | "proportion_shift_fixed"
+        | "clip_bdi_dirty_limit"
+        | "bdp_wait"
+        | "task_dirty_limit"
+        | "bdi_ramp_violation_allowed"
+        | "flush_reclaim_inodes_first"
+        | "dirty_throttle" => "writeback",
+        "direct_reclaim_writes_file_pages"
+        | "kswapd_writepage_max_priority"
+        | "skipped_dirty_file_page"
+        | "throttle_on_dirty_isolated" => "reclaim",
+        "writeback_plug" => "block",
+        _ => return None,
+    })
+}
+
+/// Bases may chain; a longer chain is a cycle.
+const MAX_BASE_DEPTH: usize = 8;
+
+type Layer = (toml::Table, BTreeMap<String, String>);
+
+/// A preset's own table (its TOML text, not yet resolved).
+fn preset_table(name: &str) -> Result<toml::Table, String> {
+    let (_, text) = super::PRESETS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .ok_or_else(|| {
+            format!(
+                "unknown kernel preset `{name}`; available presets: {}",
+                super::preset_names().join(", ")
+            )
+        })?;
+    text.parse::<toml::Table>()
+        .map_err(|e| format!("built-in preset `{name}` is malformed: {e}"))
+}
+
+/// Resolve `table` (from `origin`) over its `base`, if any.
+fn layer(mut table: toml::Table, origin: &str, depth: usize) -> Result<Layer, String> {
+    let (mut t, mut src) = match table.remove("base") {
+        None => (toml::Table::new(), BTreeMap::new()),
+        Some(toml::Value::String(base)) => {
+            if depth >= MAX_BASE_DEPTH {
+                return Err(format!(
+                    "{origin}: key `base`: more than {MAX_BASE_DEPTH} bases in a chain (a cycle?)"
+                ));
+            }
+            let (t, src) = layer(
+                preset_table(&base).map_err(|e| format!("{origin}: key `base`: {e}"))?,
+                &format!("base {base}"),
+                depth + 1,
+            )?;
+            // What the base itself took from its own base stays labelled so.
+            (t, src)
+        }
+        Some(other) => {
+            return Err(format!(
+                "{origin}: key `base`: expected a preset name in quotes, found {}",
+                other.type_str()
+            ))
+        }
+    };
+    for (k, v) in table {
+        src.insert(k.clone(), origin.to_string());
+        t.insert(k, v);
+    }
+    Ok((t, src))
+}
+
+/// Turn a resolved table into a profile, checking keys and coherence.
+fn finish(
+    t: toml::Table,
+    sources: BTreeMap<String, String>,
+    what: &str,
+) -> Result<ResolvedProfile, String> {
+    for k in t.keys() {
+        if key_section(k).is_none() {
+            return Err(format!(
+                "{what}: unknown key `{k}`; allowed: {}",
+                all_keys().join(", ")
+            ));
+        }
+    }
+    let profile = KernelProfile::deserialize(toml::Value::Table(t.clone())).map_err(|e| {
+        match bad_key(&t) {
+            Some(k) => format!("{what}: key `{k}`: {}", e.to_string().trim()),
+            None => format!("{what}: {}", e.to_string().trim()),
+        }
+    })?;
+    check_coherence(&profile).map_err(|e| format!("{what}: {e}"))?;
+    Ok(ResolvedProfile { profile, sources })
+}
+
+/// The first key whose value does not fit its type: each is tried alone
+/// on top of a complete, valid profile (3.0-vanilla's).
+fn bad_key(t: &toml::Table) -> Option<String> {
+    let reference = match toml::Value::try_from(super::preset("3.0-vanilla").ok()?) {
+        Ok(toml::Value::Table(r)) => r,
+        _ => return None,
+    };
+    t.iter()
+        .find(|(k, v)| {
+            let mut probe = reference.clone();
+            probe.insert((*k).clone(), (*v).clone());
+            KernelProfile::deserialize(toml::Value::Table(probe)).is_err()
+        })
+        .map(|(k, _)| k.clone())
+}
+
+/// Every key a profile may set, in `kernels --show` order.
+pub fn all_keys() -> Vec<&'static str> {
+    vec![
+        "name",
+        "description",
+        "dirty_limit_scope",
+        "proportions",
+        "proportion_shift_offset",
+        "proportion_shift_fixed",
+        "clip_bdi_dirty_limit",
+        "bdp_wait",
+        "task_dirty_limit",
+        "bdi_ramp_violation_allowed",
+        "dirty_throttle",
+        "flush_reclaim_inodes_first",
+        "direct_reclaim_writes_file_pages",
+        "kswapd_writepage_max_priority",
+        "skipped_dirty_file_page",
+        "throttle_on_dirty_isolated",
+        "writeback_plug",
+    ]
+}
+
+/// Settings no kernel had together.
+pub fn check_coherence(p: &KernelProfile) -> Result<(), String> {
+    if p.proportions == Proportions::Flexible
+        && (p.proportion_shift_fixed.is_some() || p.proportion_shift_offset != 0)
+    {
+        return Err(
+            "`proportion_shift_fixed` / `proportion_shift_offset` tune the floating \
+             proportions' period (2.6.24 - 3.6); `proportions = \"flexible\"` (3.7+) has none"
+                .into(),
+        );
+    }
+    if p.kswapd_writepage_max_priority > crate::reclaim::DEF_PRIORITY {
+        return Err(format!(
+            "`kswapd_writepage_max_priority` {} is above DEF_PRIORITY (12); allowed: 0 to 12",
+            p.kswapd_writepage_max_priority
+        ));
+    }
+    Ok(())
+}
+
+/// A built-in preset, resolved over its bases.
+pub fn resolve_preset(name: &str) -> Result<ResolvedProfile, String> {
+    let (t, src) = layer(preset_table(name)?, &format!("preset {name}"), 0)?;
+    finish(t, src, &format!("preset `{name}`"))
+}
+
+/// A profile file of the user's own (`--kernel-file`): the keys of a
+/// preset, optionally `base = "PRESET"`. Without `name` it is named after
+/// the file; without `description`, it says which file it is.
+pub fn resolve_file(path: &Path) -> Result<ResolvedProfile, String> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("--kernel-file {shown}: {}", crate::scenario::io_reason(&e)))?;
+    let table = text
+        .parse::<toml::Table>()
+        .map_err(|e| format!("{shown}: {}", e.to_string().trim()))?;
+    let origin = format!("file {shown}");
+    let (mut t, mut src) = layer(table, &origin, 0)?;
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("profile");
+    if src.get("name") != Some(&origin) {
+        t.insert("name".into(), toml::Value::String(stem.to_string()));
+        src.insert("name".into(), origin.clone());
+    }
+    if src.get("description") != Some(&origin) {
+        t.insert(
+            "description".into(),
+            toml::Value::String(format!("profile file {shown}")),
+        );
+        src.insert("description".into(), origin.clone());
+    }
+    finish(t, src, &shown)
+}
+
+/// Apply `--set KEY=VALUE` overrides (KEY bare or `SECTION.KEY`; VALUE in
+/// TOML syntax, or a bare word taken as a string). The profile's name
+/// gains ` --set KEY=VALUE` so that reports tell the runs apart.
+pub fn apply_sets(base: &ResolvedProfile, sets: &[String]) -> Result<ResolvedProfile, String> {
+    if sets.is_empty() {
+        return Ok(base.clone());
+    }
+    let mut t = match toml::Value::try_from(&base.profile) {
+        Ok(toml::Value::Table(t)) => t,
+        _ => return Err("the profile cannot be written as TOML".into()),
+    };
+    let mut src = base.sources.clone();
+    let mut name = base.profile.name.clone();
+    for s in sets {
+        let (key, value) = s.split_once('=').ok_or_else(|| {
+            format!("--set {s}: expected KEY=VALUE, e.g. reclaim.kswapd_writepage_max_priority=9")
+        })?;
+        let key = key.trim();
+        let bare = match key.split_once('.') {
+            Some((section, k)) => match key_section(k) {
+                Some(right) if right == section => k,
+                Some(right) => {
+                    return Err(format!(
+                        "--set {s}: key `{k}` belongs to section `{right}`, not `{section}`"
+                    ))
+                }
+                None => {
+                    return Err(format!(
+                        "--set {s}: unknown key `{k}`; allowed: {}",
+                        all_keys().join(", ")
+                    ))
+                }
+            },
+            None => key,
+        };
+        if key_section(bare).is_none() {
+            return Err(format!(
+                "--set {s}: unknown key `{bare}`; allowed: {}",
+                all_keys().join(", ")
+            ));
+        }
+        let value = value.trim();
+        let parsed = format!("v = {value}")
+            .parse::<toml::Table>()
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .unwrap_or_else(|| toml::Value::String(value.to_string()));
+        t.insert(bare.to_string(), parsed);
+        src.insert(bare.to_string(), "--set".into());
+        name = format!("{name} --set {bare}={value}");
+    }
+    t.insert("name".into(), toml::Value::String(name));
+    finish(t, src, "--set")
+}
+
+/// The resolved profile as `kernels --show` prints it: one line per key,
+/// `section.key = value   # source`.
+pub fn show(r: &ResolvedProfile) -> String {
+    let t = match toml::Value::try_from(&r.profile) {
+        Ok(toml::Value::Table(t)) => t,
+        _ => return String::new(),
+    };
+    let mut out = String::new();
+    for k in all_keys() {
+        let Some(v) = t.get(k) else { continue };
+        let line = format!("{}.{k} = {v}", key_section(k).unwrap_or("?"));
+        let from = r.sources.get(k).map(String::as_str).unwrap_or("default");
+        out += &format!("{line:<64} # {from}\n");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
