@@ -41,6 +41,16 @@ enum Command {
         /// run the scenario on several kernels (e.g. to plot them together).
         #[arg(long)]
         kernel: Vec<String>,
+        /// A kernel profile file of your own (the keys of a preset, usually
+        /// on `base = "PRESET"`); repeat it, or mix it with --kernel, to
+        /// run several.
+        #[arg(long, value_name = "FILE")]
+        kernel_file: Vec<PathBuf>,
+        /// Override one profile key of every kernel run, e.g.
+        /// `--set reclaim.kswapd_writepage_max_priority=9` (repeatable;
+        /// `wbsim kernels --show NAME` lists the keys).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
         /// Write the whole report as JSON to this file (an array of
         /// reports when several kernels are given).
         #[arg(long)]
@@ -116,8 +126,17 @@ enum Command {
         #[command(subcommand)]
         command: lab::LabCommand,
     },
-    /// List the built-in kernel presets, one line each: name and what it is.
-    Kernels,
+    /// List the built-in kernel presets, one line each: name and what it
+    /// is; or show one resolved profile, key by key, with where each value
+    /// comes from.
+    Kernels {
+        /// A preset name or a profile file to show resolved.
+        #[arg(long, value_name = "NAME|FILE")]
+        show: Option<String>,
+        /// With --show: override keys as `wbsim run --set` does.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+    },
     /// Describe the scenario file format.
     Scenario {
         /// Print the reference of every section and key (Markdown), as
@@ -136,6 +155,8 @@ fn main() -> ExitCode {
             seed,
             runs,
             kernel,
+            kernel_file,
+            set,
             json,
             series,
             plot,
@@ -149,6 +170,8 @@ fn main() -> ExitCode {
             seed,
             runs,
             kernels: &kernel,
+            kernel_files: &kernel_file,
+            sets: &set,
             json: json.as_deref(),
             series: series.as_deref(),
             plot: plot.as_deref(),
@@ -178,12 +201,13 @@ fn main() -> ExitCode {
             out,
         } => compare::cmd_compare(&scenario, &kernel, seed, out.as_deref()),
         Command::Lab { command } => lab::cmd_lab(command),
-        Command::Kernels => {
+        Command::Kernels { show: None, set } if set.is_empty() => {
             for (name, what) in wbsim::kernel::preset_descriptions() {
                 println!("{name:<28} {what}");
             }
             Ok(0)
         }
+        Command::Kernels { show, set } => show_kernel(show.as_deref(), &set),
         Command::Scenario { .. } => {
             print!("{}", wbsim::scenario::reference_markdown());
             Ok(0)
@@ -196,6 +220,48 @@ fn main() -> ExitCode {
             ExitCode::from(f.status)
         }
     }
+}
+
+/// `wbsim kernels --show NAME|FILE [--set K=V]...`.
+fn show_kernel(show: Option<&str>, sets: &[String]) -> Result<u8, exit::Failure> {
+    use wbsim::kernel::layers;
+    let Some(what) = show else {
+        return Err("--set needs --show NAME|FILE (the profile to change)".into());
+    };
+    let base = if std::path::Path::new(what).is_file() {
+        layers::resolve_file(std::path::Path::new(what))?
+    } else {
+        layers::resolve_preset(what)?
+    };
+    let r = layers::apply_sets(&base, sets)?;
+    print!("{}", layers::show(&r));
+    Ok(0)
+}
+
+/// The kernels of `wbsim run`: the `--kernel` presets, then the
+/// `--kernel-file` profiles (the scenario's kernel when there are none),
+/// each with the `--set` overrides applied.
+pub fn run_profiles(
+    sc: &wbsim::scenario::Scenario,
+    kernels: &[String],
+    files: &[PathBuf],
+    sets: &[String],
+) -> Result<Vec<wbsim::kernel::KernelProfile>, String> {
+    use wbsim::kernel::layers;
+    let mut bases = Vec::new();
+    for k in kernels {
+        bases.push(layers::resolve_preset(k).map_err(|e| format!("--kernel: {e}"))?);
+    }
+    for f in files {
+        bases.push(layers::resolve_file(f).map_err(|e| format!("--kernel-file: {e}"))?);
+    }
+    if bases.is_empty() {
+        bases.push(layers::resolve_preset(&sc.kernel).map_err(|e| format!("key `kernel`: {e}"))?);
+    }
+    bases
+        .iter()
+        .map(|b| layers::apply_sets(b, sets).map(|r| r.profile))
+        .collect()
 }
 
 /// The profiles named by repeated `--kernel` options, in order.

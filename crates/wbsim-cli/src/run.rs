@@ -22,6 +22,8 @@ pub struct RunArgs<'a> {
     pub seed: Option<u64>,
     pub runs: Option<u32>,
     pub kernels: &'a [String],
+    pub kernel_files: &'a [std::path::PathBuf],
+    pub sets: &'a [String],
     pub json: Option<&'a Path>,
     pub series: Option<&'a Path>,
     pub plot: Option<&'a Path>,
@@ -81,12 +83,14 @@ fn plan_outputs(a: &RunArgs) -> Result<Outputs, String> {
 
 pub fn cmd_run(a: &RunArgs) -> Result<u8, Failure> {
     let sc = wbsim::scenario::load_scenario(a.path).map_err(|e| e.to_string())?;
-    let profiles = if a.kernels.is_empty() {
-        vec![wbsim::resolve_profile(&sc, None)
-            .map_err(|e| format!("{}: key `kernel`: {e}", a.path.display()))?]
-    } else {
-        crate::kernel_presets(&sc, a.kernels)?
-    };
+    let profiles = crate::run_profiles(&sc, a.kernels, a.kernel_files, a.sets).map_err(|e| {
+        // The scenario's own `kernel` key: say which file.
+        if e.starts_with("key `kernel`") {
+            format!("{}: {e}", a.path.display())
+        } else {
+            e
+        }
+    })?;
     let runs = in_range("--runs", a.runs.unwrap_or(sc.run.runs), &RUNS_RANGE)?;
     in_range("--sample-ms", a.sample_ms, &SAMPLE_MS_RANGE)?;
     if a.trace.is_some() && (runs != 1 || profiles.len() != 1) {

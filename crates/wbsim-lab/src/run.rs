@@ -350,6 +350,7 @@ pub fn run_lab(
         scenario: sc.name.clone(),
         kernel: first.kernel_release.clone(),
         config: sc.clone(),
+        profile: None,
         runs: guest_runs.iter().map(|g| g.report.clone()).collect(),
         lab: Some(LabInfo {
             kernel_release: first.kernel_release.clone(),

@@ -124,6 +124,7 @@ pub fn make_report(sc: &Scenario, profile: &KernelProfile, runs: Vec<RunReport>)
         scenario: sc.name.clone(),
         kernel: profile.name.clone(),
         config: sc.clone(),
+        profile: Some(profile.clone()),
         runs,
         lab: None,
     }

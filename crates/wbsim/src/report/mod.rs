@@ -2,7 +2,7 @@
 //! `/proc/vmstat` and `iostat`, as text and as a stable JSON document.
 //!
 //! JSON contract (kept stable; fields may be added, never renamed or
-//! removed): `{ "source", "scenario", "kernel", "runs": [ { "seed", "outcome",
+//! removed): `{ "source", "scenario", "kernel", "config", "profile", "runs": [ { "seed", "outcome",
 //! "elapsed_seconds", "user_seconds", "system_seconds",
 //! "kswapd_awake_seconds", "context_switches", "vmstat": { counter: delta },
 //! "zoneinfo": { zone: { stat: value } }, "devices": [ {
@@ -119,6 +119,11 @@ pub struct Report {
     /// (gem5 writes each run's resolved config beside its stats): what
     /// was simulated, whatever the file left unsaid.
     pub config: crate::scenario::Scenario,
+    /// The kernel profile as resolved (presets, bases, files, `--set`):
+    /// with `config`, all it takes to rerun this report exactly. Absent
+    /// for a real kernel.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::kernel::KernelProfile>,
     pub runs: Vec<RunReport>,
     /// How a real kernel was run (`source` = `qemu`); absent for the
     /// simulator.
