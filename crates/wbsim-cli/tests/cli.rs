@@ -449,3 +449,93 @@ fn text_report_has_per_zone_allocation_table() {
         "shares sum to {share_sum}"
     );
 }
+
+#[test]
+fn kernel_files_set_and_show_resolve_layered_profiles() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mine.toml");
+    std::fs::write(
+        &file,
+        "base = \"3.0-vanilla\"\nkswapd_writepage_max_priority = 9\n",
+    )
+    .unwrap();
+    let wbsim = env!("CARGO_BIN_EXE_wbsim");
+    let show = Command::new(wbsim)
+        .args([
+            "kernels",
+            "--show",
+            file.to_str().unwrap(),
+            "--set",
+            "reclaim.throttle_on_dirty_isolated=true",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&show.stdout);
+    assert!(
+        show.status.success(),
+        "{}",
+        String::from_utf8_lossy(&show.stderr)
+    );
+    assert!(text.contains("reclaim.kswapd_writepage_max_priority = 9") && text.contains("# file "));
+    assert!(text.contains("reclaim.throttle_on_dirty_isolated = true") && text.contains("# --set"));
+    assert!(
+        text.contains("writeback.task_dirty_limit = true") && text.contains("# base 3.0-vanilla")
+    );
+
+    let scenario = dir.path().join("q.toml");
+    std::fs::write(&scenario, common::quick()).unwrap();
+    let json = dir.path().join("r.json");
+    let run = Command::new(wbsim)
+        .arg("run")
+        .arg(&scenario)
+        .args([
+            "--kernel",
+            "3.0-vanilla",
+            "--kernel-file",
+            file.to_str().unwrap(),
+        ])
+        .args([
+            "--set",
+            "writeback.task_dirty_limit=false",
+            "--json",
+            json.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(r[0]["kernel"], "3.0-vanilla --set task_dirty_limit=false");
+    assert_eq!(r[1]["profile"]["kswapd_writepage_max_priority"], 9);
+    assert_eq!(r[1]["profile"]["task_dirty_limit"], false);
+
+    for (args, want) in [
+        (vec!["--set", "reclaim.nosuch=1"], "unknown key `nosuch`"),
+        (
+            vec!["--set", "writeback.kswapd_writepage_max_priority=9"],
+            "section `reclaim`",
+        ),
+        (
+            vec![
+                "--set",
+                "proportions=flexible",
+                "--set",
+                "proportion_shift_fixed=12",
+            ],
+            "proportion_shift_fixed",
+        ),
+    ] {
+        let o = Command::new(wbsim)
+            .arg("run")
+            .arg(&scenario)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(e.contains(want), "{args:?}: {e}");
+    }
+}
