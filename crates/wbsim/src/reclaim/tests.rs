@@ -88,6 +88,13 @@ impl Machine {
         pfn
     }
 
+    /// Take free pages away (kernel-held for good) until `n` are left.
+    pub fn leave_free(&mut self, n: u64) {
+        while self.zone().nr_free() > n {
+            self.take_frame();
+        }
+    }
+
     /// A clean, unmapped page `idx` of mapping `ino` at the head of the
     /// inactive file list.
     pub fn file_page(&mut self, ino: u32, idx: u32) -> Pfn {
