@@ -4,7 +4,7 @@
 use crate::mm::page::{flags, Holder, LRU_ACTIVE_ANON, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, NIL};
 use crate::mm::vmstat::{Ev, ZoneEv};
 use crate::reclaim::tests::Machine;
-use crate::reclaim::{ScanControl, DEF_PRIORITY};
+use crate::reclaim::DEF_PRIORITY;
 
 /// A clean, unmapped, unreferenced file page is taken out of its mapping
 /// (`__remove_mapping`) and freed; pgscan and pgsteal count it.
@@ -208,25 +208,6 @@ fn referenced_unmapped_file_page_is_freed_if_clean_but_not_written_if_dirty() {
     assert!(m.has(dirty, flags::DIRTY) && !m.has(dirty, flags::WRITEBACK));
     assert!(!m.has(dirty, flags::REFERENCED));
     assert_eq!(m.zone_stat(ZoneEv::NrVmscanWrite), 0);
-    m.check();
-}
-
-/// `sc->may_writepage` off (laptop mode, before reclaim has scanned
-/// enough): a dirty page reclaim could write is kept, neither written nor
-/// counted as skipped.
-#[test]
-fn dirty_page_is_not_written_without_may_writepage() {
-    let mut m = Machine::new("3.0-vanilla");
-    let pfn = m.dirty_file_page(m.bdev, 0);
-    let sc = ScanControl {
-        may_writepage: false,
-        ..m.direct(DEF_PRIORITY)
-    };
-    m.shrink(LRU_INACTIVE_FILE, sc);
-    assert_eq!(m.place(pfn), (Holder::InactiveFile, true));
-    assert!(m.has(pfn, flags::DIRTY) && !m.has(pfn, flags::RECLAIM));
-    assert_eq!(m.zone_stat(ZoneEv::NrVmscanWrite), 0);
-    assert_eq!(m.sys.vmstat.get(Ev::NrVmscanWriteSkip), 0);
     m.check();
 }
 
