@@ -132,7 +132,7 @@ fn allocation_after_reclaim_without_progress_sleeps_and_starts_over() {
 fn may_writepage_turns_on_after_scanning_one_and_a_half_swap_cluster_max() {
     let mut m = Machine::new("3.0-vanilla");
     m.sys.sysctl.laptop_mode = true;
-    let pfns = m.file_pages(m.bdev, 2000, true);
+    let pfns = m.file_pages(m.bdev, 2500, true);
     let bdi = m.sys.inodes[m.bdev as usize].bdi;
     let mut st = entering(false);
     while st.priority > 5 {
@@ -144,14 +144,15 @@ fn may_writepage_turns_on_after_scanning_one_and_a_half_swap_cluster_max() {
             assert_eq!(m.zone_stat(ZoneEv::NrVmscanWrite), 0);
         }
     }
-    // The passes at 10 to 6 scanned 1 + 3 + 7 + 15 + 31 pages.
-    assert_eq!(st.total_scanned, 57);
-    assert_eq!(m.sys.bdis[bdi].work[0].nr_pages, 2000);
-    assert!(!m.has(pfns[57], flags::WRITEBACK));
+    // The passes at 11 to 6 scanned 1 + 2 + 4 + 9 + 19 (35 in all: not
+    // yet) + 39 pages of the 2500.
+    assert_eq!(st.total_scanned, 74);
+    assert_eq!(m.sys.bdis[bdi].work[0].nr_pages, 2500);
+    assert!(!m.has(pfns[74], flags::WRITEBACK));
 
-    // Priority 5 writes the 62 pages it scans.
+    // Priority 5 writes the 78 pages it scans.
     m.direct_pass(&mut st);
-    assert_eq!(m.zone_stat(ZoneEv::NrVmscanWrite), 62);
-    assert!(m.has(pfns[57], flags::WRITEBACK));
+    assert_eq!(m.zone_stat(ZoneEv::NrVmscanWrite), 78);
+    assert!(m.has(pfns[74], flags::WRITEBACK));
     m.check();
 }
