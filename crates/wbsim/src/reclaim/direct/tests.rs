@@ -106,9 +106,13 @@ fn allocstall_counts_each_slow_path_entry_into_direct_reclaim() {
     m.check();
 }
 
-/// After direct reclaim without progress the freelists still fail at min:
-/// where 3.0 would go to the OOM killer, the model sleeps HZ/10 and
-/// starts the slow path over.
+/// After direct reclaim that reclaimed nothing the freelists still fail at
+/// min: the model counts it as no progress (its stand-in for the OOM path)
+/// and sleeps HZ/10, then starts the slow path over. (3.0's
+/// `do_try_to_free_pages` returns 1 while some zone is not
+/// all_unreclaimable, as here, so 3.0 would drain the per-CPU lists,
+/// retry, `wait_iff_congested(HZ/50)` and reclaim again: a difference,
+/// pinned here.)
 #[test]
 fn allocation_after_reclaim_without_progress_sleeps_and_starts_over() {
     let mut m = Machine::new("3.0-vanilla");

@@ -149,7 +149,10 @@ fn skipped_dirty_page_gets_pg_reclaim_under_immediate_reclaim() {
 
 /// A page under writeback (async reclaim: no `wait_on_page_writeback`)
 /// and a page whose `trylock_page` fails (a read in flight) are kept,
-/// back at the inactive head, untouched.
+/// back at the inactive head, untouched. The model counts every isolated
+/// page in `nr_scanned`; 3.0 counts it in `shrink_page_list` after
+/// `trylock_page`, so the locked page would not count there (a difference,
+/// pinned here).
 #[test]
 fn page_under_writeback_or_locked_is_kept() {
     let mut m = Machine::new("3.0-vanilla");
