@@ -12,6 +12,9 @@ use crate::system::task::Step;
 use crate::system::System;
 use crate::trace::TraceEvent;
 
+#[cfg(test)]
+mod tests;
+
 impl System {
     /// One priority pass of `do_try_to_free_pages`; `Some(step)` when the
     /// task sleeps in `wait_iff_congested` before the next priority.

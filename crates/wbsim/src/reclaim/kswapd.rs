@@ -8,6 +8,9 @@ use crate::system::task::{Step, TaskKind};
 use crate::system::System;
 use crate::trace::TraceEvent;
 
+#[cfg(test)]
+mod tests;
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 enum Phase {
     /// Asleep on `kswapd_wait` until `wakeup_kswapd`.

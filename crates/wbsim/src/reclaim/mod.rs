@@ -11,6 +11,8 @@
 pub mod direct;
 pub mod kswapd;
 mod pageout;
+#[cfg(test)]
+mod tests;
 
 use crate::mm::page::{
     flags, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, NIL,

@@ -12,6 +12,9 @@ use crate::mm::vmstat::{Ev, ZoneEv};
 use crate::system::System;
 use crate::trace::{IsolateMode, ReclaimFlags, ReclaimLru, TraceEvent};
 
+#[cfg(test)]
+mod tests;
+
 /// `trace_reclaim_flags` / `trace_shrink_flags`, async (no lumpy reclaim).
 fn async_flags(file: bool) -> ReclaimFlags {
     ReclaimFlags {

@@ -1,0 +1,262 @@
+//! The reclaim unit tests' machine: one 16 MiB DMA32 zone (watermarks min
+//! 128, low 160, high 192 pages; per-CPU lists of `high` 0, so a freed page
+//! is back on the buddy list at once), one CPU, the test USB stick with an
+//! xfs filesystem, optionally a swap partition. The tests place pages on
+//! the LRU lists and take free pages away by hand, then call one reclaim
+//! function; this module also holds the tests of `shrink_zone`.
+
+use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use crate::fs::inode::{Inode, MappingKind};
+use crate::kernel::preset;
+use crate::mm::page::{flags, list_del, Holder, Pfn, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE};
+use crate::mm::swap::{AnonRegion, NO_SLOT};
+use crate::mm::vmstat::ZoneEv;
+use crate::mm::zone::Zone;
+use crate::scenario::SwapConfig;
+use crate::system::{build_system, System};
+use crate::test_support::usb_stick_scenario;
+
+/// The zone every test works in.
+pub(super) const ZONE: usize = 0;
+
+pub(super) struct Machine {
+    pub sys: System,
+    /// The dd task: the allocating task and direct reclaimer.
+    pub tid: u32,
+    /// A regular xfs file (xfs `->writepage` writes for kswapd only).
+    pub file: u32,
+    /// The USB stick's block-device inode (`blkdev_writepage` always
+    /// writes).
+    pub bdev: u32,
+}
+
+impl Machine {
+    /// The machine on kernel preset `kernel`, without swap.
+    pub fn new(kernel: &str) -> Machine {
+        Machine::build(kernel, false)
+    }
+
+    /// The machine with a 64 MiB swap partition on the stick and one
+    /// anonymous region of 256 pages (see [`Machine::anon_page`]).
+    pub fn with_swap(kernel: &str) -> Machine {
+        Machine::build(kernel, true)
+    }
+
+    fn build(kernel: &str, swap: bool) -> Machine {
+        let mut sc = usb_stick_scenario(kernel, "xfs", 1, &["f"]);
+        sc.machine.zones[0].size_mib = 16;
+        if swap {
+            sc.swap = Some(SwapConfig {
+                device: "sdb".into(),
+                size_mib: 64,
+            });
+        }
+        let mut sys = build_system(&sc, &preset(kernel).unwrap(), 1);
+        let z = &sys.zones[ZONE];
+        assert_eq!((z.wmark_min, z.wmark_low, z.wmark_high), (128, 160, 192));
+        let file = (0..sys.inodes.len() as u32)
+            .find(|&i| sys.inodes[i as usize].kind == MappingKind::Regular)
+            .unwrap();
+        let bdev = sys.filesystems[0].blockdev_inode;
+        // An anonymous region, as a memtouch task's would be.
+        let id = sys.inodes.len() as u32;
+        let bdi = sys.swap.as_ref().map_or(0, |s| s.device);
+        sys.inodes
+            .push(Inode::new(id, 0, bdi, MappingKind::Anon, 0));
+        sys.anon_regions.push(AnonRegion {
+            inode: id,
+            swap_pte: vec![NO_SLOT; 256],
+        });
+        Machine {
+            sys,
+            tid: 0,
+            file,
+            bdev,
+        }
+    }
+
+    pub fn zone(&self) -> &Zone {
+        &self.sys.zones[ZONE]
+    }
+
+    /// A free frame taken off the buddy list, kernel-held.
+    fn take_frame(&mut self) -> Pfn {
+        let z = &mut self.sys.zones[ZONE];
+        let pfn = z.free.head;
+        list_del(&mut self.sys.pages, &mut z.free, pfn);
+        self.sys.pages[pfn as usize].holder = Holder::Kernel;
+        pfn
+    }
+
+    /// Take free pages away (kernel-held for good) until `n` are left.
+    pub fn leave_free(&mut self, n: u64) {
+        while self.zone().nr_free() > n {
+            self.take_frame();
+        }
+    }
+
+    /// A clean, unmapped page `idx` of mapping `ino` at the head of the
+    /// inactive file list.
+    pub fn file_page(&mut self, ino: u32, idx: u32) -> Pfn {
+        let pfn = self.take_frame();
+        let p = &mut self.sys.pages[pfn as usize];
+        p.flags = flags::UPTODATE;
+        p.inode = ino;
+        p.index = idx;
+        self.sys.inodes[ino as usize].insert(idx, pfn);
+        self.sys.lru_link_head(pfn, LRU_INACTIVE_FILE);
+        pfn
+    }
+
+    /// As [`Machine::file_page`], dirtied (`set_page_dirty`).
+    pub fn dirty_file_page(&mut self, ino: u32, idx: u32) -> Pfn {
+        let pfn = self.file_page(ino, idx);
+        self.sys.set_page_dirty(pfn, None);
+        pfn
+    }
+
+    /// `n` pages 0.. of `ino`, clean or dirty; page 0 ends at the tail of
+    /// the inactive file list, so reclaim meets them in index order.
+    pub fn file_pages(&mut self, ino: u32, n: u32, dirty: bool) -> Vec<Pfn> {
+        (0..n)
+            .map(|idx| {
+                if dirty {
+                    self.dirty_file_page(ino, idx)
+                } else {
+                    self.file_page(ino, idx)
+                }
+            })
+            .collect()
+    }
+
+    /// A page of the anonymous region at `vpn`, mapped and not young
+    /// (its fault's accessed bit already cleared), not in the swap cache,
+    /// at the head of the inactive anon list.
+    pub fn anon_page(&mut self, vpn: u32) -> Pfn {
+        let ino = self.sys.anon_regions[0].inode;
+        let pfn = self.take_frame();
+        let p = &mut self.sys.pages[pfn as usize];
+        p.flags = flags::ANON | flags::UPTODATE | flags::PTE_MAPPED;
+        p.inode = ino;
+        p.index = vpn;
+        self.sys.inodes[ino as usize].insert(vpn, pfn);
+        self.sys.lru_link_head(pfn, LRU_INACTIVE_ANON);
+        pfn
+    }
+
+    /// Direct reclaim's `scan_control` for the dd task at `priority`.
+    pub fn direct(&self, priority: u32) -> ScanControl {
+        ScanControl {
+            tid: self.tid,
+            is_kswapd: false,
+            may_writepage: true,
+            nr_to_reclaim: SWAP_CLUSTER_MAX,
+            nr_scanned: 0,
+            nr_reclaimed: 0,
+            priority,
+            stall: None,
+            stall_same_priority: false,
+        }
+    }
+
+    /// kswapd's `scan_control` (`balance_pgdat`) at `priority`.
+    pub fn kswapd(&self, priority: u32) -> ScanControl {
+        ScanControl {
+            tid: self.sys.kswapd_task,
+            is_kswapd: true,
+            nr_to_reclaim: u64::MAX,
+            ..self.direct(priority)
+        }
+    }
+
+    /// One `shrink_inactive_list` batch (up to `SWAP_CLUSTER_MAX` pages)
+    /// of list `lru`; the scan control after it.
+    pub fn shrink(&mut self, lru: usize, mut sc: ScanControl) -> ScanControl {
+        self.sys
+            .shrink_inactive_list(ZONE, lru, SWAP_CLUSTER_MAX, &mut sc);
+        sc
+    }
+
+    /// Where page `pfn` is: its holder, and whether it is the head of its
+    /// LRU list.
+    pub fn place(&self, pfn: Pfn) -> (Holder, bool) {
+        let p = self.sys.pages[pfn as usize];
+        let head = p
+            .holder
+            .lru()
+            .is_some_and(|l| self.zone().lru[l].head == pfn);
+        (p.holder, head)
+    }
+
+    pub fn has(&self, pfn: Pfn, f: u16) -> bool {
+        self.sys.pages[pfn as usize].has(f)
+    }
+
+    pub fn zone_stat(&self, e: ZoneEv) -> u64 {
+        self.sys.vmstat.zone_stat(ZONE, e)
+    }
+
+    /// The conservation invariants hold (the hand-built state and what
+    /// reclaim did to it are consistent).
+    pub fn check(&self) {
+        self.sys.check_invariants().unwrap();
+    }
+}
+
+/// `shrink_zone` (3.0): direct reclaim leaves a zone early, after a round
+/// of `SWAP_CLUSTER_MAX` batches, once it has reclaimed `nr_to_reclaim`
+/// pages below `DEF_PRIORITY`: at priority 4 a 2000-page list is due 125
+/// scans, and the first 32 suffice.
+#[test]
+fn shrink_zone_stops_direct_reclaim_once_the_target_is_reclaimed() {
+    let mut m = Machine::new("3.0-vanilla");
+    m.file_pages(m.file, 2000, false);
+    let mut sc = m.direct(4);
+    assert_eq!(m.sys.get_scan_count(ZONE, &sc)[LRU_INACTIVE_FILE], 125);
+    m.sys.shrink_zone(ZONE, &mut sc);
+    assert_eq!((sc.nr_scanned, sc.nr_reclaimed), (32, 32));
+    assert_eq!(m.zone().lru[LRU_INACTIVE_FILE].len, 2000 - 32);
+    m.check();
+}
+
+/// The same stop with pages reclaimed at earlier priorities. The model
+/// compares the target with `sc.nr_reclaimed`, which carries the earlier
+/// priorities' pages, so a round freeing 12 pages after 20 earlier ones
+/// ends the zone. (3.0's `shrink_zone` compares it with the pages
+/// reclaimed in this call only, starting from 0, and would go on to scan
+/// all 125: a difference of the model, pinned here.)
+#[test]
+fn shrink_zone_counts_pages_reclaimed_at_earlier_priorities_towards_the_stop() {
+    let mut m = Machine::new("3.1-mmotm");
+    // Tail first: 12 clean pages, then 20 dirty ones direct reclaim may
+    // not write under 3.1-mmotm, then clean ones.
+    for idx in 0..2000 {
+        if (12..32).contains(&idx) {
+            m.dirty_file_page(m.file, idx);
+        } else {
+            m.file_page(m.file, idx);
+        }
+    }
+    let mut sc = ScanControl {
+        nr_reclaimed: 20,
+        ..m.direct(4)
+    };
+    m.sys.shrink_zone(ZONE, &mut sc);
+    assert_eq!((sc.nr_scanned, sc.nr_reclaimed), (32, 32));
+    m.check();
+}
+
+/// `get_scan_count` (3.0) for kswapd on a small zone: without swap only
+/// the file lists are scanned, and a list whose `size >> priority` is
+/// below `SWAP_CLUSTER_MAX` is scanned a full batch anyway (`force_scan`);
+/// direct reclaim gets no such batch.
+#[test]
+fn kswapd_scans_a_full_batch_of_a_small_zone_at_def_priority() {
+    let mut m = Machine::new("3.0-vanilla");
+    m.file_pages(m.file, 1000, false);
+    m.anon_page(0);
+    let sc = m.kswapd(DEF_PRIORITY);
+    assert_eq!(m.sys.get_scan_count(ZONE, &sc), [0, 0, 32, 32]);
+    let sc = m.direct(DEF_PRIORITY);
+    assert_eq!(m.sys.get_scan_count(ZONE, &sc), [0, 0, 0, 0]);
+}
