@@ -2,6 +2,7 @@
 //! LRU lists with pagevec batching, page-state accounting, vmstat.
 
 pub mod filemap;
+pub mod lruvec;
 pub mod page;
 pub mod page_alloc;
 pub mod pcp;
@@ -58,6 +59,18 @@ pub fn page_lru(p: &page::Page) -> usize {
 }
 
 impl System {
+    /// The LRU lists reclaim scans for `zone`: the one place that says
+    /// who owns them (the zone itself, 2.6.24 – 4.7; the node would from
+    /// 4.8).
+    pub fn lruvec(&self, zone: usize) -> &lruvec::Lruvec {
+        &self.zones[zone].lruvec
+    }
+
+    /// As [`System::lruvec`], to change.
+    pub fn lruvec_mut(&mut self, zone: usize) -> &mut lruvec::Lruvec {
+        &mut self.zones[zone].lruvec
+    }
+
     /// Zonelist order for page-cache allocations: highest populated zone
     /// first (Normal → DMA32 → DMA), `build_zonelists` on one node.
     pub fn preferred_zone(&self) -> usize {
@@ -166,8 +179,8 @@ impl System {
             // update_page_reclaim_stat: an added page counts as scanned, an
             // active one as rotated too.
             let (file, z) = (!p.has(flags::ANON) as usize, p.zone as usize);
-            self.zones[z].recent_scanned[file] += 1;
-            self.zones[z].recent_rotated[file] += p.has(flags::ACTIVE) as u64;
+            self.zones[z].lruvec.recent_scanned[file] += 1;
+            self.zones[z].lruvec.recent_rotated[file] += p.has(flags::ACTIVE) as u64;
         }
         self.pagevecs[cpu].len = 0;
     }
@@ -178,7 +191,7 @@ impl System {
         let p = &mut self.pages[pfn as usize];
         p.holder = Holder::from_lru(lru);
         p.flags |= flags::LRU;
-        list_add_head(&mut self.pages, &mut self.zones[z].lru[lru], pfn);
+        list_add_head(&mut self.pages, &mut self.zones[z].lruvec.lists[lru], pfn);
     }
 
     /// Take a page off whatever LRU list it is on.
@@ -187,7 +200,7 @@ impl System {
         let lru = p.holder.lru().expect("page not on an LRU list");
         list_del(
             &mut self.pages,
-            &mut self.zones[p.zone as usize].lru[lru],
+            &mut self.zones[p.zone as usize].lruvec.lists[lru],
             pfn,
         );
         self.pages[pfn as usize].flags &= !flags::LRU;
@@ -206,7 +219,7 @@ impl System {
                 let lru = page_lru(pg);
                 self.lru_link_head(pfn, lru);
                 let file = !p.has(flags::ANON) as usize;
-                self.zones[p.zone as usize].recent_rotated[file] += 1;
+                self.zones[p.zone as usize].lruvec.recent_rotated[file] += 1;
                 self.vmstat.inc(Ev::PgActivate, 1);
             }
         } else if !p.has(flags::REFERENCED) {
@@ -222,8 +235,8 @@ impl System {
         if inactive && !p.has(flags::DIRTY) && !p.has(flags::ACTIVE) {
             let z = p.zone as usize;
             let lru = page_lru(&p);
-            list_del(&mut self.pages, &mut self.zones[z].lru[lru], pfn);
-            list_add_tail(&mut self.pages, &mut self.zones[z].lru[lru], pfn);
+            list_del(&mut self.pages, &mut self.zones[z].lruvec.lists[lru], pfn);
+            list_add_tail(&mut self.pages, &mut self.zones[z].lruvec.lists[lru], pfn);
             self.vmstat.inc(Ev::PgRotated, 1);
         }
     }

@@ -2,7 +2,8 @@
 //! `init_per_zone_wmark_min`, `setup_per_zone_wmarks`,
 //! `setup_per_zone_lowmem_reserve`, `__zone_watermark_ok`).
 
-use super::page::{ListHead, NR_LRU_LISTS};
+use super::lruvec::Lruvec;
+use super::page::ListHead;
 use super::pcp::PerCpuPages;
 
 #[derive(Debug, Clone)]
@@ -24,7 +25,8 @@ pub struct Zone {
     /// `lowmem_reserve[j]`: pages this zone keeps back from allocations whose
     /// preferred zone (classzone) is `j`.
     pub lowmem_reserve: Vec<u64>,
-    pub lru: [ListHead; NR_LRU_LISTS],
+    /// The zone's LRU lists (per zone up to 4.7).
+    pub lruvec: Lruvec,
     pub nr_dirty: u64,
     pub nr_writeback: u64,
     pub nr_isolated_file: u64,
@@ -35,9 +37,6 @@ pub struct Zone {
     pub all_unreclaimable: bool,
     /// ZONE_CONGESTED (3.0 `shrink_page_list`).
     pub congested: bool,
-    /// `reclaim_stat.recent_scanned/rotated` [anon, file].
-    pub recent_scanned: [u64; 2],
-    pub recent_rotated: [u64; 2],
 }
 
 impl Zone {
@@ -55,7 +54,7 @@ impl Zone {
             wmark_low: 0,
             wmark_high: 0,
             lowmem_reserve: Vec::new(),
-            lru: [ListHead::default(); NR_LRU_LISTS],
+            lruvec: Lruvec::default(),
             nr_dirty: 0,
             nr_writeback: 0,
             nr_isolated_file: 0,
@@ -63,8 +62,6 @@ impl Zone {
             pages_scanned: 0,
             all_unreclaimable: false,
             congested: false,
-            recent_scanned: [0; 2],
-            recent_rotated: [0; 2],
         }
     }
 
@@ -73,11 +70,11 @@ impl Zone {
     }
 
     pub fn nr_file_lru(&self) -> u64 {
-        self.lru[2].len + self.lru[3].len
+        self.lruvec.nr_file()
     }
 
     pub fn nr_anon_lru(&self) -> u64 {
-        self.lru[0].len + self.lru[1].len
+        self.lruvec.nr_anon()
     }
 
     /// `zone_reclaimable_pages`: file pages, plus anonymous ones while swap
@@ -92,7 +89,7 @@ impl Zone {
     pub fn inactive_anon_is_low(&self) -> bool {
         let gb = self.present_pages >> 18;
         let ratio = if gb > 0 { int_sqrt(10 * gb) } else { 1 };
-        self.lru[0].len * ratio < self.lru[1].len
+        self.lruvec.inactive_anon_is_low(ratio)
     }
 
     /// `__zone_watermark_ok` for order 0 (3.0): free − (2^0 + 1) must stay

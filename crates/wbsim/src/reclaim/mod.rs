@@ -95,21 +95,28 @@ impl System {
             let anon_prio = self.sysctl.swappiness as u64;
             let file_prio = 200 - anon_prio;
             for (i, size) in [anon, file].into_iter().enumerate() {
-                if z.recent_scanned[i] > size / 4 {
-                    z.recent_scanned[i] /= 2;
-                    z.recent_rotated[i] /= 2;
+                if z.lruvec.recent_scanned[i] > size / 4 {
+                    z.lruvec.recent_scanned[i] /= 2;
+                    z.lruvec.recent_rotated[i] /= 2;
                 }
             }
-            let ap = (anon_prio + 1) * (z.recent_scanned[0] + 1) / (z.recent_rotated[0] + 1);
-            let fp = (file_prio + 1) * (z.recent_scanned[1] + 1) / (z.recent_rotated[1] + 1);
+            let ap = (anon_prio + 1) * (z.lruvec.recent_scanned[0] + 1)
+                / (z.lruvec.recent_rotated[0] + 1);
+            let fp = (file_prio + 1) * (z.lruvec.recent_scanned[1] + 1)
+                / (z.lruvec.recent_rotated[1] + 1);
             ([ap, fp], ap + fp + 1)
         };
         let mut nr = [0u64; NR_LRU_LISTS];
         for (lru, n) in nr.iter_mut().enumerate() {
             let f = (lru >= LRU_INACTIVE_FILE) as usize;
             let full = sc.priority == 0 && !noswap;
-            let mut scan =
-                scan_fraction(z.lru[lru].len, sc.priority, fraction[f], denominator, full);
+            let mut scan = scan_fraction(
+                z.lruvec.lists[lru].len,
+                sc.priority,
+                fraction[f],
+                denominator,
+                full,
+            );
             // 3.0 ("memcg: fix get_scan_count() for small targets",
             // 246e87a93934) forces a full batch after the anon/file
             // fraction was applied, so kswapd scans 32 anon pages of a small
@@ -165,7 +172,7 @@ impl System {
         let z = &self.zones[zone];
         match lru {
             LRU_ACTIVE_FILE => {
-                if z.lru[LRU_ACTIVE_FILE].len > z.lru[LRU_INACTIVE_FILE].len {
+                if z.lruvec.lists[LRU_ACTIVE_FILE].len > z.lruvec.lists[LRU_INACTIVE_FILE].len {
                     self.shrink_active_list(zone, lru, n, sc);
                 }
             }
@@ -193,7 +200,7 @@ impl System {
         self.lru_add_drain(cpu);
         let (mut moved, mut rotated) = (0u64, 0u64);
         for _ in 0..nr_to_scan {
-            let pfn = self.zones[zone].lru[lru].tail;
+            let pfn = self.lruvec(zone).lists[lru].tail;
             if pfn == NIL {
                 break;
             }
@@ -214,9 +221,9 @@ impl System {
             isolate_event(IsolateMode::Active, nr_to_scan, moved),
         );
         let file = (lru == LRU_ACTIVE_FILE) as usize;
-        let z = &mut self.zones[zone];
-        z.recent_scanned[file] += moved;
-        z.recent_rotated[file] += rotated;
+        let lv = self.lruvec_mut(zone);
+        lv.recent_scanned[file] += moved;
+        lv.recent_rotated[file] += rotated;
         self.vmstat.zinc(zone, ZoneEv::PgRefill, moved);
         self.vmstat.inc(Ev::PgDeactivate, moved);
     }

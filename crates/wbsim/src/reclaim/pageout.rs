@@ -70,7 +70,7 @@ impl System {
         let mut buf = std::mem::take(&mut self.isolate_buf);
         buf.clear();
         for _ in 0..nr_to_scan {
-            let pfn = self.zones[zone].lru[lru].tail;
+            let pfn = self.lruvec(zone).lists[lru].tail;
             if pfn == NIL {
                 break;
             }
@@ -86,7 +86,7 @@ impl System {
             z.nr_isolated_anon += nr_taken;
         }
         z.pages_scanned += nr_taken;
-        z.recent_scanned[file as usize] += nr_taken;
+        z.lruvec.recent_scanned[file as usize] += nr_taken;
         let scan_ev = if sc.is_kswapd {
             ZoneEv::PgScanKswapd
         } else {
@@ -159,7 +159,7 @@ impl System {
                     p.flags |= flags::ACTIVE;
                     let file = !p.has(flags::ANON) as usize;
                     self.vmstat.inc(Ev::PgActivate, 1);
-                    self.zones[zone].recent_rotated[file] += 1;
+                    self.lruvec_mut(zone).recent_rotated[file] += 1;
                     self.putback(pfn);
                 }
                 Fate::Orphaned => self.pages[pfn as usize].holder = Holder::Orphaned,

@@ -184,7 +184,7 @@ impl Machine {
         let head = p
             .holder
             .lru()
-            .is_some_and(|l| self.zone().lru[l].head == pfn);
+            .is_some_and(|l| self.zone().lruvec.lists[l].head == pfn);
         (p.holder, head)
     }
 
@@ -215,7 +215,7 @@ fn shrink_zone_stops_direct_reclaim_once_the_target_is_reclaimed() {
     assert_eq!(m.sys.get_scan_count(ZONE, &sc)[LRU_INACTIVE_FILE], 125);
     m.sys.shrink_zone(ZONE, &mut sc);
     assert_eq!((sc.nr_scanned, sc.nr_reclaimed), (32, 32));
-    assert_eq!(m.zone().lru[LRU_INACTIVE_FILE].len, 2000 - 32);
+    assert_eq!(m.zone().lruvec.lists[LRU_INACTIVE_FILE].len, 2000 - 32);
     m.check();
 }
 

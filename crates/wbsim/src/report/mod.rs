@@ -190,7 +190,12 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
     vmstat.insert("nr_writeback".into(), sys.nr_writeback as i64);
     vmstat.insert("nr_writeback_temp".into(), sys.nr_writeback_temp as i64);
     vmstat.insert("nr_free_pages".into(), sys.nr_free_pages() as i64 - total);
-    let lru_sum = |l: usize| sys.zones.iter().map(|z| z.lru[l].len as i64).sum::<i64>();
+    let lru_sum = |l: usize| {
+        sys.zones
+            .iter()
+            .map(|z| z.lruvec.lists[l].len as i64)
+            .sum::<i64>()
+    };
     vmstat.insert("nr_inactive_file".into(), lru_sum(2));
     vmstat.insert("nr_active_file".into(), lru_sum(3));
     let devices = sys

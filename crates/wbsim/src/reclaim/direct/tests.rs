@@ -74,7 +74,10 @@ fn priority_loop_without_progress_ends_after_priority_0() {
     assert_eq!(passes, DEF_PRIORITY + 1);
     assert_eq!((st.priority, st.nr_reclaimed), (0, 0));
     assert!(st.total_scanned >= 500);
-    assert_eq!(m.zone().lru[crate::mm::page::LRU_INACTIVE_FILE].len, 500);
+    assert_eq!(
+        m.zone().lruvec.lists[crate::mm::page::LRU_INACTIVE_FILE].len,
+        500
+    );
     m.check();
 }
 

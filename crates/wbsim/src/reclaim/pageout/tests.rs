@@ -123,7 +123,7 @@ fn skipped_dirty_page_leaves_the_lru_under_orphan() {
     let pfn = m.dirty_file_page(m.bdev, 0);
     m.shrink(LRU_INACTIVE_FILE, m.direct(DEF_PRIORITY));
     assert_eq!(m.place(pfn).0, Holder::Orphaned);
-    assert_eq!(m.zone().lru[LRU_INACTIVE_FILE].len, 0);
+    assert_eq!(m.zone().lruvec.lists[LRU_INACTIVE_FILE].len, 0);
     assert!(m.has(pfn, flags::DIRTY));
     assert_eq!(m.sys.inodes[m.bdev as usize].page(0), pfn);
     assert_eq!(m.sys.vmstat.get(Ev::NrVmscanInvalidate), 1);
@@ -285,6 +285,6 @@ fn anon_page_without_swap_is_activated() {
     assert_eq!(m.place(pfn).0, Holder::ActiveAnon);
     assert!(m.has(pfn, flags::PTE_MAPPED) && !m.has(pfn, flags::SWAPCACHE));
     assert_eq!(m.sys.vmstat.get(Ev::PgActivate), 1);
-    assert_eq!(m.zone().lru[LRU_ACTIVE_ANON].len, 1);
+    assert_eq!(m.zone().lruvec.lists[LRU_ACTIVE_ANON].len, 1);
     m.check();
 }

@@ -309,7 +309,7 @@ impl System {
                     format!("zone {} has more free pages than present", zone.name)
                 });
             }
-            for (l, (list, frames)) in zone.lru.iter().zip(t.lru[z]).enumerate() {
+            for (l, (list, frames)) in zone.lruvec.lists.iter().zip(t.lru[z]).enumerate() {
                 if list.len != frames {
                     f.fail(Invariant::LruListLength, || {
                         format!(

@@ -1,0 +1,39 @@
+//! The LRU lists and what reclaim balances them by (`struct lruvec`: in
+//! 3.0 the zone's `lru[]` and `reclaim_stat`, named `lruvec` in 3.3,
+//! moved from the zone to the node in 4.8). Reclaim works on a lruvec;
+//! which structure owns it is the era's business: a zone for the
+//! 2.6.24 – 4.7 profiles modelled today, a node from 4.8 (`mm/vmscan.c`
+//! then takes `pgdat->lruvec`).
+
+use super::page::{
+    ListHead, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, NR_LRU_LISTS,
+};
+
+/// One set of LRU lists.
+#[derive(Debug, Clone, Default)]
+pub struct Lruvec {
+    /// Inactive anon, active anon, inactive file, active file.
+    pub lists: [ListHead; NR_LRU_LISTS],
+    /// `reclaim_stat.recent_scanned` / `recent_rotated`, [anon, file]:
+    /// the ratios `get_scan_count` weighs the two kinds by.
+    pub recent_scanned: [u64; 2],
+    pub recent_rotated: [u64; 2],
+}
+
+impl Lruvec {
+    /// Pages on the file lists.
+    pub fn nr_file(&self) -> u64 {
+        self.lists[LRU_INACTIVE_FILE].len + self.lists[LRU_ACTIVE_FILE].len
+    }
+
+    /// Pages on the anonymous lists.
+    pub fn nr_anon(&self) -> u64 {
+        self.lists[LRU_INACTIVE_ANON].len + self.lists[LRU_ACTIVE_ANON].len
+    }
+
+    /// `inactive_anon_is_low` (3.0): the inactive anon list is smaller than
+    /// the active one over `ratio` (`inactive_ratio`).
+    pub fn inactive_anon_is_low(&self, ratio: u64) -> bool {
+        self.lists[LRU_INACTIVE_ANON].len * ratio < self.lists[LRU_ACTIVE_ANON].len
+    }
+}
