@@ -157,9 +157,7 @@ impl System {
                 self.writeback_pass_end(tid, bdi);
                 f.pass = None;
                 f.pages_written += pass.written;
-                if self.profile.dirty_throttle == crate::kernel::DirtyThrottle::IoLess {
-                    self.flusher_update_bandwidth(bdi, f.work_start_ns);
-                }
+                self.throttle_after_writeback_pass(bdi, f.work_start_ns);
                 let work = f.work.as_mut().expect("pass without work");
                 work.nr_pages -= (MAX_WRITEBACK_PAGES - pass.nr_to_write.max(0)).max(0);
                 // wb_writeback: budget used up → go again; nothing more on

@@ -91,6 +91,18 @@ impl System {
         step
     }
 
+    /// What the dirty-throttling scheme does when a flusher finishes a
+    /// writeback pass that began at `wb_start_ns`: IO-less throttling
+    /// (3.2+) updates the device's bandwidth estimate (`wb_writeback` →
+    /// `bdi_update_bandwidth`); writer-writeback throttling keeps none.
+    /// With the two entries above, the only places the throttling scheme
+    /// is chosen.
+    pub fn throttle_after_writeback_pass(&mut self, bdi: usize, wb_start_ns: crate::sim::Ns) {
+        if self.profile.dirty_throttle == DirtyThrottle::IoLess {
+            self.flusher_update_bandwidth(bdi, wb_start_ns);
+        }
+    }
+
     /// The wait between two rounds of the loop: `congestion_wait(WRITE,
     /// HZ/10)` (2.6.24 – 2.6.35) or `io_schedule_timeout` of a pause
     /// doubling from one jiffy to HZ/10 (2.6.36 – 3.1).
