@@ -227,6 +227,49 @@ pub fn error_line(message: &str) -> String {
     format!("{CONSOLE_PREFIX} error {}", message.replace('\n', " "))
 }
 
+/// A console line the guest printed for the host, read back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConsoleLine {
+    /// [`progress_line`].
+    Progress {
+        t_s: f64,
+        dirtied_bytes: u64,
+        written_bytes: u64,
+    },
+    /// [`done_line`].
+    Done,
+    /// [`error_line`], with its message.
+    Error(String),
+}
+
+/// Read a line of [`progress_line`], [`done_line`] or [`error_line`];
+/// `None` for any other console line (the kernel's, the tools'). A
+/// progress figure that does not parse reads as 0.
+pub fn parse_console_line(line: &str) -> Option<ConsoleLine> {
+    let rest = line.strip_prefix(CONSOLE_PREFIX)?.strip_prefix(' ')?;
+    if rest == "done" {
+        return Some(ConsoleLine::Done);
+    }
+    if let Some(msg) = rest.strip_prefix("error ") {
+        return Some(ConsoleLine::Error(msg.to_string()));
+    }
+    let fields = rest.strip_prefix("progress ")?;
+    let (mut t_s, mut dirtied_bytes, mut written_bytes) = (0.0, 0, 0);
+    for kv in fields.split_whitespace() {
+        match kv.split_once('=') {
+            Some(("t_s", x)) => t_s = x.parse().unwrap_or(0.0),
+            Some(("dirtied_bytes", x)) => dirtied_bytes = x.parse().unwrap_or(0),
+            Some(("written_bytes", x)) => written_bytes = x.parse().unwrap_or(0),
+            _ => {}
+        }
+    }
+    Some(ConsoleLine::Progress {
+        t_s,
+        dirtied_bytes,
+        written_bytes,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,6 +290,25 @@ mod tests {
         assert_eq!(r[1].payload, b"");
         let cut = &buf[..buf.len() - 3];
         assert!(decode_records(cut).unwrap_err().contains("truncated"));
+    }
+
+    #[test]
+    fn console_lines_read_back_as_written() {
+        assert_eq!(
+            parse_console_line(&progress_line(12.5, 4096, 8192)),
+            Some(ConsoleLine::Progress {
+                t_s: 12.5,
+                dirtied_bytes: 4096,
+                written_bytes: 8192
+            })
+        );
+        assert_eq!(parse_console_line(&done_line()), Some(ConsoleLine::Done));
+        assert_eq!(
+            parse_console_line(&error_line("no disk\nat all")),
+            Some(ConsoleLine::Error("no disk at all".into()))
+        );
+        assert_eq!(parse_console_line("[    1.2] Power down."), None);
+        assert_eq!(parse_console_line("WBSIM-LABdone"), None);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::machine::LabMachine;
-use wbsim_guest::protocol::CONSOLE_PREFIX;
+use wbsim_guest::protocol::{parse_console_line, ConsoleLine};
 
 /// The QEMU binary.
 pub const QEMU: &str = "qemu-system-x86_64";
@@ -245,7 +245,7 @@ pub fn boot(
                     ));
                     break;
                 }
-                if let Some(msg) = line.strip_prefix(&format!("{CONSOLE_PREFIX} error ")) {
+                if let Some(ConsoleLine::Error(msg)) = parse_console_line(&line) {
                     // The guest powers off by itself; keep reading briefly.
                     failure = Some(format!("the guest failed: {msg}"));
                 }
@@ -275,8 +275,10 @@ pub fn boot(
     let _ = reader.join();
     let qemu_err = err_reader.join().unwrap_or_default();
     let wall_seconds = start.elapsed().as_secs_f64();
-    let done = format!("{CONSOLE_PREFIX} done");
-    if failure.is_none() && !console.lines().any(|l| l == done) {
+    let done = console
+        .lines()
+        .any(|l| parse_console_line(l) == Some(ConsoleLine::Done));
+    if failure.is_none() && !done {
         failure = Some(format!(
             "QEMU exited ({status}) before the guest reported its results{}",
             if qemu_err.trim().is_empty() {

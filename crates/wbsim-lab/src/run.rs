@@ -456,26 +456,19 @@ fn boot_once(j: &BootJob, progress: &mut dyn FnMut(Progress)) -> Result<(), Stri
         },
     );
     let run = j.run;
-    let prefix = format!("{} progress ", protocol::CONSOLE_PREFIX);
     let outcome = qemu::boot(&cmd, Duration::from_secs(j.wall_limit_s), &mut |line| {
-        if let Some(rest) = line.strip_prefix(&prefix) {
-            let mut v = (0.0, 0, 0);
-            for kv in rest.split_whitespace() {
-                match kv.split_once('=') {
-                    Some(("t_s", x)) => v.0 = x.parse().unwrap_or(0.0),
-                    Some(("dirtied_bytes", x)) => v.1 = x.parse().unwrap_or(0),
-                    Some(("written_bytes", x)) => v.2 = x.parse().unwrap_or(0),
-                    _ => {}
-                }
-            }
-            progress(Progress::Guest {
+        match protocol::parse_console_line(line) {
+            Some(protocol::ConsoleLine::Progress {
+                t_s,
+                dirtied_bytes,
+                written_bytes,
+            }) => progress(Progress::Guest {
                 run,
-                t_s: v.0,
-                dirtied_bytes: v.1,
-                written_bytes: v.2,
-            });
-        } else {
-            progress(Progress::Console { run, line });
+                t_s,
+                dirtied_bytes,
+                written_bytes,
+            }),
+            _ => progress(Progress::Console { run, line }),
         }
     })?;
 
