@@ -23,28 +23,31 @@ pub struct ResolvedProfile {
     pub sources: BTreeMap<String, String>,
 }
 
-/// The subsystem a profile key belongs to, for `--set SECTION.KEY=VALUE`
-/// and for `kernels --show`.
+/// Every key a profile may set, with the subsystem it belongs to (for
+/// `--set SECTION.KEY=VALUE` and `kernels --show`), in `--show` order.
+const KEYS: &[(&str, &str)] = &[
+    ("name", "profile"),
+    ("description", "profile"),
+    ("dirty_limit_scope", "writeback"),
+    ("proportions", "writeback"),
+    ("proportion_shift_offset", "writeback"),
+    ("proportion_shift_fixed", "writeback"),
+    ("clip_bdi_dirty_limit", "writeback"),
+    ("bdp_wait", "writeback"),
+    ("task_dirty_limit", "writeback"),
+    ("bdi_ramp_violation_allowed", "writeback"),
+    ("dirty_throttle", "writeback"),
+    ("flush_reclaim_inodes_first", "writeback"),
+    ("direct_reclaim_writes_file_pages", "reclaim"),
+    ("kswapd_writepage_max_priority", "reclaim"),
+    ("skipped_dirty_file_page", "reclaim"),
+    ("throttle_on_dirty_isolated", "reclaim"),
+    ("writeback_plug", "block"),
+];
+
+/// The subsystem a profile key belongs to; `None` for an unknown key.
 pub fn key_section(key: &str) -> Option<&'static str> {
-    Some(match key {
-        "name" | "description" => "profile",
-        "dirty_limit_scope"
-        | "proportions"
-        | "proportion_shift_offset"
-        | "proportion_shift_fixed"
-        | "clip_bdi_dirty_limit"
-        | "bdp_wait"
-        | "task_dirty_limit"
-        | "bdi_ramp_violation_allowed"
-        | "flush_reclaim_inodes_first"
-        | "dirty_throttle" => "writeback",
-        "direct_reclaim_writes_file_pages"
-        | "kswapd_writepage_max_priority"
-        | "skipped_dirty_file_page"
-        | "throttle_on_dirty_isolated" => "reclaim",
-        "writeback_plug" => "block",
-        _ => return None,
-    })
+    KEYS.iter().find(|(k, _)| *k == key).map(|(_, s)| *s)
 }
 
 /// Bases may chain; a longer chain is a cycle.
@@ -141,25 +144,7 @@ fn bad_key(t: &toml::Table) -> Option<String> {
 
 /// Every key a profile may set, in `kernels --show` order.
 pub fn all_keys() -> Vec<&'static str> {
-    vec![
-        "name",
-        "description",
-        "dirty_limit_scope",
-        "proportions",
-        "proportion_shift_offset",
-        "proportion_shift_fixed",
-        "clip_bdi_dirty_limit",
-        "bdp_wait",
-        "task_dirty_limit",
-        "bdi_ramp_violation_allowed",
-        "dirty_throttle",
-        "flush_reclaim_inodes_first",
-        "direct_reclaim_writes_file_pages",
-        "kswapd_writepage_max_priority",
-        "skipped_dirty_file_page",
-        "throttle_on_dirty_isolated",
-        "writeback_plug",
-    ]
+    KEYS.iter().map(|(k, _)| *k).collect()
 }
 
 /// Settings no kernel had together.
