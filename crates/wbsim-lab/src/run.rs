@@ -174,13 +174,8 @@ pub fn plan(
     }
     Plan {
         version: protocol::PLAN_VERSION,
-        fs_type: match m.fs_type {
-            wbsim::scenario::FsType::Ext4 => "ext4",
-            wbsim::scenario::FsType::Xfs => "xfs",
-            wbsim::scenario::FsType::Btrfs => "btrfs",
-            wbsim::scenario::FsType::FuseNtfs => "fuse",
-        }
-        .into(),
+        // lab_machine refuses fuse-ntfs, so this is a mount(8) type.
+        fs_type: m.fs_type.as_str().into(),
         mount_options: String::new(),
         workdir: "/work".into(),
         mount: m.mount.clone(),
@@ -220,8 +215,9 @@ pub fn run_lab(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<LabRun, String> {
     let m = lab_machine(sc).map_err(|e| e.to_string())?;
-    let mkfs_tool = mkfs_command(m.fs_type, kernel.major(), "IMAGE")[0].clone();
-    for tool in [qemu::QEMU, mkfs_tool.as_str()] {
+    // The mkfs command line (its image path left out) also keys the cache.
+    let mkfs_probe = mkfs_command(m.fs_type, kernel.major(), "IMAGE");
+    for tool in [qemu::QEMU, mkfs_probe[0].as_str()] {
         if !crate::setup::have(tool) {
             let t = crate::setup::TOOLS.iter().find(|t| t.command == tool);
             return Err(format!(
@@ -264,7 +260,6 @@ pub fn run_lab(
         Some(a) => (a, "asked for".to_string()),
         None => qemu::auto_accel(),
     };
-    let mkfs_probe = mkfs_command(m.fs_type, kernel.major(), "IMAGE");
 
     let mut base = Sha256::new();
     base.update(b"wbsim-lab cache v1\n");

@@ -157,6 +157,18 @@ pub enum FsType {
     FuseNtfs,
 }
 
+impl FsType {
+    /// The name used in scenario files (and by mount(8), but for FUSE).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FsType::Xfs => "xfs",
+            FsType::Ext4 => "ext4",
+            FsType::Btrfs => "btrfs",
+            FsType::FuseNtfs => "fuse-ntfs",
+        }
+    }
+}
+
 /// A filesystem on a device, mounted at a relative path.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FsConfig {
