@@ -9,11 +9,15 @@
 //! The files are in `tests/golden/`, one per case (`NAME.json`,
 //! `NAME.csv` every 500 ms, `NAME.trace.gz`).
 
+mod common;
+
 use std::path::PathBuf;
 
 use wbsim::report::series::Series;
 use wbsim::scenario::parse_scenario;
 use wbsim::RunOptions;
+
+use common::SharedBuf;
 
 const USB_STICK: &str = include_str!("fixtures/usb-stick-device.toml");
 const DISK: &str = "[[device]]\nname = \"sdb\"\nmodel = \"disk\"\ncapacity_gib = 250\n\
@@ -139,20 +143,6 @@ fn cases() -> Vec<Case> {
     v
 }
 
-/// A `Write` the traced run can own and the test can read afterwards.
-#[derive(Clone, Default)]
-struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Shared {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// The outputs of one case: (file name, bytes).
 fn outputs(case: &Case) -> Vec<(String, Vec<u8>)> {
     let sc = parse_scenario(&case.scenario_text(), &format!("{}.toml", case.name))
@@ -162,7 +152,7 @@ fn outputs(case: &Case) -> Vec<(String, Vec<u8>)> {
         series_interval_ns: Some(500_000_000),
         ..Default::default()
     };
-    let trace = Shared::default();
+    let trace = SharedBuf::default();
     let run = if case.trace {
         wbsim::simulate_traced(&sc, &profile, sc.run.seed, &opts, Box::new(trace.clone())).unwrap()
     } else {

@@ -4,27 +4,11 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
-
-use common::dirty_heavy;
+use common::{dirty_heavy, SharedBuf};
 use wbsim::{kernel, simulate_traced, RunOptions};
 
-/// A `Write` that keeps the bytes for the test to read.
-#[derive(Clone, Default)]
-struct Shared(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Shared {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 fn traced(preset: &str) -> (wbsim::report::RunReport, String) {
-    let buf = Shared::default();
+    let buf = SharedBuf::default();
     let profile = kernel::preset(preset).unwrap();
     let r = simulate_traced(
         &dirty_heavy(),

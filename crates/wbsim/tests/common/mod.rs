@@ -78,3 +78,19 @@ pub fn assert_no_violations(r: &RunReport, what: &str) {
     assert_eq!(c.events_checked, r.sim_events, "{what}: {}", c.line());
     assert_eq!(c.violations, 0, "{what}: {}", c.line());
 }
+
+/// A `Write` a traced run can own while the test keeps a handle to read
+/// the bytes back afterwards.
+#[allow(dead_code)] // only the trace-reading tests use it
+#[derive(Clone, Default)]
+pub struct SharedBuf(pub std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for SharedBuf {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
