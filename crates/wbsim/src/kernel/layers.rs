@@ -117,9 +117,12 @@ fn finish(
         }
     }
     let profile = KernelProfile::deserialize(toml::Value::Table(t.clone())).map_err(|e| {
+        // serde's message ends with an "in `KEY`" line; the key is named here.
+        let e = e.to_string();
+        let msg = e.lines().next().unwrap_or("").trim();
         match bad_key(&t) {
-            Some(k) => format!("{what}: key `{k}`: {}", e.to_string().trim()),
-            None => format!("{what}: {}", e.to_string().trim()),
+            Some(k) => format!("{what}: key `{k}`: {msg}"),
+            None => format!("{what}: {msg}"),
         }
     })?;
     check_coherence(&profile).map_err(|e| format!("{what}: {e}"))?;
@@ -184,7 +187,8 @@ pub fn resolve_file(path: &Path) -> Result<ResolvedProfile, String> {
         .parse::<toml::Table>()
         .map_err(|e| format!("{shown}: {}", e.to_string().trim()))?;
     let origin = format!("file {shown}");
-    let (mut t, mut src) = layer(table, &origin, 0)?;
+    let at_line = |e: String| with_line(e, &shown, &text);
+    let (mut t, mut src) = layer(table, &origin, 0).map_err(at_line)?;
     let stem = path
         .file_stem()
         .and_then(|s| s.to_str())
@@ -200,7 +204,27 @@ pub fn resolve_file(path: &Path) -> Result<ResolvedProfile, String> {
         );
         src.insert("description".into(), origin.clone());
     }
-    finish(t, src, &shown)
+    finish(t, src, &shown).map_err(at_line)
+}
+
+/// Put the line of the first key the message names into the file's
+/// prefix (`FILE: …` → `FILE:LINE: …`), as scenario errors give it.
+fn with_line(message: String, shown: &str, text: &str) -> String {
+    let line_of = |key: &str| {
+        text.lines().position(|l| {
+            l.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+    };
+    let line = message.split('`').skip(1).step_by(2).find_map(line_of);
+    let Some(n) = line else { return message };
+    for prefix in [format!("{shown}: "), format!("file {shown}: ")] {
+        if let Some(rest) = message.strip_prefix(&prefix) {
+            return format!("{shown}:{}: {rest}", n + 1);
+        }
+    }
+    message
 }
 
 /// Apply `--set KEY=VALUE` overrides (KEY bare or `SECTION.KEY`; VALUE in

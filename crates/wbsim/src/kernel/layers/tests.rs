@@ -68,6 +68,16 @@ fn unknown_keys_bad_values_bad_bases_and_contradictions_name_the_key() {
         let p = write(d.path(), "bad.toml", text);
         let e = resolve_file(&p).unwrap_err();
         assert!(e.contains(want), "{text:?} -> {e}");
+        // The file and the line of the key at fault, as scenario errors say.
+        let line = if text.starts_with("base = \"3.0-vanilla\"") || text.contains("3.7") {
+            2
+        } else {
+            1
+        };
+        assert!(
+            e.starts_with(&format!("{}:{line}: ", p.display())),
+            "{text:?} -> {e}"
+        );
     }
 }
 
