@@ -129,3 +129,13 @@ pub fn make_report(sc: &Scenario, profile: &KernelProfile, runs: Vec<RunReport>)
         lab: None,
     }
 }
+
+/// The OS error text without the trailing " (os error N)", for messages
+/// about files (scenario files here, output files in the command).
+pub fn io_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}

@@ -25,13 +25,15 @@
 //! - `raid0` (see [`raid0`]): md striping over member devices; it has no
 //!   service model of its own.
 
+mod config;
 pub mod raid0;
+
+pub use config::{DeviceConfig, DeviceModel};
 
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
 use crate::block::SECTOR_BYTES;
-use crate::scenario::{DeviceConfig, DeviceModel};
 use crate::sim::{Ns, NS_PER_SEC, NS_PER_US};
 
 #[derive(Debug, Clone)]

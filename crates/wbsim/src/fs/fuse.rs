@@ -97,6 +97,6 @@ impl System {
     pub fn is_fuse_file(&self, ino: u32) -> bool {
         let inode = &self.inodes[ino as usize];
         inode.kind == crate::fs::inode::MappingKind::Regular
-            && self.filesystems[inode.fs].fs_type == crate::scenario::FsType::FuseNtfs
+            && self.filesystems[inode.fs].fs_type == crate::fs::FsType::FuseNtfs
     }
 }

@@ -18,9 +18,9 @@
 //!   and the file's $MFT record, both through the block device page cache.
 
 use crate::fs::inode::MappingKind;
+use crate::fs::FsType;
 use crate::mm::page::{Pfn, NIL};
 use crate::mm::{Gfp, Mark};
-use crate::scenario::FsType;
 use crate::system::System;
 
 /// Checksums per btrfs leaf: (4096 − 101) / 4.

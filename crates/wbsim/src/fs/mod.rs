@@ -21,7 +21,6 @@ pub mod metadata;
 pub mod space;
 
 use crate::mm::page::{flags, Pfn};
-use crate::scenario::FsType;
 use crate::system::System;
 use crate::writeback::pass::WritebackCaller;
 
@@ -152,5 +151,30 @@ impl System {
             self.fs_data_written(tid, fs, p.inode, p.index, fs_type);
         }
         true
+    }
+}
+
+/// A filesystem type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum FsType {
+    #[serde(rename = "xfs")]
+    Xfs,
+    #[serde(rename = "ext4")]
+    Ext4,
+    #[serde(rename = "btrfs")]
+    Btrfs,
+    #[serde(rename = "fuse-ntfs")]
+    FuseNtfs,
+}
+
+impl FsType {
+    /// The name used in scenario files (and by mount(8), but for FUSE).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FsType::Xfs => "xfs",
+            FsType::Ext4 => "ext4",
+            FsType::Btrfs => "btrfs",
+            FsType::FuseNtfs => "fuse-ntfs",
+        }
     }
 }

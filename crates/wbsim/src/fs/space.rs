@@ -31,7 +31,7 @@
 //! `truncate_inode_pages` at unlink gives the file's blocks back.
 
 use crate::fs::inode::MappingKind;
-use crate::scenario::FsType;
+use crate::fs::FsType;
 use crate::system::System;
 
 impl System {

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::{KernelProfile, Proportions};
+use super::{KernelProfile, Proportions, DEF_PRIORITY};
 
 /// A profile and, for each key, where its value came from: `preset NAME`,
 /// `base NAME`, `file PATH` or `--set`.
@@ -161,7 +161,7 @@ pub fn check_coherence(p: &KernelProfile) -> Result<(), String> {
                 .into(),
         );
     }
-    if p.kswapd_writepage_max_priority > crate::reclaim::DEF_PRIORITY {
+    if p.kswapd_writepage_max_priority > DEF_PRIORITY {
         return Err(format!(
             "`kswapd_writepage_max_priority` {} is above DEF_PRIORITY (12); allowed: 0 to 12",
             p.kswapd_writepage_max_priority
@@ -182,7 +182,7 @@ pub fn resolve_preset(name: &str) -> Result<ResolvedProfile, String> {
 pub fn resolve_file(path: &Path) -> Result<ResolvedProfile, String> {
     let shown = path.display().to_string();
     let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("--kernel-file {shown}: {}", crate::scenario::io_reason(&e)))?;
+        .map_err(|e| format!("--kernel-file {shown}: {}", crate::io_reason(&e)))?;
     let table = text
         .parse::<toml::Table>()
         .map_err(|e| format!("{shown}: {}", e.to_string().trim()))?;

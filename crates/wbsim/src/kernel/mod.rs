@@ -7,6 +7,13 @@
 use serde::{Deserialize, Serialize};
 
 pub mod layers;
+mod sysctl;
+
+pub use sysctl::SysctlConfig;
+
+/// `DEF_PRIORITY`.
+/// (A kernel constant that profiles are checked against.)
+pub const DEF_PRIORITY: u32 = 12;
 
 /// Where the dirty limit is enforced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -37,8 +37,7 @@ fn isolate_event(mode: IsolateMode, nr_requested: u64, nr_taken: u64) -> TraceEv
     }
 }
 
-/// `DEF_PRIORITY`.
-pub const DEF_PRIORITY: u32 = 12;
+pub use crate::kernel::DEF_PRIORITY;
 /// `SWAP_CLUSTER_MAX`.
 pub const SWAP_CLUSTER_MAX: u64 = 32;
 

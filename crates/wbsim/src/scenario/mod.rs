@@ -18,6 +18,11 @@ use serde::Serialize;
 
 pub use error::{Problem, ScenarioError};
 pub use reference::reference_markdown;
+// Types the subsystems own, re-exported where a scenario names them.
+pub use crate::device::{DeviceConfig, DeviceModel};
+pub use crate::fs::FsType;
+pub use crate::io_reason;
+pub use crate::kernel::SysctlConfig;
 
 /// A fully validated scenario.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -107,68 +112,6 @@ pub struct ZoneConfig {
     pub kernel_mib: u64,
 }
 
-/// A block-device performance model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum DeviceModel {
-    #[serde(rename = "usb-stick")]
-    UsbStick,
-    /// A rotating disk (same service model, seek penalty).
-    #[serde(rename = "disk")]
-    Disk,
-    /// An SSD with command queueing and internal parallelism.
-    #[serde(rename = "ssd")]
-    Ssd,
-    /// md RAID0 striping over member devices.
-    #[serde(rename = "raid0")]
-    Raid0,
-}
-
-/// A block device.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct DeviceConfig {
-    pub name: String,
-    pub model: DeviceModel,
-    pub capacity_gib: u64,
-    pub seq_write_mib_per_s: f64,
-    pub max_request_kib: u32,
-    pub command_overhead_us: f64,
-    pub small_write_penalty_us: f64,
-    pub nr_requests: u32,
-    /// Commands in flight at once (ssd; 1 for the serial models).
-    pub queue_depth: u32,
-    /// Flash channels working in parallel (ssd).
-    pub channels: u32,
-    /// raid0: member device names, in array order.
-    pub members: Vec<String>,
-    /// raid0: chunk size.
-    pub chunk_kib: u32,
-}
-
-/// A filesystem type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum FsType {
-    #[serde(rename = "xfs")]
-    Xfs,
-    #[serde(rename = "ext4")]
-    Ext4,
-    #[serde(rename = "btrfs")]
-    Btrfs,
-    #[serde(rename = "fuse-ntfs")]
-    FuseNtfs,
-}
-
-impl FsType {
-    /// The name used in scenario files (and by mount(8), but for FUSE).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FsType::Xfs => "xfs",
-            FsType::Ext4 => "ext4",
-            FsType::Btrfs => "btrfs",
-            FsType::FuseNtfs => "fuse-ntfs",
-        }
-    }
-}
-
 /// A filesystem on a device, mounted at a relative path.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FsConfig {
@@ -181,34 +124,6 @@ pub struct FsConfig {
     pub ag_count: u32,
     /// xfs: on-disk inode size in bytes (256 for v4, 512 for v5/CRC).
     pub inode_size: u32,
-}
-
-/// The `vm.*` writeback sysctls.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SysctlConfig {
-    pub dirty_ratio: u32,
-    pub dirty_background_ratio: u32,
-    pub dirty_bytes: u64,
-    pub dirty_background_bytes: u64,
-    pub dirty_expire_centisecs: u32,
-    pub dirty_writeback_centisecs: u32,
-    pub swappiness: u32,
-    pub laptop_mode: bool,
-}
-
-impl Default for SysctlConfig {
-    fn default() -> Self {
-        SysctlConfig {
-            dirty_ratio: 20,
-            dirty_background_ratio: 10,
-            dirty_bytes: 0,
-            dirty_background_bytes: 0,
-            dirty_expire_centisecs: 3000,
-            dirty_writeback_centisecs: 500,
-            swappiness: 60,
-            laptop_mode: false,
-        }
-    }
 }
 
 /// A swap partition on one of the devices.
@@ -354,16 +269,6 @@ pub fn parse_scenario(text: &str, file_name: &str) -> Result<Scenario, ScenarioE
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| file_name.to_string());
     validate::scenario(&root, text, file_name, name)
-}
-
-/// The OS error text without the trailing " (os error N)", for messages
-/// about files (scenario files here, output files in the command).
-pub fn io_reason(e: &std::io::Error) -> String {
-    let text = e.to_string();
-    match text.find(" (os error ") {
-        Some(i) => text[..i].to_string(),
-        None => text,
-    }
 }
 
 mod tree;

@@ -243,7 +243,7 @@ impl System {
     /// `create_file`.
     pub fn create_file_in_dir(&mut self, fs: usize, size_bytes: u64, dir: u32) -> u32 {
         let f = &mut self.filesystems[fs];
-        if f.fs_type != crate::scenario::FsType::Xfs {
+        if f.fs_type != crate::fs::FsType::Xfs {
             return self.create_file(fs, size_bytes);
         }
         let ag = dir as usize % f.ag_data_cursor.len();

@@ -18,7 +18,7 @@ pub struct DirtyLimits {
 /// not below the hard limit.
 pub fn dirty_limits(
     dirtyable: u64,
-    s: &crate::scenario::SysctlConfig,
+    s: &crate::kernel::SysctlConfig,
     page_bytes: u64,
 ) -> DirtyLimits {
     let thresh = if s.dirty_bytes > 0 {
@@ -179,7 +179,7 @@ impl System {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::SysctlConfig;
+    use crate::kernel::SysctlConfig;
 
     fn sysctl(ratio: u32, bg: u32) -> SysctlConfig {
         SysctlConfig {

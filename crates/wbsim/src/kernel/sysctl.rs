@@ -1,0 +1,31 @@
+//! The `vm.*` sysctls a run sets (`/proc/sys/vm`).
+
+use serde::Serialize;
+
+/// The `vm.*` writeback sysctls.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SysctlConfig {
+    pub dirty_ratio: u32,
+    pub dirty_background_ratio: u32,
+    pub dirty_bytes: u64,
+    pub dirty_background_bytes: u64,
+    pub dirty_expire_centisecs: u32,
+    pub dirty_writeback_centisecs: u32,
+    pub swappiness: u32,
+    pub laptop_mode: bool,
+}
+
+impl Default for SysctlConfig {
+    fn default() -> Self {
+        SysctlConfig {
+            dirty_ratio: 20,
+            dirty_background_ratio: 10,
+            dirty_bytes: 0,
+            dirty_background_bytes: 0,
+            dirty_expire_centisecs: 3000,
+            dirty_writeback_centisecs: 500,
+            swappiness: 60,
+            laptop_mode: false,
+        }
+    }
+}
