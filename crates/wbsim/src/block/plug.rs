@@ -38,14 +38,14 @@ impl System {
     /// `blk_start_plug`.
     pub fn blk_start_plug(&mut self, tid: u32) {
         if self.per_task_plugging() {
-            self.tasks[tid as usize].plug.depth += 1;
+            self.task_plug[tid as usize].depth += 1;
         }
     }
 
     /// `blk_finish_plug`: the outermost one flushes the list and runs the
     /// queues in the task's own context.
     pub fn blk_finish_plug(&mut self, tid: u32) {
-        let plug = &mut self.tasks[tid as usize].plug;
+        let plug = &mut self.task_plug[tid as usize];
         if plug.depth == 0 {
             return;
         }
@@ -57,7 +57,7 @@ impl System {
 
     /// A task with plugged requests is going to sleep.
     pub fn sched_submit_work(&mut self, tid: u32) {
-        if !self.tasks[tid as usize].plug.list.is_empty() {
+        if !self.task_plug[tid as usize].list.is_empty() {
             self.blk_flush_plug_list(tid, true);
         }
     }
@@ -75,9 +75,9 @@ impl System {
         read: bool,
     ) -> (bool, u32) {
         let mut count = 0;
-        let n = self.tasks[tid as usize].plug.list.len();
+        let n = self.task_plug[tid as usize].list.len();
         for i in (0..n).rev() {
-            let (d, slot) = self.tasks[tid as usize].plug.list[i];
+            let (d, slot) = self.task_plug[tid as usize].list[i];
             if d as usize != dev {
                 continue;
             }
@@ -104,8 +104,7 @@ impl System {
         let q = &mut self.queues[dev];
         let slot = q.alloc_request(sector, nr, seg, read);
         q.plugged += 1;
-        self.tasks[tid as usize]
-            .plug
+        self.task_plug[tid as usize]
             .list
             .push((dev as u32, slot as u32));
     }
@@ -114,9 +113,9 @@ impl System {
     /// with a merge attempt, then run every queue touched. From `schedule()`
     /// the queue runs are kblockd's work, not the sleeping task's.
     pub fn blk_flush_plug_list(&mut self, tid: u32, from_schedule: bool) {
-        let mut list = std::mem::take(&mut self.tasks[tid as usize].plug.list);
+        let mut list = std::mem::take(&mut self.task_plug[tid as usize].list);
         if list.is_empty() {
-            self.tasks[tid as usize].plug.list = list;
+            self.task_plug[tid as usize].list = list;
             return;
         }
         let queues = &self.queues;
@@ -135,6 +134,6 @@ impl System {
         }
         self.run_queue(last_dev as usize, (!from_schedule).then_some(tid));
         list.clear();
-        self.tasks[tid as usize].plug.list = list;
+        self.task_plug[tid as usize].list = list;
     }
 }

@@ -90,7 +90,7 @@ impl System {
     /// queue is then run at once, with the 3.0 presets it is started at the
     /// end of the writeback pass or by completions.
     fn submit_bio(&mut self, tid: u32, dev: usize, sector: u64, nr: u64, seg: Segment, read: bool) {
-        if self.tasks[tid as usize].plug.depth == 0 {
+        if self.task_plug[tid as usize].depth == 0 {
             if self.queues[dev].submit_dir(sector, nr, seg, read) == Submitted::NewRequest {
                 self.charge_sys(tid, self.cost.request_submit_ns);
                 if self.per_task_plugging() {

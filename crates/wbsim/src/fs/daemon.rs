@@ -74,7 +74,7 @@ impl FsDaemonState {
 
 impl System {
     fn daemon_state(&mut self, tid: u32) -> &mut FsDaemonState {
-        match &mut self.tasks[tid as usize].kind {
+        match &mut self.task_kind[tid as usize] {
             TaskKind::FsDaemon(d) => d,
             _ => unreachable!("task {tid} is not a filesystem thread"),
         }
@@ -123,7 +123,7 @@ impl System {
         };
         let blockdev = self.filesystems[fs].blockdev_inode;
         let bdi = self.inodes[blockdev as usize].bdi;
-        self.tasks[tid as usize].backing_dev = Some(bdi);
+        self.task_backing_dev[tid as usize] = Some(bdi);
         let md = &self.filesystems[fs].metadata;
         let (first_cluster, bitmap_first, mft_page) = (
             md.ntfs_data_first_cluster,
@@ -138,7 +138,7 @@ impl System {
             let d2 = self.ntfs_touch(tid, blockdev, mft_page);
             self.daemon_state(tid).meta_done = true;
             self.balance_dirty_pages_ratelimited(tid, bdi, d1 + d2);
-            if self.tasks[tid as usize].bdp.active {
+            if self.task_bdp[tid as usize].active {
                 return Step::Continue;
             }
         }
@@ -146,7 +146,7 @@ impl System {
             // ntfs-3g finds no free cluster: the request fails with ENOSPC.
             self.daemon_state(tid).data_done = true;
             if let FuseRequestKind::Write { writer } = req.kind {
-                self.tasks[writer as usize].fuse_enospc = true;
+                self.task_fuse_enospc[writer as usize] = true;
             }
         }
         if !self.daemon_state(tid).data_done {
@@ -155,7 +155,7 @@ impl System {
                 Ok(dirtied) => {
                     self.daemon_state(tid).data_done = true;
                     self.balance_dirty_pages_ratelimited(tid, bdi, dirtied as u64);
-                    if self.tasks[tid as usize].bdp.active {
+                    if self.task_bdp[tid as usize].active {
                         return Step::Continue;
                     }
                 }
@@ -165,7 +165,7 @@ impl System {
         let d = self.daemon_state(tid);
         d.current = None;
         d.requests_served += 1;
-        self.tasks[tid as usize].backing_dev = None;
+        self.task_backing_dev[tid as usize] = None;
         self.charge_sys(tid, self.cost.fuse_request_ns);
         match req.kind {
             FuseRequestKind::Write { writer } => self.wake_task(writer),

@@ -79,10 +79,10 @@ impl System {
     /// caller should retry.
     fn enospc_should_retry(&mut self, tid: u32, ino: u32) -> bool {
         let fs = self.inodes[ino as usize].fs;
-        if self.filesystems[fs].fs_type != FsType::Xfs || self.tasks[tid as usize].enospc_flushed {
+        if self.filesystems[fs].fs_type != FsType::Xfs || self.task_enospc_flushed[tid as usize] {
             return false;
         }
-        self.tasks[tid as usize].enospc_flushed = true;
+        self.task_enospc_flushed[tid as usize] = true;
         let bdi = self.filesystems[fs].bdi;
         if self.bdis[bdi].has_dirty_io() {
             let nr_pages = self.bdis[bdi].reclaimable as i64;

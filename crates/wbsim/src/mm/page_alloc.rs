@@ -46,17 +46,17 @@ impl System {
         // The fast path, without copying the task's slow-path state: a
         // task not inside the slow path takes a page at the low watermark.
         // (On failure this changes nothing; `alloc_loop` goes on from there.)
-        if self.tasks[tid as usize].alloc.phase == AllocPhase::Start {
+        if self.task_alloc[tid as usize].phase == AllocPhase::Start {
             if let Some(pfn) = self.get_page_from_freelist(tid, Mark::Low, gfp) {
-                self.tasks[tid as usize].alloc.dirty_stalled = false;
+                self.task_alloc[tid as usize].dirty_stalled = false;
                 self.charge_sys(tid, self.cost.page_alloc_ns);
                 return Ok(pfn);
             }
         }
-        let low_tried = self.tasks[tid as usize].alloc.phase == AllocPhase::Start;
-        let mut st = self.tasks[tid as usize].alloc;
+        let low_tried = self.task_alloc[tid as usize].phase == AllocPhase::Start;
+        let mut st = self.task_alloc[tid as usize];
         let r = self.alloc_loop(tid, &mut st, gfp, low_tried);
-        self.tasks[tid as usize].alloc = st;
+        self.task_alloc[tid as usize] = st;
         if r.is_ok() {
             self.charge_sys(tid, self.cost.page_alloc_ns);
         }

@@ -37,7 +37,7 @@ pub struct KswapdState {
 
 impl System {
     fn kswapd_state(&self) -> KswapdState {
-        match &self.tasks[self.kswapd_task as usize].kind {
+        match &self.task_kind[self.kswapd_task as usize] {
             TaskKind::Kswapd(k) => *k,
             _ => unreachable!(),
         }
@@ -45,7 +45,7 @@ impl System {
 
     fn set_kswapd_state(&mut self, k: KswapdState) {
         let tid = self.kswapd_task as usize;
-        self.tasks[tid].kind = TaskKind::Kswapd(k);
+        self.task_kind[tid] = TaskKind::Kswapd(k);
     }
 
     /// kswapd is awake: in `balance_pgdat` or in the HZ/10 nap of

@@ -347,7 +347,7 @@ impl System {
         let congested = self.bdis[bdi]
             .device
             .is_some_and(|d| self.queues[d].congested);
-        !congested || self.tasks[sc.tid as usize].backing_dev == Some(bdi)
+        !congested || self.task_backing_dev[sc.tid as usize] == Some(bdi)
     }
 
     /// `putback_lru_pages`: back to the head of the list its flags name.

@@ -2,7 +2,7 @@
 
 use std::collections::VecDeque;
 
-use super::task::{Task, TaskKind};
+use super::task::TaskKind;
 use super::System;
 use crate::block::RequestQueue;
 use crate::device::Device;
@@ -195,6 +195,14 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         inodes: Vec::new(),
         filesystems: Vec::new(),
         tasks: Vec::new(),
+        task_kind: Vec::new(),
+        task_alloc: Vec::new(),
+        task_bdp: Vec::new(),
+        task_backing_dev: Vec::new(),
+        task_dirties: Vec::new(),
+        task_plug: Vec::new(),
+        task_fuse_enospc: Vec::new(),
+        task_enospc_flushed: Vec::new(),
         runqueues: vec![Default::default(); ncpus],
         sched_tunables: super::sched::SchedTunables::for_cpus(ncpus),
         irq_delivery: sc.machine.irq_delivery,
@@ -425,10 +433,8 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         });
         task_ids.push(tid);
         let mut spawn = |sys: &mut System, name: &str, kind: TaskKind| {
-            let tid = sys.tasks.len() as u32;
-            let mut task = Task::new(name, cpu(), kind, is_workload);
-            task.start_after = start_after;
-            sys.tasks.push(task);
+            let tid = sys.spawn_task(name, cpu(), kind, is_workload);
+            sys.tasks[tid as usize].start_after = start_after;
             sys.workload_left += is_workload as usize;
             if start_after.is_none() {
                 sys.events.push(
@@ -450,8 +456,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                 let st = FsDaemonState::new(DaemonKind::Fuse, f, 0);
                 let daemon = sys.tasks.len() as u32;
                 sys.filesystems[f].fuse_daemon.get_or_insert(daemon);
-                sys.tasks
-                    .push(Task::new("ntfs-3g", cpu(), TaskKind::FsDaemon(st), false));
+                sys.spawn_task("ntfs-3g", cpu(), TaskKind::FsDaemon(st), false);
             }
         }
     }
@@ -465,8 +470,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             };
             let tid = sys.tasks.len() as u32;
             let st = FsDaemonState::new(kind, f, secs * NS_PER_SEC);
-            sys.tasks
-                .push(Task::new(name, cpu(), TaskKind::FsDaemon(st), false));
+            sys.spawn_task(name, cpu(), TaskKind::FsDaemon(st), false);
             sys.events.push(
                 secs * NS_PER_SEC,
                 EventKind::RunTask {
@@ -479,30 +483,24 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
     // kswapd0 and one flusher per bdi; then xfsaild (last, so that adding it
     // moves no other thread to another CPU).
     sys.kswapd_task = sys.tasks.len() as u32;
-    sys.tasks.push(Task::new(
+    sys.spawn_task(
         "kswapd0",
         cpu(),
         TaskKind::Kswapd(KswapdState::default()),
         false,
-    ));
+    );
     for b in 0..sys.bdis.len() {
         let tid = sys.tasks.len() as u32;
         sys.bdis[b].flusher = tid;
         let name = format!("flush-{}", sys.bdis[b].name);
-        sys.tasks.push(Task::new(
-            &name,
-            cpu(),
-            TaskKind::Flusher(FlusherState::new(b)),
-            false,
-        ));
+        sys.spawn_task(&name, cpu(), TaskKind::Flusher(FlusherState::new(b)), false);
     }
     for f in 0..sys.filesystems.len() {
         if sys.filesystems[f].fs_type == FsType::Xfs {
             let interval = crate::fs::metadata::XFSAILD_INTERVAL_NS;
             let tid = sys.tasks.len() as u32;
             let st = FsDaemonState::new(DaemonKind::XfsAild, f, interval);
-            sys.tasks
-                .push(Task::new("xfsaild", cpu(), TaskKind::FsDaemon(st), false));
+            sys.spawn_task("xfsaild", cpu(), TaskKind::FsDaemon(st), false);
             sys.events.push(
                 interval,
                 EventKind::RunTask {

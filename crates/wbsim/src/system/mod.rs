@@ -118,6 +118,24 @@ pub struct System {
 
     // tasks
     pub tasks: Vec<Task>,
+    /// What each task runs (indexed like `tasks`).
+    pub task_kind: Vec<task::TaskKind>,
+    /// Per-task allocation state (direct reclaim in progress).
+    pub task_alloc: Vec<crate::mm::page_alloc::AllocState>,
+    /// Per-task `balance_dirty_pages` state.
+    pub task_bdp: Vec<crate::writeback::throttle::BdpState>,
+    /// `current->backing_dev_info` while in a write(2) (3.0
+    /// `__generic_file_aio_write`), which lets direct reclaim write to a
+    /// congested queue the task is itself writing to.
+    pub task_backing_dev: Vec<Option<usize>>,
+    /// Floating-proportion state of each task's dirtying (`task_dirty_inc`).
+    pub task_dirties: Vec<crate::writeback::proportions::PropLocal>,
+    /// `current->plug` (explicit block plugging).
+    pub task_plug: Vec<crate::block::plug::Plug>,
+    /// The FUSE daemon answered the task's last WRITE request with ENOSPC.
+    pub task_fuse_enospc: Vec<bool>,
+    /// xfs: `xfs_file_buffered_aio_write` has flushed once after ENOSPC.
+    pub task_enospc_flushed: Vec<bool>,
     /// Per-CPU run queues (CFS).
     pub runqueues: Vec<sched::RunQueue>,
     pub sched_tunables: sched::SchedTunables,
@@ -140,6 +158,28 @@ pub struct System {
 }
 
 impl System {
+    /// Add a task (at boot) with the per-task state of every subsystem;
+    /// returns its id.
+    pub fn spawn_task(
+        &mut self,
+        name: &str,
+        cpu: usize,
+        kind: task::TaskKind,
+        is_workload: bool,
+    ) -> u32 {
+        let tid = self.tasks.len() as u32;
+        self.tasks.push(Task::new(name, cpu, is_workload));
+        self.task_kind.push(kind);
+        self.task_alloc.push(Default::default());
+        self.task_bdp.push(Default::default());
+        self.task_backing_dev.push(None);
+        self.task_dirties.push(Default::default());
+        self.task_plug.push(Default::default());
+        self.task_fuse_enospc.push(false);
+        self.task_enospc_flushed.push(false);
+        tid
+    }
+
     /// Charge kernel CPU time to the running task. The step's effects are
     /// applied at its start; its CPU keeps it busy for the charged time.
     #[inline]
@@ -315,7 +355,7 @@ impl System {
 
     fn step_task(&mut self, tid: u32) -> Step {
         use task::TaskKind;
-        match &self.tasks[tid as usize].kind {
+        match &self.task_kind[tid as usize] {
             TaskKind::Writer(_) => self.writer_step(tid),
             TaskKind::FsMark(_) => self.fsmark_step(tid),
             TaskKind::MemTouch(_) => self.memtouch_step(tid),

@@ -1,12 +1,10 @@
 //! Tasks: resumable state machines the engine runs on simulated CPUs.
 
 use crate::fs::FsDaemonState;
-use crate::mm::page_alloc::AllocState;
 use crate::reclaim::kswapd::KswapdState;
 use crate::sim::Ns;
 use crate::workload::WriterState;
 use crate::writeback::flusher::FlusherState;
-use crate::writeback::throttle::BdpState;
 
 /// What a task's step asks of the scheduler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,17 +56,6 @@ pub struct Task {
     pub cpu: usize,
     /// Wake-up token; an event carrying an older token is stale.
     pub token: u64,
-    pub kind: TaskKind,
-    /// Per-task allocation state (direct reclaim in progress).
-    pub alloc: AllocState,
-    /// Per-task `balance_dirty_pages` state.
-    pub bdp: BdpState,
-    /// `current->backing_dev_info` while in a write(2) (3.0
-    /// `__generic_file_aio_write`), which lets direct reclaim write to a
-    /// congested queue the task is itself writing to.
-    pub backing_dev: Option<usize>,
-    /// Floating-proportion state of this task's dirtying (`task_dirty_inc`).
-    pub dirties: crate::writeback::proportions::PropLocal,
     pub user_ns: Ns,
     pub sys_ns: Ns,
     pub started_ns: Ns,
@@ -84,8 +71,6 @@ pub struct Task {
     pub vruntime_ns: Ns,
     /// Off the run queue (sleeping, or not started yet).
     pub sleeping: bool,
-    /// `current->plug` (explicit block plugging).
-    pub plug: crate::block::plug::Plug,
     /// The scenario's command line (empty for kernel threads and extra
     /// fs_mark threads).
     pub command: String,
@@ -93,23 +78,14 @@ pub struct Task {
     /// program printed on stderr before exiting.
     pub exit_status: i32,
     pub message: String,
-    /// The FUSE daemon answered the task's last WRITE request with ENOSPC.
-    pub fuse_enospc: bool,
-    /// xfs: `xfs_file_buffered_aio_write` has flushed once after ENOSPC.
-    pub enospc_flushed: bool,
 }
 
 impl Task {
-    pub fn new(name: &str, cpu: usize, kind: TaskKind, is_workload: bool) -> Task {
+    pub fn new(name: &str, cpu: usize, is_workload: bool) -> Task {
         Task {
             name: name.to_string(),
             cpu,
             token: 0,
-            kind,
-            alloc: AllocState::default(),
-            bdp: BdpState::default(),
-            backing_dev: None,
-            dirties: Default::default(),
             user_ns: 0,
             sys_ns: 0,
             started_ns: 0,
@@ -120,12 +96,9 @@ impl Task {
             nr_switches: 0,
             vruntime_ns: 0,
             sleeping: true,
-            plug: Default::default(),
             command: String::new(),
             exit_status: 0,
             message: String::new(),
-            fuse_enospc: false,
-            enospc_flushed: false,
         }
     }
 }

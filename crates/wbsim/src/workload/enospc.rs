@@ -23,8 +23,8 @@ impl System {
     /// reports it and exits.
     pub fn write_enospc(&mut self, tid: u32) -> Step {
         let elapsed = self.step_now() - self.tasks[tid as usize].started_ns;
-        self.tasks[tid as usize].backing_dev = None;
-        let (status, message, run) = match &self.tasks[tid as usize].kind {
+        self.task_backing_dev[tid as usize] = None;
+        let (status, message, run) = match &self.task_kind[tid as usize] {
             TaskKind::Writer(w) => {
                 let output = crate::workload::dd::parse_dd(&self.tasks[tid as usize].command)
                     .map(|d| d.output)
@@ -63,7 +63,7 @@ impl System {
         self.fsmark_runs[run].failed = true;
         let mut first = true;
         for t in 0..self.tasks.len() {
-            let TaskKind::FsMark(f) = &self.tasks[t].kind else {
+            let TaskKind::FsMark(f) = &self.task_kind[t] else {
                 continue;
             };
             if f.run != run {

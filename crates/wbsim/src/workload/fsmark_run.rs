@@ -117,7 +117,7 @@ impl FsMarkRun {
 
 impl System {
     fn fsmark_state(&mut self, tid: u32) -> &mut FsMarkState {
-        match &mut self.tasks[tid as usize].kind {
+        match &mut self.task_kind[tid as usize] {
             TaskKind::FsMark(f) => f,
             _ => unreachable!("task {tid} is not fs_mark"),
         }
@@ -166,7 +166,7 @@ impl System {
                 // close(2): the inode is unused from now on.
                 let ino = st.writer.inode;
                 self.charge_sys(tid, self.cost.syscall_ns);
-                self.tasks[tid as usize].backing_dev = None;
+                self.task_backing_dev[tid as usize] = None;
                 self.icache_release(ino);
                 let end = self.step_now();
                 let st = self.fsmark_state(tid);

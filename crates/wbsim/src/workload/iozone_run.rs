@@ -114,7 +114,7 @@ impl IozoneState {
 
 impl System {
     fn iozone_state(&mut self, tid: u32) -> &mut IozoneState {
-        match &mut self.tasks[tid as usize].kind {
+        match &mut self.task_kind[tid as usize] {
             TaskKind::Iozone(s) => s,
             _ => unreachable!("task {tid} is not iozone"),
         }
@@ -309,7 +309,7 @@ impl System {
     /// to the daemon, the task sleeping until the reply (as dd's).
     fn iozone_fuse_write(&mut self, tid: u32, ino: u32, idx: u32) -> Result<(), Step> {
         if std::mem::take(&mut self.iozone_state(tid).awaiting_reply) {
-            if std::mem::take(&mut self.tasks[tid as usize].fuse_enospc) {
+            if std::mem::take(&mut self.task_fuse_enospc[tid as usize]) {
                 return Err(self.iozone_enospc(tid));
             }
             return Ok(());

@@ -28,7 +28,7 @@ const USER_NS_PER_PAGE: u64 = 1_000;
 
 impl System {
     fn mapwrite_state(&mut self, tid: u32) -> &mut MapWriteState {
-        match &mut self.tasks[tid as usize].kind {
+        match &mut self.task_kind[tid as usize] {
             TaskKind::MapWrite(m) => m,
             _ => unreachable!("task {tid} is not mapwrite"),
         }

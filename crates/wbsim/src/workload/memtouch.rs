@@ -63,7 +63,7 @@ impl MemTouchState {
 
 impl System {
     fn memtouch_state(&mut self, tid: u32) -> &mut MemTouchState {
-        match &mut self.tasks[tid as usize].kind {
+        match &mut self.task_kind[tid as usize] {
             TaskKind::MemTouch(m) => m,
             _ => unreachable!("task {tid} is not memtouch"),
         }

@@ -86,7 +86,7 @@ impl WriterState {
 
 impl System {
     fn writer_state(&mut self, tid: u32) -> &mut WriterState {
-        match &mut self.tasks[tid as usize].kind {
+        match &mut self.task_kind[tid as usize] {
             TaskKind::Writer(w) => w,
             TaskKind::FsMark(f) => &mut f.writer,
             _ => unreachable!("task {tid} is not a writer"),
@@ -100,7 +100,7 @@ impl System {
             return step;
         }
         if std::mem::take(&mut self.writer_state(tid).awaiting_reply)
-            && std::mem::take(&mut self.tasks[tid as usize].fuse_enospc)
+            && std::mem::take(&mut self.task_fuse_enospc[tid as usize])
         {
             // The daemon's reply: ENOSPC; the page was not written.
             let w = self.writer_state(tid);
@@ -144,7 +144,7 @@ impl System {
             } else {
                 self.charge_sys(tid, self.cost.syscall_ns);
             }
-            self.tasks[tid as usize].backing_dev = Some(bdi);
+            self.task_backing_dev[tid as usize] = Some(bdi);
         }
         let w = self.writer_state(tid);
         let (ino, pos, call_left, daemon) = (w.inode, w.pos_bytes, w.call_left, w.fuse_daemon);
@@ -177,7 +177,7 @@ impl System {
                 },
             );
             if call_done {
-                self.tasks[tid as usize].backing_dev = None;
+                self.task_backing_dev[tid as usize] = None;
             }
             return Step::Wait(None);
         }
@@ -185,7 +185,7 @@ impl System {
         // after every page copied.
         self.balance_dirty_pages_ratelimited(tid, bdi, 1);
         if call_done {
-            self.tasks[tid as usize].backing_dev = None;
+            self.task_backing_dev[tid as usize] = None;
         }
         Step::Continue
     }

@@ -30,9 +30,9 @@ impl System {
         self.bdis[bdi].dirtied_pages += 1;
         if let Some(t) = tid {
             if self.profile.task_dirty_limit {
-                let mut local = std::mem::take(&mut self.tasks[t as usize].dirties);
+                let mut local = std::mem::take(&mut self.task_dirties[t as usize]);
                 self.prop_dirties.inc(&mut local);
-                self.tasks[t as usize].dirties = local;
+                self.task_dirties[t as usize] = local;
             }
         }
         self.mark_inode_dirty(ino as u32);

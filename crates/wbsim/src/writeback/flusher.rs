@@ -49,7 +49,7 @@ impl FlusherState {
 
 impl System {
     fn flusher_state(&mut self, tid: u32) -> &mut FlusherState {
-        match &mut self.tasks[tid as usize].kind {
+        match &mut self.task_kind[tid as usize] {
             TaskKind::Flusher(f) => f,
             _ => unreachable!("task {tid} is not a flusher"),
         }
@@ -123,14 +123,14 @@ impl System {
 
     /// One scheduling step of a flusher thread.
     pub fn flusher_step(&mut self, tid: u32) -> Step {
-        let mut f = match &mut self.tasks[tid as usize].kind {
+        let mut f = match &mut self.task_kind[tid as usize] {
             TaskKind::Flusher(f) => *f,
             _ => unreachable!(),
         };
         f.sleeping = false;
         f.timer_at = None;
         let step = self.flusher_run(tid, &mut f);
-        if let TaskKind::Flusher(slot) = &mut self.tasks[tid as usize].kind {
+        if let TaskKind::Flusher(slot) = &mut self.task_kind[tid as usize] {
             *slot = f;
         }
         step

@@ -31,7 +31,7 @@ impl System {
         let ncpus = self.runqueues.len() as u64;
         let ratelimit_pages = (self.global_dirty_limits().thresh / (ncpus * 32)).max(16);
         let exceeded = self.bdis[bdi].dirty_exceeded;
-        let st = &mut self.tasks[tid as usize].bdp;
+        let st = &mut self.task_bdp[tid as usize];
         st.nr_dirtied += nr;
         self.bdp_ratelimits[cpu] += nr;
         // A new task starts with 32 pages (128 KiB) before its first check.
@@ -88,9 +88,8 @@ impl System {
     pub fn balance_dirty_pages_ioless(&mut self, tid: u32) -> Option<Step> {
         let hz = self.hz;
         let now_j = self.now_jiffies();
-        let bdi = self.tasks[tid as usize].bdp.bdi;
-        let start_j = *self.tasks[tid as usize]
-            .bdp
+        let bdi = self.task_bdp[tid as usize].bdi;
+        let start_j = *self.task_bdp[tid as usize]
             .start_jiffies
             .get_or_insert(now_j);
         let nr_reclaimable = self.nr_dirty;
@@ -98,7 +97,7 @@ impl System {
         let limits = self.global_dirty_limits();
         let (thresh, bg) = (limits.thresh, limits.background);
         if dirty <= dirty_freerun_ceiling(thresh, bg) {
-            let st = &mut self.tasks[tid as usize].bdp;
+            let st = &mut self.task_bdp[tid as usize];
             st.dirty_paused_when_jiffies = now_j;
             st.nr_dirtied = 0;
             st.nr_dirtied_pause = dirty_poll_interval(dirty, thresh);
@@ -136,7 +135,7 @@ impl System {
             max_pause,
         );
         let max_pause_ns = self.jiffies_ns(max_pause);
-        let st = &mut self.tasks[tid as usize].bdp;
+        let st = &mut self.task_bdp[tid as usize];
         let pages_dirtied = st.nr_dirtied;
         let mut pause: i64;
         if let Some(period) = (hz * pages_dirtied).checked_div(task_rl) {
@@ -192,7 +191,7 @@ impl System {
         nr_reclaimable: u64,
         bg: u64,
     ) -> Option<Step> {
-        self.tasks[tid as usize].bdp.active = false;
+        self.task_bdp[tid as usize].active = false;
         if !dirty_exceeded && self.bdis[bdi].dirty_exceeded {
             self.bdis[bdi].dirty_exceeded = false;
         }

@@ -167,9 +167,9 @@ impl System {
             limit = limit.min(thresh.saturating_sub(global_dirty) + held);
         }
         if let (Some(t), true) = (tid, self.profile.task_dirty_limit) {
-            let mut local = std::mem::take(&mut self.tasks[t as usize].dirties);
+            let mut local = std::mem::take(&mut self.task_dirties[t as usize]);
             let (n, d) = self.prop_dirties.fraction(&mut local);
-            self.tasks[t as usize].dirties = local;
+            self.task_dirties[t as usize] = local;
             limit = task_limit(limit, n, d);
         }
         limit

@@ -59,8 +59,8 @@ impl System {
         if self.bdp_ratelimits[cpu] >= limit {
             let count = self.bdp_ratelimits[cpu];
             self.bdp_ratelimits[cpu] = 0;
-            let old = self.tasks[tid as usize].bdp;
-            self.tasks[tid as usize].bdp = BdpState {
+            let old = self.task_bdp[tid as usize];
+            self.task_bdp[tid as usize] = BdpState {
                 active: true,
                 bdi,
                 write_chunk: count.max(self.ratelimit_pages) * 3 / 2,
@@ -79,15 +79,15 @@ impl System {
     /// (`Some(step)`); resumable. A dirtying task calls this first in each
     /// step.
     pub fn balance_dirty_pages(&mut self, tid: u32) -> Option<Step> {
-        if !self.tasks[tid as usize].bdp.active {
+        if !self.task_bdp[tid as usize].active {
             return None;
         }
         if self.profile.dirty_throttle == DirtyThrottle::IoLess {
             return self.balance_dirty_pages_ioless(tid);
         }
-        let mut st = self.tasks[tid as usize].bdp;
+        let mut st = self.task_bdp[tid as usize];
         let step = self.bdp_loop(tid, &mut st);
-        self.tasks[tid as usize].bdp = st;
+        self.task_bdp[tid as usize] = st;
         step
     }
 

@@ -95,7 +95,7 @@ fn allocstall_counts_each_slow_path_entry_into_direct_reclaim() {
     assert_eq!(m.sys.vmstat.get(Ev::AllocStall), 1);
     assert_eq!(m.sys.tracer.stats.totals.direct_reclaims, 1);
     assert_eq!(m.zone_stat(ZoneEv::PgStealDirect), 56);
-    assert_eq!(m.sys.tasks[m.tid as usize].alloc.phase, AllocPhase::Start);
+    assert_eq!(m.sys.task_alloc[m.tid as usize].phase, AllocPhase::Start);
 
     // Below low but above min: the slow path's min retry succeeds.
     assert!(m.zone().nr_free() - 2 <= 160);
@@ -125,7 +125,7 @@ fn allocation_after_reclaim_without_progress_sleeps_and_starts_over() {
     m.leave_free(100);
     let until = m.sys.now + m.sys.jiffies_ns(m.sys.hz / 10);
     assert_eq!(m.alloc(), Err(Step::SleepUntil(until)));
-    let st = m.sys.tasks[m.tid as usize].alloc;
+    let st = m.sys.task_alloc[m.tid as usize];
     assert_eq!((st.phase, st.nr_reclaimed), (AllocPhase::Start, 0));
     assert_eq!(m.sys.vmstat.get(Ev::AllocStall), 1);
     m.check();
