@@ -14,6 +14,7 @@ pub mod mm;
 pub mod reclaim;
 pub mod report;
 pub mod scenario;
+pub mod sched;
 pub mod sim;
 pub mod system;
 #[cfg(test)]
@@ -68,10 +69,10 @@ fn simulate_inner(
 ) -> (RunReport, std::io::Result<()>) {
     let mut sys = system::build_system(sc, profile, seed);
     if let Some(out) = trace_out {
-        sys.tracer.write_to(out);
+        sys.core.tracer_mut().write_to(out);
     }
     sys.check_every_event = opts.check_every_event;
-    sys.max_events = opts.max_events.unwrap_or(u64::MAX);
+    sys.core.set_max_events(opts.max_events.unwrap_or(u64::MAX));
     if let Some(interval_ns) = opts.series_interval_ns {
         sys.series = Some(report::series::Series {
             zone_names: sys.zones.iter().map(|z| z.name.to_string()).collect(),
@@ -88,7 +89,7 @@ fn simulate_inner(
         r.series_stats = series.stats();
         r.series = Some(series);
     }
-    let written = sys.tracer.finish();
+    let written = sys.core.tracer_mut().finish();
     (r, written)
 }
 

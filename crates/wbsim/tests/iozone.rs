@@ -4,6 +4,7 @@
 
 use wbsim::kernel::preset;
 use wbsim::scenario::parse_scenario;
+use wbsim::sched::HasCore;
 
 fn scenario(mib: u64, tasks: &str) -> String {
     format!(
@@ -74,8 +75,8 @@ fn two_runs_after_a_history_report_every_test_deterministically() {
     assert_eq!(names, want);
     assert!(r.iozone.iter().all(|x| x.kib_per_second > 0));
     // The second run starts only when the first has exited.
-    let first = sys.tasks.iter().find(|t| t.name == "first").unwrap();
-    let second = sys.tasks.iter().find(|t| t.name == "second").unwrap();
+    let first = sys.tasks().iter().find(|t| t.name == "first").unwrap();
+    let second = sys.tasks().iter().find(|t| t.name == "second").unwrap();
     assert_eq!(Some(second.started_ns), first.exited_ns);
     // Disk B earned a share: its completions are counted.
     let sdb = sys.bdis.iter().find(|b| b.name == "sdb").unwrap();

@@ -15,6 +15,7 @@
 //! queue and sector, inserts each with a merge attempt and runs each queue.
 
 use crate::kernel::WritebackPlug;
+use crate::sched::HasCore;
 use crate::system::System;
 
 /// `BLK_MAX_REQUEST_COUNT` (3.1+, commit 55c022bb).
@@ -32,7 +33,7 @@ pub struct Plug {
 impl System {
     /// Does this kernel profile build requests on per-task plug lists?
     pub fn per_task_plugging(&self) -> bool {
-        self.profile.writeback_plug != WritebackPlug::QueueOnly
+        self.profile().writeback_plug != WritebackPlug::QueueOnly
     }
 
     /// `blk_start_plug`.

@@ -6,6 +6,7 @@
 use super::{Segment, Submitted, SECTORS_PER_PAGE};
 use crate::mm::page::Pfn;
 use crate::mm::vmstat::Ev;
+use crate::sched::HasCore;
 use crate::sim::EventKind;
 use crate::system::System;
 
@@ -92,7 +93,7 @@ impl System {
     fn submit_bio(&mut self, tid: u32, dev: usize, sector: u64, nr: u64, seg: Segment, read: bool) {
         if self.task_plug[tid as usize].depth == 0 {
             if self.queues[dev].submit_dir(sector, nr, seg, read) == Submitted::NewRequest {
-                self.charge_sys(tid, self.cost.request_submit_ns);
+                self.charge_sys(tid, self.cost().request_submit_ns);
                 if self.per_task_plugging() {
                     self.run_queue(dev, Some(tid));
                 }
@@ -106,7 +107,7 @@ impl System {
         if merged || self.queues[dev].try_merge(sector, nr, seg, read) {
             return;
         }
-        self.charge_sys(tid, self.cost.request_submit_ns);
+        self.charge_sys(tid, self.cost().request_submit_ns);
         if request_count >= super::plug::BLK_MAX_REQUEST_COUNT {
             self.blk_flush_plug_list(tid, false);
         }
@@ -175,12 +176,13 @@ impl System {
             let r = self.queues[dev].request(slot);
             let (start, nr, read) = (r.start_sector, r.nr_sectors, r.read);
             if let Some(t) = tid {
-                self.charge_sys(t, self.cost.request_dispatch_ns);
+                self.charge_sys(t, self.cost().request_dispatch_ns);
             }
+            let now = self.now();
             let d = &mut self.devices[dev];
             d.in_flight += 1;
-            let done = d.start(self.now, start, nr, read);
-            self.events.push(
+            let done = d.start(now, start, nr, read);
+            self.push_event(
                 done,
                 EventKind::DeviceComplete {
                     device: dev as u32,
@@ -216,7 +218,7 @@ impl System {
                 }
             }
         }
-        self.charge_irq(self.cost.request_complete_ns);
+        self.charge_irq(self.cost().request_complete_ns);
         let left_congestion = self.queues[dev].complete(slot);
         self.devices[dev].in_flight -= 1;
         if let Some(tid) = self.request_waiters[dev].pop_front() {
@@ -226,9 +228,9 @@ impl System {
             self.wake_congestion_waiters();
         }
         // Completion runs in interrupt context on the device's own time.
-        let saved = self.now;
-        self.now = at;
+        let saved = self.now();
+        self.core_mut().set_interrupt_clock(at);
         self.run_queue(dev, None);
-        self.now = saved.max(at);
+        self.core_mut().set_interrupt_clock(saved.max(at));
     }
 }

@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use super::metadata::{NTFS_CLUSTERS_PER_BITMAP_PAGE, XFS_LOG_BYTES_PER_ALLOC};
 use crate::block::SECTORS_PER_PAGE;
 use crate::mm::page::{flags, NIL};
+use crate::sched::HasCore;
 use crate::sim::Ns;
 use crate::system::task::{Step, TaskKind};
 use crate::system::System;
@@ -97,7 +98,7 @@ impl System {
             _ => {
                 self.periodic_commit(tid, kind);
                 let interval = self.daemon_state(tid).interval_ns;
-                Step::SleepUntil(self.now + interval)
+                Step::SleepUntil(self.now() + interval)
             }
         }
     }
@@ -132,7 +133,7 @@ impl System {
         );
         let cluster = first_cluster + req.file_index as u64;
         if !self.daemon_state(tid).meta_done {
-            self.charge_sys(tid, self.cost.fuse_request_ns);
+            self.charge_sys(tid, self.cost().fuse_request_ns);
             let bitmap = bitmap_first + (cluster / NTFS_CLUSTERS_PER_BITMAP_PAGE) as u32;
             let d1 = self.ntfs_touch(tid, blockdev, bitmap);
             let d2 = self.ntfs_touch(tid, blockdev, mft_page);
@@ -166,7 +167,7 @@ impl System {
         d.current = None;
         d.requests_served += 1;
         self.task_backing_dev[tid as usize] = None;
-        self.charge_sys(tid, self.cost.fuse_request_ns);
+        self.charge_sys(tid, self.cost().fuse_request_ns);
         match req.kind {
             FuseRequestKind::Write { writer } => self.wake_task(writer),
             FuseRequestKind::Writepage { tmp } => self.fuse_writepage_end(tid, req.ino, tmp),
@@ -210,7 +211,7 @@ impl System {
                     while let Some(i) = self.inodes[meta as usize].next_dirty(idx, u32::MAX) {
                         let pfn = self.inodes[meta as usize].page(i);
                         if !self.pages[pfn as usize].has(flags::WRITEBACK) {
-                            self.charge_sys(tid, self.cost.writeback_page_ns);
+                            self.charge_sys(tid, self.cost().writeback_page_ns);
                             self.submit_page_write(tid, pfn);
                         }
                         idx = i + 1;

@@ -29,6 +29,7 @@ use crate::fs::daemon::{FuseRequest, FuseRequestKind};
 use crate::mm::page::Pfn;
 use crate::mm::vmstat::Ev;
 use crate::mm::{Gfp, Mark};
+use crate::sched::HasCore;
 use crate::system::System;
 
 impl System {
@@ -46,7 +47,10 @@ impl System {
             self.redirty_page_for_writepage(pfn);
             return false;
         };
-        self.charge_sys(tid, self.cost.page_alloc_ns + 4 * self.cost.copy_per_kib_ns);
+        self.charge_sys(
+            tid,
+            self.cost().page_alloc_ns + 4 * self.cost().copy_per_kib_ns,
+        );
         // set_page_writeback + end_page_writeback on the original page:
         // NR_WRITEBACK up and down in the same call, NR_WRITTEN counted.
         self.vmstat.inc(Ev::NrWritten, 1);
@@ -55,7 +59,7 @@ impl System {
         let bdi = inode.bdi;
         self.bdis[bdi].writeback += 1;
         self.nr_writeback_temp += 1;
-        self.charge_sys(tid, self.cost.fuse_request_ns);
+        self.charge_sys(tid, self.cost().fuse_request_ns);
         self.fuse_send(
             daemon,
             FuseRequest {

@@ -21,6 +21,7 @@ use crate::fs::inode::MappingKind;
 use crate::fs::FsType;
 use crate::mm::page::{Pfn, NIL};
 use crate::mm::{Gfp, Mark};
+use crate::sched::HasCore;
 use crate::system::System;
 
 /// Checksums per btrfs leaf: (4096 − 101) / 4.
@@ -105,7 +106,7 @@ impl System {
         let per_buffer = XFS_LOG_BUFFER_BYTES / 4096;
         while blocks > 0 {
             let n = blocks.min(per_buffer);
-            self.charge_sys(tid, self.cost.copy_per_kib_ns * 4 * n);
+            self.charge_sys(tid, self.cost().copy_per_kib_ns * 4 * n);
             self.log_write(tid, fs, dev, n);
             blocks -= n;
         }
@@ -117,7 +118,7 @@ impl System {
             }
             let first = start / 4096 * 8;
             let nr = (start + len).div_ceil(4096) * 8 - first;
-            self.charge_sys(tid, self.cost.copy_per_kib_ns * 4 * nr / 8);
+            self.charge_sys(tid, self.cost().copy_per_kib_ns * 4 * nr / 8);
             self.submit_raw_write(tid, dev, first, nr);
         }
         self.blk_finish_plug(tid);
@@ -205,7 +206,7 @@ impl System {
                         .expect("no free page at all for metadata")
                 }
             };
-            self.charge_sys(tid, self.cost.page_alloc_ns);
+            self.charge_sys(tid, self.cost().page_alloc_ns);
             self.add_to_page_cache_lru(tid, pfn, ino, index);
         }
         self.mark_page_accessed(pfn);

@@ -24,6 +24,7 @@ use crate::mm::page::{flags, Pfn};
 use crate::system::System;
 use crate::writeback::pass::WritebackCaller;
 
+use crate::sched::HasCore;
 pub use daemon::FsDaemonState;
 
 /// What `pageout()` sees after `->writepage` returned.
@@ -93,7 +94,7 @@ impl System {
                 };
             }
         };
-        self.charge_sys(tid, self.cost.writeback_page_ns);
+        self.charge_sys(tid, self.cost().writeback_page_ns);
         if !writes {
             self.clear_page_dirty_for_io(pfn);
             self.redirty_page_for_writepage(pfn);
@@ -120,7 +121,7 @@ impl System {
             if !p.has(flags::DIRTY) || p.has(flags::WRITEBACK) {
                 break;
             }
-            self.charge_sys(tid, self.cost.writeback_page_ns);
+            self.charge_sys(tid, self.cost().writeback_page_ns);
             self.submit_page_write(tid, pfn);
             idx += 1;
             budget -= 1;

@@ -17,6 +17,7 @@
 
 use crate::mm::page::{flags, Pfn, NIL};
 use crate::mm::Gfp;
+use crate::sched::HasCore;
 use crate::system::task::Step;
 use crate::system::System;
 
@@ -67,7 +68,7 @@ impl System {
     ) -> Result<bool, Step> {
         // grab_cache_page_write_begin: __GFP_WRITE.
         let pfn = self.find_or_create_page(tid, ino, idx, Gfp { write: true })?;
-        self.charge_sys(tid, bytes * self.cost.copy_per_kib_ns / 1024);
+        self.charge_sys(tid, bytes * self.cost().copy_per_kib_ns / 1024);
         let newly = dirty && self.set_page_dirty(pfn, Some(tid));
         self.mark_page_accessed(pfn);
         Ok(newly)
@@ -119,7 +120,7 @@ impl System {
     ) -> Result<u32, Step> {
         let pfn = self.filemap_get_page(tid, ino, idx, ReadKind::Fault)?;
         self.vmstat.inc(crate::mm::vmstat::Ev::PgFault, 1);
-        self.charge_sys(tid, self.cost.page_fault_ns);
+        self.charge_sys(tid, self.cost().page_fault_ns);
         self.pages[pfn as usize].flags |= flags::PTE_MAPPED | flags::PTE_YOUNG;
         if write {
             self.pages[pfn as usize].flags |= flags::PTE_WRITE;
@@ -135,7 +136,7 @@ impl System {
     /// entering reclaim; `None` when memory is short.
     pub(crate) fn alloc_readahead_page(&mut self, tid: u32) -> Option<Pfn> {
         let pfn = self.get_page_from_freelist(tid, crate::mm::Mark::Low, Gfp { write: false })?;
-        self.charge_sys(tid, self.cost.page_alloc_ns);
+        self.charge_sys(tid, self.cost().page_alloc_ns);
         Some(pfn)
     }
 

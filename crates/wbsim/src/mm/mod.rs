@@ -11,6 +11,7 @@ pub mod swap;
 pub mod vmstat;
 pub mod zone;
 
+use crate::sched::HasCore;
 use crate::system::System;
 use page::{
     flags, list_add_head, list_add_tail, list_del, Holder, Pfn, LRU_INACTIVE_ANON,
@@ -85,9 +86,9 @@ impl System {
     /// min watermark, ignores dirty limits so allocations still succeed when
     /// every zone is over.
     pub fn get_page_from_freelist(&mut self, tid: u32, mark: Mark, gfp: Gfp) -> Option<Pfn> {
-        let cpu = self.tasks[tid as usize].cpu;
+        let cpu = self.task(tid).cpu;
         let spread_dirty =
-            gfp.write && mark == Mark::Low && self.profile.dirty_limit_scope.per_zone();
+            gfp.write && mark == Mark::Low && self.profile().dirty_limit_scope.per_zone();
         for z in (0..self.zones.len()).rev() {
             if !self.zone_watermark_allows(z, mark) || (spread_dirty && !self.zone_dirty_ok(z)) {
                 continue;
@@ -137,7 +138,7 @@ impl System {
         let p = &mut self.pages[pfn as usize];
         p.flags = 0;
         p.inode = NIL;
-        let cpu = self.tasks[tid as usize].cpu;
+        let cpu = self.task(tid).cpu;
         self.free_to_pcp(cpu, pfn);
     }
 
@@ -149,9 +150,9 @@ impl System {
         pg.index = idx;
         pg.flags |= page::flags::UPTODATE;
         self.inodes[ino as usize].insert(idx, pfn);
-        let cpu = self.tasks[tid as usize].cpu;
+        let cpu = self.task(tid).cpu;
         self.lru_cache_add(cpu, pfn);
-        self.charge_sys(tid, self.cost.page_cache_add_ns);
+        self.charge_sys(tid, self.cost().page_cache_add_ns);
     }
 
     /// `lru_cache_add_file`: queue a new page-cache page on this CPU's

@@ -12,6 +12,7 @@ use crate::mm::page::Pfn;
 use crate::mm::vmstat::Ev;
 use crate::mm::{Gfp, Mark};
 use crate::reclaim::DEF_PRIORITY;
+use crate::sched::HasCore;
 use crate::system::task::Step;
 use crate::system::System;
 use crate::trace::{GfpMask, TraceEvent};
@@ -49,7 +50,7 @@ impl System {
         if self.task_alloc[tid as usize].phase == AllocPhase::Start {
             if let Some(pfn) = self.get_page_from_freelist(tid, Mark::Low, gfp) {
                 self.task_alloc[tid as usize].dirty_stalled = false;
-                self.charge_sys(tid, self.cost.page_alloc_ns);
+                self.charge_sys(tid, self.cost().page_alloc_ns);
                 return Ok(pfn);
             }
         }
@@ -58,7 +59,7 @@ impl System {
         let r = self.alloc_loop(tid, &mut st, gfp, low_tried);
         self.task_alloc[tid as usize] = st;
         if r.is_ok() {
-            self.charge_sys(tid, self.cost.page_alloc_ns);
+            self.charge_sys(tid, self.cost().page_alloc_ns);
         }
         r
     }
@@ -82,7 +83,7 @@ impl System {
                         }
                     }
                     if gfp.write
-                        && self.profile.dirty_limit_scope == DirtyLimitScope::PerZoneFirstVersion
+                        && self.profile().dirty_limit_scope == DirtyLimitScope::PerZoneFirstVersion
                         && !st.dirty_stalled
                         && self.all_zones_over_dirty_limit()
                     {
@@ -92,7 +93,7 @@ impl System {
                         for bdi in 0..self.bdis.len() {
                             self.bdi_start_background_writeback(bdi);
                         }
-                        let t = self.jiffies_ns(self.hz / 10);
+                        let t = self.jiffies_ns(self.hz() / 10);
                         return Err(self.congestion_wait(tid, t));
                     }
                     st.dirty_stalled = false;
@@ -104,7 +105,7 @@ impl System {
                     self.vmstat.inc(Ev::AllocStall, 1);
                     let ev = TraceEvent::DirectReclaimBegin {
                         order: 0,
-                        may_writepage: !self.sysctl.laptop_mode,
+                        may_writepage: !self.sysctl().laptop_mode,
                         gfp: GfpMask::HighuserMovable,
                     };
                     self.trace(tid, ev);
@@ -113,7 +114,7 @@ impl System {
                         priority: DEF_PRIORITY,
                         total_scanned: 0,
                         nr_reclaimed: 0,
-                        may_writepage: !self.sysctl.laptop_mode,
+                        may_writepage: !self.sysctl().laptop_mode,
                         dirty_stalled: false,
                     };
                 }
@@ -140,10 +141,10 @@ impl System {
                     if !progress {
                         // No progress at all: the OOM path in the kernel; the
                         // model waits HZ/10 for writeback and retries.
-                        let t = self.now + self.jiffies_ns(self.hz / 10);
+                        let t = self.now() + self.jiffies_ns(self.hz() / 10);
                         return Err(Step::SleepUntil(t));
                     }
-                    let t = self.jiffies_ns(self.hz.div_ceil(50));
+                    let t = self.jiffies_ns(self.hz().div_ceil(50));
                     let zone = self.preferred_zone();
                     if let Some(step) = self.wait_iff_congested(tid, zone, t) {
                         return Err(step);

@@ -18,6 +18,7 @@ use std::collections::VecDeque;
 
 use crate::mm::page::{flags, NIL};
 use crate::mm::vmstat::Ev;
+use crate::sched::HasCore;
 use crate::system::System;
 
 /// `SHRINK_BATCH`.
@@ -77,7 +78,7 @@ impl System {
                 break;
             };
             self.vfs.inode_lru.push_front((ino, true));
-            self.charge_sys(tid, self.cost.inode_evict_ns / 2);
+            self.charge_sys(tid, self.cost().inode_evict_ns / 2);
         }
     }
 
@@ -88,7 +89,7 @@ impl System {
             let Some((ino, referenced)) = self.vfs.inode_lru.pop_back() else {
                 break;
             };
-            self.charge_sys(tid, self.cost.inode_evict_ns);
+            self.charge_sys(tid, self.cost().inode_evict_ns);
             if referenced {
                 self.vfs.inode_lru.push_front((ino, false));
                 continue;
@@ -128,7 +129,7 @@ impl System {
             self.lru_unlink(pfn);
             self.inodes[ino as usize].remove(idx);
             self.free_page(tid, pfn);
-            self.charge_sys(tid, self.cost.page_free_ns);
+            self.charge_sys(tid, self.cost().page_free_ns);
             freed += 1;
         }
         freed

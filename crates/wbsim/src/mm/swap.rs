@@ -24,6 +24,7 @@
 use crate::mm::page::{flags, Pfn, NIL};
 use crate::mm::vmstat::Ev;
 use crate::mm::Gfp;
+use crate::sched::HasCore;
 use crate::system::task::Step;
 use crate::system::System;
 
@@ -179,7 +180,7 @@ impl System {
 
     /// `swap_writepage`: write an unmapped swap-cache page to its slot.
     pub fn swap_writepage(&mut self, tid: u32, pfn: Pfn) {
-        self.charge_sys(tid, self.cost.writeback_page_ns);
+        self.charge_sys(tid, self.cost().writeback_page_ns);
         self.submit_page_write(tid, pfn);
         self.vmstat.inc(Ev::PswpOut, 1);
     }
@@ -222,14 +223,14 @@ impl System {
     /// list (`page_add_new_anon_rmap` → `lru_cache_add_lru(LRU_ACTIVE_ANON)`).
     fn do_anonymous_page(&mut self, tid: u32, ino: u32, vpn: u32) -> Result<(), Step> {
         let pfn = self.alloc_page_for_task(tid, Gfp { write: false })?;
-        self.charge_sys(tid, self.cost.copy_per_kib_ns * 4);
+        self.charge_sys(tid, self.cost().copy_per_kib_ns * 4);
         let p = &mut self.pages[pfn as usize];
         p.flags =
             flags::ANON | flags::UPTODATE | flags::ACTIVE | flags::PTE_MAPPED | flags::PTE_YOUNG;
         p.inode = ino;
         p.index = vpn;
         self.inodes[ino as usize].insert(vpn, pfn);
-        let cpu = self.tasks[tid as usize].cpu;
+        let cpu = self.task(tid).cpu;
         self.lru_cache_add(cpu, pfn);
         Ok(())
     }

@@ -8,6 +8,7 @@
 
 use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::mm::page_alloc::{AllocPhase, AllocState};
+use crate::sched::HasCore;
 use crate::system::task::Step;
 use crate::system::System;
 use crate::trace::TraceEvent;
@@ -71,7 +72,7 @@ impl System {
         }
         // Scanned well past the target: ask the flushers for that much.
         if st.total_scanned > SWAP_CLUSTER_MAX + SWAP_CLUSTER_MAX / 2 {
-            let nr = if self.sysctl.laptop_mode {
+            let nr = if self.sysctl().laptop_mode {
                 0
             } else {
                 st.total_scanned
@@ -89,7 +90,7 @@ impl System {
         st.priority -= 1;
         if nap {
             let zone = self.preferred_zone();
-            return self.wait_iff_congested(tid, zone, self.jiffies_ns(self.hz / 10));
+            return self.wait_iff_congested(tid, zone, self.jiffies_ns(self.hz() / 10));
         }
         None
     }

@@ -3,6 +3,7 @@
 
 use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::mm::vmstat::Ev;
+use crate::sched::HasCore;
 use crate::sim::Ns;
 use crate::system::task::{Step, TaskKind};
 use crate::system::System;
@@ -37,14 +38,14 @@ pub struct KswapdState {
 
 impl System {
     fn kswapd_state(&self) -> KswapdState {
-        match &self.task_kind[self.kswapd_task as usize] {
+        match &self.task_kind[self.kswapd_task() as usize] {
             TaskKind::Kswapd(k) => *k,
             _ => unreachable!(),
         }
     }
 
     fn set_kswapd_state(&mut self, k: KswapdState) {
-        let tid = self.kswapd_task as usize;
+        let tid = self.kswapd_task() as usize;
         self.task_kind[tid] = TaskKind::Kswapd(k);
     }
 
@@ -62,7 +63,7 @@ impl System {
         let open = if k.phase == Phase::Sleeping {
             0
         } else {
-            self.now.saturating_sub(k.awake_since)
+            self.now().saturating_sub(k.awake_since)
         };
         self.kswapd_awake_ns + open
     }
@@ -93,7 +94,7 @@ impl System {
             return;
         }
         if k.phase == Phase::Sleeping {
-            k.awake_since = self.now;
+            k.awake_since = self.now();
         }
         // A napping kswapd sees the wake-up as "low watermark hit quickly".
         if k.phase == Phase::Napping {
@@ -103,14 +104,14 @@ impl System {
         self.kswapd_trace_wake();
         self.loop_again(&mut k);
         self.set_kswapd_state(k);
-        self.wake_task(self.kswapd_task);
+        self.wake_task(self.kswapd_task());
     }
 
     /// `mm_vmscan_kswapd_wake`: 3.0's kswapd() emits it before every
     /// `balance_pgdat` call, including after a premature nap.
     fn kswapd_trace_wake(&mut self) {
         self.trace(
-            self.kswapd_task,
+            self.kswapd_task(),
             TraceEvent::KswapdWake { nid: 0, order: 0 },
         );
     }
@@ -119,7 +120,7 @@ impl System {
         k.priority = DEF_PRIORITY;
         k.total_scanned = 0;
         k.nr_reclaimed = 0;
-        k.may_writepage = !self.sysctl.laptop_mode;
+        k.may_writepage = !self.sysctl().laptop_mode;
         k.after_wait = false;
         self.vmstat.inc(Ev::PageOutRun, 1);
     }
@@ -146,7 +147,7 @@ impl System {
                 } else {
                     k.phase = Phase::Sleeping;
                     self.trace(tid, TraceEvent::KswapdSleep { nid: 0 });
-                    self.kswapd_awake_ns += self.now - k.awake_since;
+                    self.kswapd_awake_ns += self.now() - k.awake_since;
                     Step::Wait(None)
                 }
             }
@@ -247,7 +248,7 @@ impl System {
                 self.vmstat.inc(Ev::KswapdSkipCongestionWait, 1);
             } else {
                 k.after_wait = true;
-                return self.congestion_wait(tid, self.jiffies_ns(self.hz / 10));
+                return self.congestion_wait(tid, self.jiffies_ns(self.hz() / 10));
             }
         }
         self.balance_next_priority(k)
@@ -265,7 +266,7 @@ impl System {
     /// Balanced: `kswapd_try_to_sleep` naps HZ/10 first.
     fn kswapd_done(&mut self, k: &mut KswapdState) -> Step {
         k.phase = Phase::Napping;
-        k.nap_end = self.now + self.jiffies_ns(self.hz / 10);
+        k.nap_end = self.now() + self.jiffies_ns(self.hz() / 10);
         Step::SleepUntil(k.nap_end)
     }
 }

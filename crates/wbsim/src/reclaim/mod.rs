@@ -8,6 +8,8 @@
 //! isolated pages at a time); lumpy reclaim is not modelled (all reference
 //! workloads allocate order-0 pages).
 
+use crate::sched::HasCore;
+
 pub mod direct;
 pub mod kswapd;
 mod pageout;
@@ -83,6 +85,7 @@ impl System {
     /// free pages are below the high watermark only anon pages.
     pub fn get_scan_count(&mut self, zone: usize, sc: &ScanControl) -> [u64; NR_LRU_LISTS] {
         let noswap = self.nr_swap_pages() == 0;
+        let anon_prio = self.sysctl().swappiness as u64;
         let z = &mut self.zones[zone];
         let (anon, file) = (z.nr_anon_lru(), z.nr_file_lru());
         let force_scan = sc.is_kswapd && ((anon + file) >> sc.priority) < SWAP_CLUSTER_MAX;
@@ -91,7 +94,6 @@ impl System {
         } else if file + z.nr_free() <= z.wmark_high {
             ([1, 0], 1)
         } else {
-            let anon_prio = self.sysctl.swappiness as u64;
             let file_prio = 200 - anon_prio;
             for (i, size) in [anon, file].into_iter().enumerate() {
                 if z.lruvec.recent_scanned[i] > size / 4 {
@@ -195,7 +197,7 @@ impl System {
         nr_to_scan: u64,
         sc: &mut ScanControl,
     ) {
-        let cpu = self.tasks[sc.tid as usize].cpu;
+        let cpu = self.task(sc.tid).cpu;
         self.lru_add_drain(cpu);
         let (mut moved, mut rotated) = (0u64, 0u64);
         for _ in 0..nr_to_scan {
@@ -214,7 +216,7 @@ impl System {
             self.lru_link_head(pfn, lru - 1);
             moved += 1;
         }
-        self.charge_sys(sc.tid, moved * self.cost.scan_page_ns);
+        self.charge_sys(sc.tid, moved * self.cost().scan_page_ns);
         self.trace(
             sc.tid,
             isolate_event(IsolateMode::Active, nr_to_scan, moved),

@@ -9,6 +9,7 @@ use crate::kernel::SkippedDirtyPage;
 use crate::mm::page::{flags, Holder, LRU_INACTIVE_FILE, NIL};
 use crate::mm::page_lru;
 use crate::mm::vmstat::{Ev, ZoneEv};
+use crate::sched::HasCore;
 use crate::system::System;
 use crate::trace::{IsolateMode, ReclaimFlags, ReclaimLru, TraceEvent};
 
@@ -64,7 +65,7 @@ impl System {
         sc: &mut ScanControl,
     ) {
         let file = lru == LRU_INACTIVE_FILE;
-        let cpu = self.tasks[sc.tid as usize].cpu;
+        let cpu = self.task(sc.tid).cpu;
         self.lru_add_drain(cpu);
         // isolate_lru_pages from the tail.
         let mut buf = std::mem::take(&mut self.isolate_buf);
@@ -94,7 +95,7 @@ impl System {
         };
         self.vmstat.zinc(zone, scan_ev, nr_taken);
         sc.nr_scanned += nr_taken;
-        self.charge_sys(sc.tid, nr_taken * self.cost.scan_page_ns);
+        self.charge_sys(sc.tid, nr_taken * self.cost().scan_page_ns);
         self.trace(
             sc.tid,
             isolate_event(IsolateMode::Inactive, nr_to_scan, nr_taken),
@@ -133,10 +134,10 @@ impl System {
         // Gorman RFC patch 3: throttle a reclaimer whose batch was mostly
         // dirty (all of it at priority 12, half at 11, ...).
         let shift = DEF_PRIORITY - sc.priority;
-        let throttle = self.profile.throttle_on_dirty_isolated && sc.stall.is_none();
+        let throttle = self.profile().throttle_on_dirty_isolated && sc.stall.is_none();
         if throttle && t.dirty > 0 && t.dirty >= nr_taken >> shift {
             self.vmstat.inc(Ev::NrVmscanThrottled, 1);
-            let timeout = self.jiffies_ns(self.hz / 10);
+            let timeout = self.jiffies_ns(self.hz() / 10);
             sc.stall = self.wait_iff_congested(sc.tid, zone, timeout);
         }
     }
@@ -150,7 +151,7 @@ impl System {
             match self.reclaim_one_page(zone, pfn, sc, &mut t) {
                 Fate::Freed => {
                     self.free_page(sc.tid, pfn);
-                    self.charge_sys(sc.tid, self.cost.page_free_ns);
+                    self.charge_sys(sc.tid, self.cost().page_free_ns);
                     t.reclaimed += 1;
                 }
                 Fate::Kept => self.putback(pfn),
@@ -213,7 +214,7 @@ impl System {
             t.dirty += 1;
             if !anon && !self.reclaim_may_write_file(sc) {
                 // Gorman RFC patches 1-2 (3.2 order: before RECLAIM_CLEAN).
-                if self.profile.flush_reclaim_inodes_first {
+                if self.profile().flush_reclaim_inodes_first {
                     self.inodes[p.inode as usize].dirty_reclaim = true;
                     t.flush_first += 1;
                 }
@@ -312,7 +313,7 @@ impl System {
 
     /// A dirty file page reclaim may not write (see `SkippedDirtyPage`).
     fn skip_dirty_file_page(&mut self, pfn: u32) -> Fate {
-        match self.profile.skipped_dirty_file_page {
+        match self.profile().skipped_dirty_file_page {
             SkippedDirtyPage::Keep => {
                 self.vmstat.inc(Ev::NrVmscanWriteSkip, 1);
                 Fate::Kept
@@ -332,9 +333,9 @@ impl System {
     /// Profile switches on file writeback from reclaim (3.0: always).
     fn reclaim_may_write_file(&self, sc: &ScanControl) -> bool {
         if sc.is_kswapd {
-            sc.priority <= self.profile.kswapd_writepage_max_priority
+            sc.priority <= self.profile().kswapd_writepage_max_priority
         } else {
-            self.profile.direct_reclaim_writes_file_pages
+            self.profile().direct_reclaim_writes_file_pages
         }
     }
 

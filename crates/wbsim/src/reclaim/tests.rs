@@ -13,6 +13,7 @@ use crate::mm::swap::{AnonRegion, NO_SLOT};
 use crate::mm::vmstat::ZoneEv;
 use crate::mm::zone::Zone;
 use crate::scenario::SwapConfig;
+use crate::sched::HasCore;
 use crate::system::{build_system, System};
 use crate::test_support::usb_stick_scenario;
 
@@ -162,7 +163,7 @@ impl Machine {
     /// kswapd's `scan_control` (`balance_pgdat`) at `priority`.
     pub fn kswapd(&self, priority: u32) -> ScanControl {
         ScanControl {
-            tid: self.sys.kswapd_task,
+            tid: self.sys.kswapd_task(),
             is_kswapd: true,
             nr_to_reclaim: u64::MAX,
             ..self.direct(priority)

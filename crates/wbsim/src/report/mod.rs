@@ -19,6 +19,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::mm::vmstat::ZoneEv;
+use crate::sched::HasCore;
 use crate::sim::NS_PER_SEC;
 use crate::system::{Outcome, System};
 
@@ -171,12 +172,12 @@ fn secs(ns: u64) -> f64 {
 
 /// Gather the figures of a finished run.
 pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
-    let workload: Vec<_> = sys.tasks.iter().filter(|t| t.is_workload).collect();
+    let workload: Vec<_> = sys.tasks().iter().filter(|t| t.is_workload).collect();
     let end = workload
         .iter()
-        .map(|t| t.exited_ns.unwrap_or(sys.now))
+        .map(|t| t.exited_ns.unwrap_or(sys.now()))
         .max()
-        .unwrap_or(sys.now);
+        .unwrap_or(sys.now());
     let elapsed = secs(end);
     let mut vmstat: BTreeMap<String, i64> = sys
         .vmstat
@@ -244,7 +245,7 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
         vmstat,
         zoneinfo: zoneinfo(sys),
         devices,
-        sim_events: sys.events_processed,
+        sim_events: sys.core().events_processed(),
         series_stats: BTreeMap::new(),
         ftrace: ftrace_totals(sys),
         series: None,
@@ -280,7 +281,7 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
 /// report's `kswapd_s`, the JSON's `kswapd_awake_seconds` and `wbsim
 /// compare`'s "Time kswapd awake" are this one figure.
 fn ftrace_totals(sys: &System) -> crate::trace::ReclaimTraceStats {
-    let mut totals = sys.tracer.stats.totals;
+    let mut totals = sys.core().tracer().stats.totals;
     totals.kswapd_awake_ns = sys.kswapd_awake_total_ns();
     totals
 }

@@ -23,6 +23,7 @@ pub use crate::device::{DeviceConfig, DeviceModel};
 pub use crate::fs::FsType;
 pub use crate::io_reason;
 pub use crate::kernel::SysctlConfig;
+pub use crate::sched::IrqDelivery;
 
 /// A fully validated scenario.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -52,33 +53,6 @@ pub struct MachineConfig {
     pub hz: u32,
     /// Which CPU takes each device interrupt (`irq_delivery`).
     pub irq_delivery: IrqDelivery,
-}
-
-/// How device interrupts reach the CPUs; the interrupt's time is charged to
-/// whatever task runs on the CPU that takes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum IrqDelivery {
-    /// Physical destination mode: an interrupt whose affinity is all CPUs
-    /// goes to the first of them (x86 `physflat`, chosen for more than 8
-    /// CPUs without x2apic; the default).
-    FirstCpu,
-    /// Lowest-priority delivery as KVM emulates it (x2apic cluster mode in
-    /// the guest): `__apic_accept_irq` bumps the accepting vCPU's
-    /// `apic_arb_prio`, so the next interrupt goes to another vCPU of the
-    /// cluster and interrupts rotate over the CPUs (KVM before the vector
-    /// hashing of Linux 4.7).
-    RoundRobin,
-}
-
-impl IrqDelivery {
-    /// The name used in scenario files.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            IrqDelivery::FirstCpu => "first-cpu",
-            IrqDelivery::RoundRobin => "round-robin",
-        }
-    }
 }
 
 /// A memory zone type.

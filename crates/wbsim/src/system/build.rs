@@ -19,7 +19,8 @@ use crate::mm::Pagevec;
 use crate::reclaim::kswapd::KswapdState;
 use crate::scenario::Program;
 use crate::scenario::{FsType, Scenario, ZoneKind};
-use crate::sim::{CostTable, EventKind, EventQueue, NS_PER_SEC};
+use crate::sched::{Core, CoreConfig, HasCore, TaskStart};
+use crate::sim::{CostTable, NS_PER_SEC};
 use crate::workload::fsmark_run::{FsMarkRun, FsMarkState};
 use crate::workload::iozone_run::IozoneState;
 use crate::workload::mapwrite::MapWriteState;
@@ -143,27 +144,27 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         .unwrap_or_else(|| calc_period_shift(dirty_total, profile.proportion_shift_offset));
 
     let mut sys = System {
-        now: 0,
-        hz,
-        time_limit_ns: sc.run.time_limit_s.saturating_mul(NS_PER_SEC),
-        events: EventQueue::with_capacity(1024),
-        cost: {
-            let mut c = CostTable::default();
-            for (name, ns) in &sc.cpu_cost {
-                *c.field_mut(name).expect("validated cost name") = *ns;
-            }
-            c
-        },
-        profile: profile.clone(),
-        sysctl: sc.sysctl.clone(),
+        core: Core::new(CoreConfig {
+            hz,
+            time_limit_ns: sc.run.time_limit_s.saturating_mul(NS_PER_SEC),
+            cost: {
+                let mut c = CostTable::default();
+                for (name, ns) in &sc.cpu_cost {
+                    *c.field_mut(name).expect("validated cost name") = *ns;
+                }
+                c
+            },
+            profile: profile.clone(),
+            sysctl: sc.sysctl.clone(),
+            cpus: ncpus,
+            irq_delivery: sc.machine.irq_delivery,
+        }),
         check_every_event: false,
         checker: None,
         #[cfg(test)]
         test_hook: None,
-        max_events: u64::MAX,
         series: None,
         next_sample_ns: u64::MAX,
-        tracer: Default::default(),
         pages,
         vmstat: Vmstat::new(zones.len()),
         zones,
@@ -191,10 +192,8 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         raid: Vec::new(),
         devices: Vec::new(),
         request_waiters: Vec::new(),
-        congestion_waiters: Vec::new(),
         inodes: Vec::new(),
         filesystems: Vec::new(),
-        tasks: Vec::new(),
         task_kind: Vec::new(),
         task_alloc: Vec::new(),
         task_bdp: Vec::new(),
@@ -203,15 +202,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         task_plug: Vec::new(),
         task_fuse_enospc: Vec::new(),
         task_enospc_flushed: Vec::new(),
-        runqueues: vec![Default::default(); ncpus],
-        sched_tunables: super::sched::SchedTunables::for_cpus(ncpus),
-        irq_delivery: sc.machine.irq_delivery,
-        irq_next_cpu: 0,
-        step_cost_ns: 0,
-        kswapd_task: 0,
         kswapd_awake_ns: 0,
-        events_processed: 0,
-        workload_left: 0,
     };
 
     // Devices, their queues, bdis and block-device inodes.
@@ -348,7 +339,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
     let mut extra_threads: Vec<(String, TaskKind)> = Vec::new();
     let mut task_ids: Vec<u32> = Vec::new();
     for (ti, tc) in sc.tasks.iter().enumerate() {
-        let tid = sys.tasks.len() as u32;
+        let tid = sys.nr_tasks() as u32;
         let (kind, is_workload) = match &tc.program {
             Program::Dd(dd) => {
                 let f = fs_of(sc, &dd.output);
@@ -433,30 +424,31 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         });
         task_ids.push(tid);
         let mut spawn = |sys: &mut System, name: &str, kind: TaskKind| {
-            let tid = sys.spawn_task(name, cpu(), kind, is_workload);
-            sys.tasks[tid as usize].start_after = start_after;
-            sys.workload_left += is_workload as usize;
-            if start_after.is_none() {
-                sys.events.push(
-                    0,
-                    EventKind::RunTask {
-                        task: tid,
-                        token: 0,
-                    },
-                );
-            }
+            // A workload task starts at 0 or after `start_after`; a FUSE
+            // daemon waits for requests.
+            let start = match start_after {
+                Some(t) => TaskStart::After(t),
+                None => TaskStart::At(0),
+            };
+            sys.spawn_task(name, cpu(), kind, is_workload, start);
         };
         spawn(&mut sys, &tc.name, kind);
-        sys.tasks[tid as usize].command = tc.command.clone();
+        sys.task_mut(tid).command = tc.command.clone();
         for (name, kind) in extra_threads.drain(..) {
             spawn(&mut sys, &name, kind);
         }
         if let Some(&(d, f)) = pending_daemons.last() {
             if d == tid + 1 {
                 let st = FsDaemonState::new(DaemonKind::Fuse, f, 0);
-                let daemon = sys.tasks.len() as u32;
+                let daemon = sys.nr_tasks() as u32;
                 sys.filesystems[f].fuse_daemon.get_or_insert(daemon);
-                sys.spawn_task("ntfs-3g", cpu(), TaskKind::FsDaemon(st), false);
+                sys.spawn_task(
+                    "ntfs-3g",
+                    cpu(),
+                    TaskKind::FsDaemon(st),
+                    false,
+                    TaskStart::OnWakeUp,
+                );
             }
         }
     }
@@ -468,46 +460,32 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                 DaemonKind::XfsSyncd => "xfssyncd",
                 _ => "btrfs-transaction",
             };
-            let tid = sys.tasks.len() as u32;
             let st = FsDaemonState::new(kind, f, secs * NS_PER_SEC);
-            sys.spawn_task(name, cpu(), TaskKind::FsDaemon(st), false);
-            sys.events.push(
-                secs * NS_PER_SEC,
-                EventKind::RunTask {
-                    task: tid,
-                    token: 0,
-                },
-            );
+            let start = TaskStart::At(secs * NS_PER_SEC);
+            sys.spawn_task(name, cpu(), TaskKind::FsDaemon(st), false, start);
         }
     }
     // kswapd0 and one flusher per bdi; then xfsaild (last, so that adding it
     // moves no other thread to another CPU).
-    sys.kswapd_task = sys.tasks.len() as u32;
-    sys.spawn_task(
+    let kswapd = sys.spawn_task(
         "kswapd0",
         cpu(),
         TaskKind::Kswapd(KswapdState::default()),
         false,
+        TaskStart::OnWakeUp,
     );
+    sys.core.set_kswapd_task(kswapd);
     for b in 0..sys.bdis.len() {
-        let tid = sys.tasks.len() as u32;
-        sys.bdis[b].flusher = tid;
         let name = format!("flush-{}", sys.bdis[b].name);
-        sys.spawn_task(&name, cpu(), TaskKind::Flusher(FlusherState::new(b)), false);
+        let flusher = TaskKind::Flusher(FlusherState::new(b));
+        sys.bdis[b].flusher = sys.spawn_task(&name, cpu(), flusher, false, TaskStart::OnWakeUp);
     }
     for f in 0..sys.filesystems.len() {
         if sys.filesystems[f].fs_type == FsType::Xfs {
             let interval = crate::fs::metadata::XFSAILD_INTERVAL_NS;
-            let tid = sys.tasks.len() as u32;
             let st = FsDaemonState::new(DaemonKind::XfsAild, f, interval);
-            sys.spawn_task("xfsaild", cpu(), TaskKind::FsDaemon(st), false);
-            sys.events.push(
-                interval,
-                EventKind::RunTask {
-                    task: tid,
-                    token: 0,
-                },
-            );
+            let start = TaskStart::At(interval);
+            sys.spawn_task("xfsaild", cpu(), TaskKind::FsDaemon(st), false, start);
         }
     }
     sys

@@ -7,20 +7,18 @@
 
 pub mod build;
 pub mod check;
-pub mod sched;
 pub mod task;
 
 use crate::block::RequestQueue;
 use crate::device::Device;
 use crate::fs::inode::Inode;
 use crate::fs::FsInstance;
-use crate::kernel::KernelProfile;
 use crate::mm::page::Frames;
 use crate::mm::vmstat::Vmstat;
 use crate::mm::zone::Zone;
 use crate::mm::Pagevec;
-use crate::scenario::SysctlConfig;
-use crate::sim::{CostTable, EventKind, EventQueue, Ns};
+use crate::sched::{Core, HasCore, TaskStart};
+use crate::sim::{EventKind, Ns};
 use crate::writeback::bdi::Bdi;
 use crate::writeback::proportions::PropGlobal;
 use task::{Step, Task};
@@ -45,13 +43,8 @@ pub enum Outcome {
 }
 
 pub struct System {
-    pub now: Ns,
-    pub hz: u64,
-    pub time_limit_ns: Ns,
-    pub events: EventQueue,
-    pub cost: CostTable,
-    pub profile: KernelProfile,
-    pub sysctl: SysctlConfig,
+    /// Clock, CPUs, tasks, profile, sysctls and tracepoints.
+    pub core: Core,
     /// Check the conservation invariants after every event
     /// ([`check::Checker`]); set before [`System::run`].
     pub check_every_event: bool,
@@ -61,8 +54,6 @@ pub struct System {
     /// check), before the next event.
     #[cfg(test)]
     pub(crate) test_hook: Option<(u64, TestHook)>,
-    /// Stop with [`Outcome::EventBudget`] after this many events.
-    pub max_events: u64,
 
     // mm
     pub pages: Frames,
@@ -109,15 +100,12 @@ pub struct System {
     pub raid: Vec<Option<crate::device::raid0::Raid0>>,
     /// Tasks sleeping in `get_request_wait`, per device (FIFO, exclusive).
     pub request_waiters: Vec<std::collections::VecDeque<u32>>,
-    /// Tasks in `congestion_wait` (woken by any queue leaving congestion).
-    pub congestion_waiters: Vec<u32>,
 
     // filesystems
     pub inodes: Vec<Inode>,
     pub filesystems: Vec<FsInstance>,
 
     // tasks
-    pub tasks: Vec<Task>,
     /// What each task runs (indexed like `tasks`).
     pub task_kind: Vec<task::TaskKind>,
     /// Per-task allocation state (direct reclaim in progress).
@@ -136,25 +124,23 @@ pub struct System {
     pub task_fuse_enospc: Vec<bool>,
     /// xfs: `xfs_file_buffered_aio_write` has flushed once after ENOSPC.
     pub task_enospc_flushed: Vec<bool>,
-    /// Per-CPU run queues (CFS).
-    pub runqueues: Vec<sched::RunQueue>,
-    pub sched_tunables: sched::SchedTunables,
-    /// Which CPU takes device interrupts, and for round-robin delivery the
-    /// CPU that takes the next one.
-    pub irq_delivery: crate::scenario::IrqDelivery,
-    pub irq_next_cpu: usize,
-    /// CPU time charged by the step being run.
-    pub step_cost_ns: Ns,
-    pub kswapd_task: u32,
     pub kswapd_awake_ns: Ns,
-    pub events_processed: u64,
-    pub workload_left: usize,
 
     /// Per-zone time series, when asked for (`RunOptions::series_interval_ns`).
     pub series: Option<crate::report::series::Series>,
     pub next_sample_ns: Ns,
-    /// vmscan/writeback tracepoints: totals always, text on request.
-    pub tracer: crate::trace::Tracer,
+}
+
+impl HasCore for System {
+    #[inline]
+    fn core(&self) -> &Core {
+        &self.core
+    }
+
+    #[inline]
+    fn core_mut(&mut self) -> &mut Core {
+        &mut self.core
+    }
 }
 
 impl System {
@@ -166,9 +152,9 @@ impl System {
         cpu: usize,
         kind: task::TaskKind,
         is_workload: bool,
+        start: TaskStart,
     ) -> u32 {
-        let tid = self.tasks.len() as u32;
-        self.tasks.push(Task::new(name, cpu, is_workload));
+        let tid = self.core.add_task(Task::new(name, cpu, is_workload), start);
         self.task_kind.push(kind);
         self.task_alloc.push(Default::default());
         self.task_bdp.push(Default::default());
@@ -180,106 +166,11 @@ impl System {
         tid
     }
 
-    /// Charge kernel CPU time to the running task. The step's effects are
-    /// applied at its start; its CPU keeps it busy for the charged time.
-    #[inline]
-    pub fn charge_sys(&mut self, tid: u32, ns: Ns) {
-        self.tasks[tid as usize].sys_ns += ns;
-        self.step_cost_ns += ns;
-    }
-
-    /// CPU time of a device interrupt and its softirq, on the CPU that
-    /// `irq_delivery` picks: CPU 0 (physical destination mode; nothing such
-    /// as irqbalance is assumed to move it — UNVERIFIED for the seeds'
-    /// machines), or each CPU in turn (lowest-priority delivery as KVM
-    /// emulates it). Without CONFIG_IRQ_TIME_ACCOUNTING the time is charged
-    /// as system time to the task running there, which it also delays; an
-    /// idle CPU absorbs it.
-    pub fn charge_irq(&mut self, ns: Ns) {
-        if ns == 0 {
-            return;
-        }
-        let cpu = match self.irq_delivery {
-            crate::scenario::IrqDelivery::FirstCpu => 0,
-            crate::scenario::IrqDelivery::RoundRobin => {
-                let c = self.irq_next_cpu;
-                self.irq_next_cpu = (c + 1) % self.runqueues.len();
-                c
-            }
-        };
-        let rq = &mut self.runqueues[cpu];
-        if let Some(t) = rq.curr.filter(|_| rq.busy_until > self.now) {
-            rq.busy_until += ns;
-            self.tasks[t as usize].sys_ns += ns;
-        }
-    }
-
-    #[inline]
-    pub fn charge_user(&mut self, tid: u32, ns: Ns) {
-        self.tasks[tid as usize].user_ns += ns;
-        self.step_cost_ns += ns;
-    }
-
-    /// Jiffies to nanoseconds (`HZ` from the scenario).
-    pub fn jiffies_ns(&self, jiffies: u64) -> Ns {
-        jiffies * 1_000_000_000 / self.hz
-    }
-
-    /// Where the running step's work has got to: its effects apply at its
-    /// start, but the CPU time it has charged so far has run up to here.
-    pub fn step_now(&self) -> Ns {
-        self.now + self.step_cost_ns
-    }
-
-    /// Emit a tracepoint from task `tid` at the current time.
-    pub fn trace(&mut self, tid: u32, ev: crate::trace::TraceEvent) {
-        // Stamp the event where the work it ends has got to.
-        let ts_ns = self.step_now();
-        let task = &self.tasks[tid as usize];
-        let is_kswapd = tid == self.kswapd_task;
-        self.tracer
-            .record(tid, &task.name, task.cpu as u32, is_kswapd, ts_ns, &ev);
-    }
-
-    /// Make a task runnable now, unless it already has a fresher wake-up.
-    pub fn wake_task(&mut self, tid: u32) {
-        let token = self.tasks[tid as usize].token;
-        self.events
-            .push(self.now, EventKind::RunTask { task: tid, token });
-    }
-
-    /// Wake every task in `congestion_wait` (`clear_bdi_congested`).
-    pub fn wake_congestion_waiters(&mut self) {
-        for i in 0..self.congestion_waiters.len() {
-            let tid = self.congestion_waiters[i];
-            self.wake_task(tid);
-        }
-        self.congestion_waiters.clear();
-    }
-
-    /// `congestion_wait(BLK_RW_ASYNC, timeout)`: register and ask to sleep.
-    pub fn congestion_wait(&mut self, tid: u32, timeout_ns: Ns) -> Step {
-        self.congestion_sleep(tid, timeout_ns, false)
-    }
-
-    /// Sleep on the congestion wait queue until a device uncongests or the
-    /// timeout; `iff_congested` names the caller's tracepoint
-    /// (`wait_iff_congested` rather than `congestion_wait`).
-    pub fn congestion_sleep(&mut self, tid: u32, timeout_ns: Ns, iff_congested: bool) -> Step {
-        self.congestion_waiters.push(tid);
-        self.tasks[tid as usize].pending_wait = Some(task::PendingWait {
-            iff_congested,
-            since_ns: self.now,
-            timeout_ns,
-        });
-        Step::Wait(Some(self.now + timeout_ns))
-    }
-
     /// The task woke from a congestion wait: `writeback_congestion_wait`
     /// or `writeback_wait_iff_congested` with the time it slept.
     fn trace_wait_end(&mut self, tid: u32, w: task::PendingWait) {
         let usec_timeout = (w.timeout_ns / 1000) as u32;
-        let usec_delayed = ((self.now - w.since_ns) / 1000) as u32;
+        let usec_delayed = ((self.now() - w.since_ns) / 1000) as u32;
         let ev = if w.iff_congested {
             crate::trace::TraceEvent::WaitIffCongested {
                 usec_timeout,
@@ -310,29 +201,31 @@ impl System {
     }
 
     fn run_events(&mut self) -> Outcome {
-        while let Some((t, ev)) = self.events.pop() {
-            if t > self.time_limit_ns {
-                self.now = self.time_limit_ns;
+        while let Some((t, ev)) = self.core.pop_event() {
+            if t > self.core.time_limit_ns() {
+                self.core.stop_at_time_limit();
                 return Outcome::TimeLimit;
             }
             if t >= self.next_sample_ns {
                 // State only changes at events: sample what held until `t`.
                 self.take_samples_until(t);
             }
-            if t > self.now {
-                self.now = t;
-            }
-            if self.events_processed >= self.max_events {
+            self.core.advance_to(t);
+            if !self.core.take_event_budget() {
                 return Outcome::EventBudget;
             }
-            self.events_processed += 1;
             match ev {
                 EventKind::RunTask { task, token } => {
-                    if self.tasks[task as usize].token == token {
-                        self.wake_up_task(task, t);
+                    if self.task(task).token == token {
+                        if let Some(cpu) = self.core.wake_up_task(task, t) {
+                            self.schedule(cpu, t);
+                        }
                     }
                 }
-                EventKind::CpuFree { cpu } => self.cpu_free(cpu as usize, t),
+                EventKind::CpuFree { cpu } => {
+                    self.core.cpu_free(cpu as usize);
+                    self.schedule(cpu as usize, t);
+                }
                 EventKind::DeviceComplete { device, slot } => {
                     self.device_complete(device as usize, slot as usize, t)
                 }
@@ -342,15 +235,56 @@ impl System {
             }
             #[cfg(test)]
             if let Some((after, hook)) = self.test_hook {
-                if self.events_processed == after {
+                if self.core.events_processed() == after {
                     hook(self);
                 }
             }
-            if self.workload_left == 0 {
+            if self.core.workload_left() == 0 {
                 return Outcome::Completed;
             }
         }
         Outcome::Completed
+    }
+
+    /// `schedule()` on a CPU whose step has ended: run the task it picks.
+    fn schedule(&mut self, cpu: usize, at: Ns) {
+        if let Some(tid) = self.core.pick_next(cpu, at) {
+            self.run_task(tid, cpu);
+        }
+    }
+
+    /// Run `tid`, the CPU's `curr`, from now. Each step's state changes
+    /// happen at the step's start; the CPU time it charged keeps the CPU
+    /// busy, so the next step (of this or another task) runs after it.
+    fn run_task(&mut self, tid: u32, cpu: usize) {
+        // Steps run back to back in one dispatch only up to this many; then
+        // the CPU goes through a `CpuFree` event at the step's end, which
+        // changes nothing (the queue is empty, so the same task goes on)
+        // but hands control back to the engine loop, so the time limit and
+        // an event budget apply even to steps that cost 0 ns (`[cpu_cost]`
+        // all 0: found by fuzzing).
+        const MAX_STEPS_PER_DISPATCH: u32 = 1 << 16;
+        let mut steps = 0u32;
+        let (token, pending_wait) = self.core.begin_run(tid);
+        if let Some(w) = pending_wait {
+            self.trace_wait_end(tid, w);
+        }
+        loop {
+            self.core.begin_step();
+            steps += 1;
+            let step = self.step_task(tid);
+            let cost_end = self.core.end_step(tid, cpu, step);
+            if step != Step::Continue {
+                self.sched_submit_work(tid);
+            }
+            let may_continue = steps < MAX_STEPS_PER_DISPATCH;
+            if !self
+                .core
+                .after_step(tid, cpu, step, token, cost_end, may_continue)
+            {
+                break;
+            }
+        }
     }
 
     fn step_task(&mut self, tid: u32) -> Step {
@@ -443,6 +377,7 @@ impl System {
 mod tests {
     use crate::kernel::preset;
     use crate::scenario::IrqDelivery;
+    use crate::sched::HasCore;
     use crate::system::build_system;
     use crate::test_support::usb_stick_scenario;
 
@@ -454,14 +389,14 @@ mod tests {
         sc.machine.irq_delivery = delivery;
         let mut sys = build_system(&sc, &preset("3.10").unwrap(), 1);
         for cpu in 0..4 {
-            assert_eq!(sys.tasks[cpu].cpu, cpu);
-            sys.runqueues[cpu].curr = Some(cpu as u32);
-            sys.runqueues[cpu].busy_until = sys.now + 1_000_000;
+            assert_eq!(sys.task(cpu as u32).cpu, cpu);
+            sys.core_mut().runqueue_mut(cpu).curr = Some(cpu as u32);
+            sys.core_mut().runqueue_mut(cpu).busy_until = sys.now() + 1_000_000;
         }
         for _ in 0..8 {
             sys.charge_irq(1_000);
         }
-        sys.tasks[..4].iter().map(|t| t.sys_ns).collect()
+        sys.tasks()[..4].iter().map(|t| t.sys_ns).collect()
     }
 
     #[test]

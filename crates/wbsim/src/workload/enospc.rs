@@ -12,6 +12,7 @@
 //!   and exits with status 0;
 //! - a write fault gets SIGBUS from `->page_mkwrite` (status 135).
 
+use crate::sched::HasCore;
 use crate::system::task::{Step, TaskKind};
 use crate::system::System;
 
@@ -22,11 +23,11 @@ impl System {
     /// `write(2)` of a dd or fs_mark task failed with ENOSPC: the program
     /// reports it and exits.
     pub fn write_enospc(&mut self, tid: u32) -> Step {
-        let elapsed = self.step_now() - self.tasks[tid as usize].started_ns;
+        let elapsed = self.step_now() - self.task(tid).started_ns;
         self.task_backing_dev[tid as usize] = None;
         let (status, message, run) = match &self.task_kind[tid as usize] {
             TaskKind::Writer(w) => {
-                let output = crate::workload::dd::parse_dd(&self.tasks[tid as usize].command)
+                let output = crate::workload::dd::parse_dd(&self.task(tid).command)
                     .map(|d| d.output)
                     .unwrap_or_default();
                 (
@@ -49,7 +50,7 @@ impl System {
         match run {
             Some(run) => self.fsmark_fail(run, message),
             None => {
-                let t = &mut self.tasks[tid as usize];
+                let t = self.task_mut(tid);
                 t.exit_status = status;
                 t.message = message;
             }
@@ -62,14 +63,14 @@ impl System {
     fn fsmark_fail(&mut self, run: usize, message: String) {
         self.fsmark_runs[run].failed = true;
         let mut first = true;
-        for t in 0..self.tasks.len() {
+        for t in 0..self.nr_tasks() {
             let TaskKind::FsMark(f) = &self.task_kind[t] else {
                 continue;
             };
             if f.run != run {
                 continue;
             }
-            let task = &mut self.tasks[t];
+            let task = self.task_mut(t as u32);
             task.exit_status = 1;
             if first {
                 task.message.clone_from(&message);
@@ -84,7 +85,7 @@ impl System {
     /// A write fault on a full filesystem: `->page_mkwrite` returns
     /// VM_FAULT_SIGBUS and the process is killed.
     pub fn fault_sigbus(&mut self, tid: u32) -> Step {
-        self.tasks[tid as usize].exit_status = SIGBUS_STATUS;
+        self.task_mut(tid).exit_status = SIGBUS_STATUS;
         Step::Exit
     }
 }

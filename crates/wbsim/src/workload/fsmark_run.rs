@@ -15,6 +15,7 @@
 use serde::Serialize;
 
 use crate::fs::inode::{Inode, MappingKind};
+use crate::sched::HasCore;
 use crate::sim::{Ns, NS_PER_SEC};
 use crate::system::task::{Step, TaskKind};
 use crate::system::System;
@@ -144,15 +145,15 @@ impl System {
                     return self.fsmark_loop_done(tid);
                 }
                 st.phase = Phase::Create;
-                self.charge_user(tid, self.cost.fsmark_app_per_file_ns);
-                self.charge_sys(tid, self.cost.syscall_ns);
+                self.charge_user(tid, self.cost().fsmark_app_per_file_ns);
+                self.charge_sys(tid, self.cost().syscall_ns);
                 Step::Continue
             }
             Phase::Create => {
                 st.op_start_ns = now;
                 let (fs, size, bs, dir) = (st.fs, st.file_size_bytes, st.write_bytes, st.dir);
                 let ino = self.create_file_in_dir(fs, size, dir);
-                self.charge_sys(tid, self.cost.syscall_ns + self.cost.file_create_ns);
+                self.charge_sys(tid, self.cost().syscall_ns + self.cost().file_create_ns);
                 let st = self.fsmark_state(tid);
                 let bdi = st.writer.bdi;
                 st.writer = WriterState::new(ino, bdi, None, bs, size, false);
@@ -165,7 +166,7 @@ impl System {
                 }
                 // close(2): the inode is unused from now on.
                 let ino = st.writer.inode;
-                self.charge_sys(tid, self.cost.syscall_ns);
+                self.charge_sys(tid, self.cost().syscall_ns);
                 self.task_backing_dev[tid as usize] = None;
                 self.icache_release(ino);
                 let end = self.step_now();

@@ -36,6 +36,7 @@ use serde::Serialize;
 use super::iozone::{IozoneCommand, IozoneTest};
 use crate::mm::filemap::ReadKind;
 use crate::mm::page::{flags, NIL};
+use crate::sched::HasCore;
 use crate::sim::Ns;
 use crate::system::task::{Step, TaskKind};
 use crate::system::System;
@@ -132,7 +133,7 @@ impl System {
             Phase::PreSync => {
                 let mut cursor = self.iozone_state(tid).sync_cursor;
                 let step = self.filemap_write_and_wait(tid, ino, &mut cursor);
-                let now = self.now + self.step_cost_ns;
+                let now = self.now() + self.step_cost_ns();
                 let st = self.iozone_state(tid);
                 st.sync_cursor = cursor;
                 if let Some(step) = step {
@@ -163,7 +164,7 @@ impl System {
                     return Step::Exit;
                 }
                 if !self.truncate_inode_pages(tid, ino) {
-                    return Step::SleepUntil(self.now + 1_000_000);
+                    return Step::SleepUntil(self.now() + 1_000_000);
                 }
                 self.fs_release_blocks(ino);
                 Step::Exit
@@ -178,7 +179,7 @@ impl System {
         let (fs, size, old) = (st.fs, st.cmd.file_bytes, st.inode);
         if test == IozoneTest::Write {
             if old != NIL && !self.truncate_inode_pages(tid, old) {
-                return Step::SleepUntil(self.now + 1_000_000);
+                return Step::SleepUntil(self.now() + 1_000_000);
             }
             if old != NIL {
                 self.fs_release_blocks(old);
@@ -189,7 +190,7 @@ impl System {
         } else if old == NIL {
             unreachable!("read tests run after the write test creates the file");
         }
-        let now = self.now + self.step_cost_ns;
+        let now = self.now() + self.step_cost_ns();
         let st = self.iozone_state(tid);
         st.record = 0;
         st.page_in_record = 0;
@@ -225,7 +226,7 @@ impl System {
         let idx = (record * pages_per_record as u64) as u32 + st.page_in_record;
         let (ino, bdi, mmap) = (st.inode, st.bdi, st.cmd.mmap);
         if !mmap && st.page_in_record == 0 {
-            self.charge_sys(tid, self.cost.syscall_ns);
+            self.charge_sys(tid, self.cost().syscall_ns);
         }
         let done = if mmap {
             self.iozone_mmap_access(tid, ino, bdi, idx, test.writes())
@@ -235,7 +236,7 @@ impl System {
         if let Err(step) = done {
             return step;
         }
-        let now = self.now + self.step_cost_ns;
+        let now = self.now() + self.step_cost_ns();
         let st = self.iozone_state(tid);
         st.page_in_record += 1;
         if st.page_in_record == pages_per_record {
@@ -274,7 +275,7 @@ impl System {
         } else {
             self.pages[pfn as usize].flags |= flags::PTE_YOUNG;
         }
-        self.charge_user(tid, 4 * self.cost.copy_per_kib_ns);
+        self.charge_user(tid, 4 * self.cost().copy_per_kib_ns);
         Ok(())
     }
 
@@ -299,7 +300,7 @@ impl System {
             }
         } else {
             let pfn = self.filemap_get_page(tid, ino, idx, ReadKind::Syscall)?;
-            self.charge_sys(tid, 4 * self.cost.copy_per_kib_ns);
+            self.charge_sys(tid, 4 * self.cost().copy_per_kib_ns);
             self.mark_page_accessed(pfn);
         }
         Ok(())
@@ -319,7 +320,7 @@ impl System {
             return Err(self.iozone_enospc(tid));
         };
         self.write_page_cached(tid, ino, idx, 4096, false)?;
-        self.charge_sys(tid, self.cost.fuse_request_ns);
+        self.charge_sys(tid, self.cost().fuse_request_ns);
         self.iozone_state(tid).awaiting_reply = true;
         let kind = crate::fs::daemon::FuseRequestKind::Write { writer: tid };
         let req = crate::fs::daemon::FuseRequest {
@@ -334,14 +335,14 @@ impl System {
     /// `write(2)` failed with ENOSPC: IOzone prints the error and its
     /// `signal_handler` unlinks the file (unless `-w`) and exits 0.
     fn iozone_enospc(&mut self, tid: u32) -> Step {
-        self.tasks[tid as usize].message = "write: No space left on device".to_string();
+        self.task_mut(tid).message = "write: No space left on device".to_string();
         self.iozone_state(tid).phase = Phase::Unlink;
         Step::Continue
     }
 
     /// The pass is flushed: record its throughput, unmap, go on.
     fn iozone_end_pass(&mut self, tid: u32) {
-        let now = self.now + self.step_cost_ns;
+        let now = self.now() + self.step_cost_ns();
         let st = self.iozone_state(tid);
         let elapsed = st.elapsed_ns.unwrap_or(now - st.start_ns).max(1);
         let test = st.cmd.tests[st.test];
@@ -354,7 +355,7 @@ impl System {
             self.munmap_file(tid, ino);
         }
         let result = IozoneResult {
-            task: self.tasks[tid as usize].name.clone(),
+            task: self.task(tid).name.clone(),
             test,
             kib_per_second: ((bytes as f64 / (elapsed as f64 / 1e9)) as u64) >> 10,
             elapsed_seconds: elapsed as f64 / 1e9,

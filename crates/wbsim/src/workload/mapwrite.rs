@@ -7,6 +7,7 @@
 //! (`zap_pte_range`) passes each young PTE on as `mark_page_accessed`.
 
 use crate::mm::page::{flags, NIL};
+use crate::sched::HasCore;
 use crate::system::task::{Step, TaskKind};
 use crate::system::System;
 
@@ -86,7 +87,7 @@ impl System {
             if young {
                 self.mark_page_accessed(pfn);
             }
-            self.charge_sys(tid, self.cost.scan_page_ns);
+            self.charge_sys(tid, self.cost().scan_page_ns);
         }
     }
 }

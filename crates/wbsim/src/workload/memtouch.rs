@@ -5,6 +5,7 @@
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
+use crate::sched::HasCore;
 use crate::sim::{Ns, NS_PER_SEC};
 use crate::system::task::{Step, TaskKind};
 use crate::system::System;
@@ -72,7 +73,7 @@ impl System {
     /// One page access of a `memtouch` process while it fills its memory;
     /// afterwards one batch of touches of its hot set.
     pub fn memtouch_step(&mut self, tid: u32) -> Step {
-        let now = self.now;
+        let now = self.now();
         let m = self.memtouch_state(tid);
         if m.filled < m.size_pages {
             let (region, vpn) = (m.region, m.filled);

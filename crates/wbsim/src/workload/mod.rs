@@ -28,6 +28,7 @@ pub mod synthetic;
 pub use reference::reference_markdown;
 
 use crate::fs::daemon::{FuseRequest, FuseRequestKind};
+use crate::sched::HasCore;
 use crate::system::task::{Step, TaskKind};
 use crate::system::System;
 
@@ -136,13 +137,13 @@ impl System {
             if dev_zero {
                 // dd's read() from /dev/zero and write(): user loop plus two
                 // syscalls; /dev/zero's clear_user is kernel time.
-                self.charge_user(tid, self.cost.dd_user_per_call_ns);
+                self.charge_user(tid, self.cost().dd_user_per_call_ns);
                 self.charge_sys(
                     tid,
-                    2 * self.cost.syscall_ns + bs * self.cost.copy_per_kib_ns / 1024,
+                    2 * self.cost().syscall_ns + bs * self.cost().copy_per_kib_ns / 1024,
                 );
             } else {
-                self.charge_sys(tid, self.cost.syscall_ns);
+                self.charge_sys(tid, self.cost().syscall_ns);
             }
             self.task_backing_dev[tid as usize] = Some(bdi);
         }
@@ -167,7 +168,7 @@ impl System {
             let w = self.writer_state(tid);
             w.awaiting_reply = true;
             w.request_bytes = bytes;
-            self.charge_sys(tid, self.cost.fuse_request_ns);
+            self.charge_sys(tid, self.cost().fuse_request_ns);
             self.fuse_send(
                 daemon,
                 FuseRequest {

@@ -7,6 +7,7 @@
 use crate::fs::inode::InodeList;
 use crate::mm::page::{flags, Pfn};
 use crate::mm::vmstat::Ev;
+use crate::sched::HasCore;
 use crate::system::System;
 
 impl System {
@@ -29,7 +30,7 @@ impl System {
         self.bdis[bdi].reclaimable += 1;
         self.bdis[bdi].dirtied_pages += 1;
         if let Some(t) = tid {
-            if self.profile.task_dirty_limit {
+            if self.profile().task_dirty_limit {
                 let mut local = std::mem::take(&mut self.task_dirties[t as usize]);
                 self.prop_dirties.inc(&mut local);
                 self.task_dirties[t as usize] = local;
@@ -48,12 +49,13 @@ impl System {
     /// metadata are dirty, which the modelled workloads never reach; its
     /// pages are written by the transaction commit.
     pub fn mark_inode_dirty(&mut self, ino: u32) {
+        let now = self.now();
         let inode = &mut self.inodes[ino as usize];
         if inode.list != InodeList::None || inode.kind == crate::fs::inode::MappingKind::Metadata {
             return;
         }
         inode.list = InodeList::Dirty;
-        inode.dirtied_when = self.now;
+        inode.dirtied_when = now;
         let bdi = inode.bdi;
         let had_dirty = self.bdis[bdi].has_dirty_io();
         self.bdis[bdi].b_dirty.push_front(ino);

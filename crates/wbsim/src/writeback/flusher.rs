@@ -5,6 +5,7 @@
 //! `wakeup_flusher_threads`).
 
 use super::pass::{PassResult, WbPass, WritebackCaller, MAX_WRITEBACK_PAGES};
+use crate::sched::HasCore;
 use crate::sim::{Ns, NS_PER_MS};
 use crate::system::task::{Step, TaskKind};
 use crate::system::System;
@@ -56,7 +57,7 @@ impl System {
     }
 
     fn writeback_interval_ns(&self) -> Ns {
-        self.sysctl.dirty_writeback_centisecs as Ns * 10 * NS_PER_MS
+        self.sysctl().dirty_writeback_centisecs as Ns * 10 * NS_PER_MS
     }
 
     /// Wake a sleeping flusher now.
@@ -78,13 +79,12 @@ impl System {
             return;
         }
         let tid = self.bdis[bdi].flusher;
-        let at = self.now + interval;
+        let at = self.now() + interval;
         let f = self.flusher_state(tid);
         if f.sleeping && f.timer_at.is_none() {
             f.timer_at = Some(at);
-            let token = self.tasks[tid as usize].token;
-            self.events
-                .push(at, crate::sim::EventKind::RunTask { task: tid, token });
+            let token = self.task(tid).token;
+            self.push_event(at, crate::sim::EventKind::RunTask { task: tid, token });
         }
     }
 
@@ -173,7 +173,7 @@ impl System {
                     continue;
                 }
                 // Wait for the inode under I_SYNC elsewhere.
-                return self.congestion_wait(tid, self.jiffies_ns(self.hz / 10));
+                return self.congestion_wait(tid, self.jiffies_ns(self.hz() / 10));
             }
             if let Some(work) = f.work {
                 // wb_writeback loop head.
@@ -186,21 +186,21 @@ impl System {
                     continue;
                 }
                 let older = work.for_kupdate.then(|| {
-                    self.now
-                        .saturating_sub(self.sysctl.dirty_expire_centisecs as Ns * 10 * NS_PER_MS)
+                    self.now()
+                        .saturating_sub(self.sysctl().dirty_expire_centisecs as Ns * 10 * NS_PER_MS)
                 });
                 f.pass = Some(WbPass::new(bdi, MAX_WRITEBACK_PAGES, older));
                 continue;
             }
             // wb_do_writeback: queued work, then kupdate, then background.
-            f.work_start_ns = self.now;
+            f.work_start_ns = self.now();
             if let Some(w) = self.bdis[bdi].work.pop_front() {
                 f.work = Some(w);
                 continue;
             }
             let interval = self.writeback_interval_ns();
-            if interval > 0 && self.now >= f.last_old_flush + interval {
-                f.last_old_flush = self.now;
+            if interval > 0 && self.now() >= f.last_old_flush + interval {
+                f.last_old_flush = self.now();
                 let nr = self.nr_dirty + self.bdis[bdi].b_dirty.len() as u64;
                 if nr > 0 {
                     f.work = Some(WbWork {
@@ -227,7 +227,7 @@ impl System {
         self.bdis[bdi].writeback_running = false;
         f.sleeping = true;
         if self.bdis[bdi].has_dirty_io() && self.writeback_interval_ns() > 0 {
-            let at = self.now + self.writeback_interval_ns();
+            let at = self.now() + self.writeback_interval_ns();
             f.timer_at = Some(at);
             Step::Wait(Some(at))
         } else {

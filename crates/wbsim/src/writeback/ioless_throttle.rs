@@ -11,6 +11,7 @@ use super::ioless::{
     bdi_update_bandwidth, dirty_freerun_ceiling, dirty_poll_interval, max_pause_jiffies, min_pause,
     position_ratio, BandwidthCaller, BdiCounters, DirtySnapshot, RATELIMIT_CALC_SHIFT,
 };
+use crate::sched::HasCore;
 use crate::sim::Ns;
 use crate::system::task::Step;
 use crate::system::System;
@@ -19,7 +20,7 @@ const PAGE_SHIFT: u32 = 12;
 
 impl System {
     pub fn now_jiffies(&self) -> u64 {
-        (self.now as u128 * self.hz as u128 / 1_000_000_000) as u64
+        (self.now() as u128 * self.hz() as u128 / 1_000_000_000) as u64
     }
 
     /// `balance_dirty_pages_ratelimited` (3.2+): per-task `nr_dirtied`
@@ -27,8 +28,8 @@ impl System {
     /// limit), with the per-CPU `bdp_ratelimits` safety net of
     /// `ratelimit_pages = thresh / (cpus * 32)`.
     pub fn balance_dirty_pages_ratelimited_ioless(&mut self, tid: u32, bdi: usize, nr: u64) {
-        let cpu = self.tasks[tid as usize].cpu;
-        let ncpus = self.runqueues.len() as u64;
+        let cpu = self.task(tid).cpu;
+        let ncpus = self.core().nr_cpus() as u64;
         let ratelimit_pages = (self.global_dirty_limits().thresh / (ncpus * 32)).max(16);
         let exceeded = self.bdis[bdi].dirty_exceeded;
         let st = &mut self.task_bdp[tid as usize];
@@ -58,14 +59,14 @@ impl System {
     /// The flusher's bandwidth estimate after a writeback pass
     /// (`wb_writeback` → `bdi_update_bandwidth(bdi, 0, 0, 0, 0, 0, start)`).
     pub fn flusher_update_bandwidth(&mut self, bdi: usize, wb_start_ns: Ns) {
-        let start_j = (wb_start_ns as u128 * self.hz as u128 / 1_000_000_000) as u64;
+        let start_j = (wb_start_ns as u128 * self.hz() as u128 / 1_000_000_000) as u64;
         self.update_bandwidth(bdi, start_j, BandwidthCaller::Flusher);
     }
 
     /// `bdi_update_bandwidth` on device `bdi` with its BDI_DIRTIED and
     /// BDI_WRITTEN counts now.
     fn update_bandwidth(&mut self, bdi: usize, start_j: u64, caller: BandwidthCaller) {
-        let (hz, now_j) = (self.hz, self.now_jiffies());
+        let (hz, now_j) = (self.hz(), self.now_jiffies());
         let b = &mut self.bdis[bdi];
         let counters = BdiCounters {
             dirtied_pages: b.dirtied_pages,
@@ -86,7 +87,7 @@ impl System {
     /// sleep (the loop resumes on waking only while the task is at the hard
     /// limit), `None` when the writer may go on.
     pub fn balance_dirty_pages_ioless(&mut self, tid: u32) -> Option<Step> {
-        let hz = self.hz;
+        let hz = self.hz();
         let now_j = self.now_jiffies();
         let bdi = self.task_bdp[tid as usize].bdi;
         let start_j = *self.task_bdp[tid as usize]
@@ -177,7 +178,7 @@ impl System {
             }
         }
         Some(Step::SleepUntil(
-            self.now + pause_ns.max(1_000_000_000 / hz),
+            self.now() + pause_ns.max(1_000_000_000 / hz),
         ))
     }
 

@@ -4,6 +4,7 @@
 //! `clip_bdi_dirty_limit`.
 
 use crate::kernel::Proportions;
+use crate::sched::HasCore;
 use crate::system::System;
 
 /// (background threshold, hard threshold) in pages.
@@ -74,7 +75,7 @@ impl System {
     /// (pages the allocator keeps back anyway).
     pub fn dirtyable_memory(&self) -> u64 {
         let mut free = self.nr_free_pages();
-        if self.profile.dirty_limit_scope.per_zone() {
+        if self.profile().dirty_limit_scope.per_zone() {
             let reserve: u64 = (0..self.zones.len())
                 .map(|z| self.zone_dirty_balance_reserve(z))
                 .sum();
@@ -103,12 +104,12 @@ impl System {
     /// dirtyable memory (`dirty_ratio` of it, or `dirty_bytes` scaled).
     pub fn zone_dirty_limit(&self, z: usize) -> u64 {
         let zone_mem = self.zone_dirtyable_memory(z);
-        if self.sysctl.dirty_bytes > 0 {
+        if self.sysctl().dirty_bytes > 0 {
             let global = self.dirtyable_memory();
-            let bytes_pages = self.sysctl.dirty_bytes.div_ceil(4096);
+            let bytes_pages = self.sysctl().dirty_bytes.div_ceil(4096);
             (bytes_pages as u128 * zone_mem as u128 / global as u128) as u64
         } else {
-            self.sysctl.dirty_ratio as u64 * zone_mem / 100
+            self.sysctl().dirty_ratio as u64 * zone_mem / 100
         }
     }
 
@@ -119,7 +120,7 @@ impl System {
     }
 
     pub fn global_dirty_limits(&self) -> DirtyLimits {
-        dirty_limits(self.dirtyable_memory(), &self.sysctl, 4096)
+        dirty_limits(self.dirtyable_memory(), self.sysctl(), 4096)
     }
 
     /// `bdi_writeout_fraction`: the device's share of recent writeback
@@ -127,9 +128,9 @@ impl System {
     /// flexible proportions as the profile says.
     pub fn bdi_writeout_fraction(&mut self, bdi: usize) -> (u64, u64) {
         let mut local = std::mem::take(&mut self.bdis[bdi].completions);
-        let fraction = match self.profile.proportions {
+        let fraction = match self.profile().proportions {
             Proportions::Floating => self.prop_completions.fraction(&mut local),
-            Proportions::Flexible => self.flex_completions.fraction(&mut local, self.now),
+            Proportions::Flexible => self.flex_completions.fraction(&mut local, self.now()),
         };
         self.bdis[bdi].completions = local;
         fraction
@@ -138,18 +139,21 @@ impl System {
     /// `bdi_writeout_fraction` without changing any state (for sampling).
     pub fn bdi_writeout_fraction_now(&self, bdi: usize) -> (u64, u64) {
         let mut local = self.bdis[bdi].completions.clone();
-        match self.profile.proportions {
+        match self.profile().proportions {
             Proportions::Floating => self.prop_completions.fraction(&mut local),
-            Proportions::Flexible => self.flex_completions.clone().fraction(&mut local, self.now),
+            Proportions::Flexible => self
+                .flex_completions
+                .clone()
+                .fraction(&mut local, self.now()),
         }
     }
 
     /// `__bdi_writeout_inc`: one completion for the device's proportion.
     pub fn bdi_writeout_inc(&mut self, bdi: usize) {
         let mut local = std::mem::take(&mut self.bdis[bdi].completions);
-        match self.profile.proportions {
+        match self.profile().proportions {
             Proportions::Floating => self.prop_completions.inc(&mut local),
-            Proportions::Flexible => self.flex_completions.add(&mut local, 1, self.now),
+            Proportions::Flexible => self.flex_completions.add(&mut local, 1, self.now()),
         }
         self.bdis[bdi].completions = local;
     }
@@ -161,12 +165,12 @@ impl System {
         let (num, den) = self.bdi_writeout_fraction(bdi);
         let b = &self.bdis[bdi];
         let mut limit = bdi_share(thresh, num, den, b.min_ratio, b.max_ratio, sum_min);
-        if self.profile.clip_bdi_dirty_limit {
+        if self.profile().clip_bdi_dirty_limit {
             let global_dirty = self.nr_dirty + self.nr_writeback;
             let held = b.reclaimable + b.writeback;
             limit = limit.min(thresh.saturating_sub(global_dirty) + held);
         }
-        if let (Some(t), true) = (tid, self.profile.task_dirty_limit) {
+        if let (Some(t), true) = (tid, self.profile().task_dirty_limit) {
             let mut local = std::mem::take(&mut self.task_dirties[t as usize]);
             let (n, d) = self.prop_dirties.fraction(&mut local);
             self.task_dirties[t as usize] = local;

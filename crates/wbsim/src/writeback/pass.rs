@@ -12,6 +12,7 @@
 use crate::fs::inode::InodeList;
 use crate::kernel::WritebackPlug;
 use crate::mm::page::{flags, NIL};
+use crate::sched::HasCore;
 use crate::sim::Ns;
 use crate::system::System;
 
@@ -89,7 +90,7 @@ impl System {
             self.bdis[bdi].b_io.push_front(ino);
             self.inodes[ino as usize].list = InodeList::Io;
         }
-        if self.profile.flush_reclaim_inodes_first {
+        if self.profile().flush_reclaim_inodes_first {
             let mut i = 0;
             while i < self.bdis[bdi].b_dirty.len() {
                 let ino = self.bdis[bdi].b_dirty[i];
@@ -126,7 +127,7 @@ impl System {
         let bdi = pass.bdi;
         if !pass.started {
             pass.started = true;
-            if self.profile.writeback_plug == WritebackPlug::PerPass {
+            if self.profile().writeback_plug == WritebackPlug::PerPass {
                 self.blk_start_plug(tid);
             }
             if self.bdis[bdi].b_io.is_empty() {
@@ -164,7 +165,7 @@ impl System {
             }
             self.blk_finish_plug(tid);
             self.finish_inode(pass);
-            if self.per_task_plugging() && self.step_cost_ns >= WRITEBACK_STEP_NS {
+            if self.per_task_plugging() && self.step_cost_ns() >= WRITEBACK_STEP_NS {
                 return PassResult::Yield;
             }
         }
@@ -174,7 +175,7 @@ impl System {
     /// finished; with the 3.0 presets' queue-only model the device is
     /// started on what the pass queued.
     pub fn writeback_pass_end(&mut self, tid: u32, bdi: usize) {
-        match self.profile.writeback_plug {
+        match self.profile().writeback_plug {
             WritebackPlug::QueueOnly => self.flush_plug(bdi),
             WritebackPlug::PerMapping => {}
             WritebackPlug::PerPass => self.blk_finish_plug(tid),
@@ -186,7 +187,7 @@ impl System {
         let ino = pass.inode;
         pass.inode = NIL;
         let bdi = pass.bdi;
-        let now = self.now;
+        let now = self.now();
         let inode = &mut self.inodes[ino as usize];
         inode.in_writeback = false;
         inode.writeback_index = pass.done_index;
@@ -263,7 +264,7 @@ impl System {
             }
             pass.done_index = idx + 1;
             pass.index = idx + 1;
-            self.charge_sys(tid, self.cost.writeback_page_ns);
+            self.charge_sys(tid, self.cost().writeback_page_ns);
             if self.fs_writepage_writeback(tid, pfn, caller) {
                 pass.written += 1;
             } else if self.is_fuse_file(ino) {
@@ -276,7 +277,7 @@ impl System {
             if pass.nr_to_write <= 0 {
                 return PassResult::Done;
             }
-            if self.per_task_plugging() && self.step_cost_ns >= WRITEBACK_STEP_NS {
+            if self.per_task_plugging() && self.step_cost_ns() >= WRITEBACK_STEP_NS {
                 return PassResult::Yield;
             }
         }

@@ -7,6 +7,7 @@
 
 use super::pass::WritebackCaller;
 use crate::mm::page::flags;
+use crate::sched::HasCore;
 use crate::system::task::Step;
 use crate::system::System;
 
@@ -31,7 +32,7 @@ impl System {
                 self.blk_finish_plug(tid);
                 return Some(Step::Wait(None));
             }
-            self.charge_sys(tid, self.cost.writeback_page_ns);
+            self.charge_sys(tid, self.cost().writeback_page_ns);
             self.fs_writepage_writeback(tid, pfn, WritebackCaller::Writeback);
             *cursor = idx + 1;
         }
@@ -43,6 +44,6 @@ impl System {
             return None;
         }
         *cursor = 0;
-        Some(Step::SleepUntil(self.now + FDATAWAIT_POLL_NS))
+        Some(Step::SleepUntil(self.now() + FDATAWAIT_POLL_NS))
     }
 }

@@ -10,6 +10,7 @@
 
 use super::pass::{PassResult, WbPass, WritebackCaller};
 use crate::kernel::{BdpWait, DirtyThrottle};
+use crate::sched::HasCore;
 use crate::system::task::Step;
 use crate::system::System;
 
@@ -46,10 +47,10 @@ impl System {
         if nr_dirtied == 0 {
             return;
         }
-        if self.profile.dirty_throttle == DirtyThrottle::IoLess {
+        if self.profile().dirty_throttle == DirtyThrottle::IoLess {
             return self.balance_dirty_pages_ratelimited_ioless(tid, bdi, nr_dirtied);
         }
-        let cpu = self.tasks[tid as usize].cpu;
+        let cpu = self.task(tid).cpu;
         let limit = if self.bdis[bdi].dirty_exceeded {
             8
         } else {
@@ -82,7 +83,7 @@ impl System {
         if !self.task_bdp[tid as usize].active {
             return None;
         }
-        if self.profile.dirty_throttle == DirtyThrottle::IoLess {
+        if self.profile().dirty_throttle == DirtyThrottle::IoLess {
             return self.balance_dirty_pages_ioless(tid);
         }
         let mut st = self.task_bdp[tid as usize];
@@ -98,7 +99,7 @@ impl System {
     /// With the two entries above, the only places the throttling scheme
     /// is chosen.
     pub fn throttle_after_writeback_pass(&mut self, bdi: usize, wb_start_ns: crate::sim::Ns) {
-        if self.profile.dirty_throttle == DirtyThrottle::IoLess {
+        if self.profile().dirty_throttle == DirtyThrottle::IoLess {
             self.flusher_update_bandwidth(bdi, wb_start_ns);
         }
     }
@@ -107,11 +108,11 @@ impl System {
     /// HZ/10)` (2.6.24 – 2.6.35) or `io_schedule_timeout` of a pause
     /// doubling from one jiffy to HZ/10 (2.6.36 – 3.1).
     fn bdp_wait(&mut self, tid: u32, st: &mut BdpState) -> Step {
-        let max_ns = self.jiffies_ns(self.hz / 10);
-        match self.profile.bdp_wait {
+        let max_ns = self.jiffies_ns(self.hz() / 10);
+        match self.profile().bdp_wait {
             BdpWait::CongestionWait => self.congestion_wait(tid, max_ns),
             BdpWait::DoublingTimeout => {
-                let step = Step::SleepUntil(self.now + st.pause_ns);
+                let step = Step::SleepUntil(self.now() + st.pause_ns);
                 st.pause_ns = (st.pause_ns * 2).min(max_ns);
                 step
             }
@@ -145,7 +146,7 @@ impl System {
             let nr_writeback = self.nr_writeback;
             st.last_reclaimable = nr_reclaimable;
             let limits = self.global_dirty_limits();
-            if self.profile.bdi_ramp_violation_allowed
+            if self.profile().bdi_ramp_violation_allowed
                 && nr_reclaimable + nr_writeback <= (limits.background + limits.thresh) / 2
             {
                 break;
@@ -172,7 +173,7 @@ impl System {
             return None;
         }
         let bg = self.global_dirty_limits().background;
-        let start = if self.sysctl.laptop_mode {
+        let start = if self.sysctl().laptop_mode {
             st.pages_written > 0
         } else {
             st.last_reclaimable > bg

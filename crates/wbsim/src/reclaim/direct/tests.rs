@@ -7,6 +7,7 @@ use crate::mm::vmstat::{Ev, ZoneEv};
 use crate::mm::Gfp;
 use crate::reclaim::tests::Machine;
 use crate::reclaim::DEF_PRIORITY;
+use crate::sched::HasCore;
 use crate::system::task::Step;
 
 /// The state `__alloc_pages_slowpath` enters `do_try_to_free_pages` with.
@@ -51,7 +52,7 @@ fn priority_loop_ends_with_the_pass_that_reclaims_swap_cluster_max() {
     assert_eq!(reclaimed, [0, 0, 1, 4, 11, 26, 56]);
     assert_eq!((st.phase, st.priority), (AllocPhase::AfterReclaim, 6));
     assert_eq!(m.zone_stat(ZoneEv::PgStealDirect), 56);
-    let naps = m.sys.tracer.stats.totals.direct_wait_iff_congested;
+    let naps = m.sys.core().tracer().stats.totals.direct_wait_iff_congested;
     assert_eq!((naps.number, naps.delayed_us), (3, 0));
     m.check();
 }
@@ -93,7 +94,7 @@ fn allocstall_counts_each_slow_path_entry_into_direct_reclaim() {
     assert!(m.alloc().is_ok());
     assert!(m.sys.kswapd_awake());
     assert_eq!(m.sys.vmstat.get(Ev::AllocStall), 1);
-    assert_eq!(m.sys.tracer.stats.totals.direct_reclaims, 1);
+    assert_eq!(m.sys.core().tracer().stats.totals.direct_reclaims, 1);
     assert_eq!(m.zone_stat(ZoneEv::PgStealDirect), 56);
     assert_eq!(m.sys.task_alloc[m.tid as usize].phase, AllocPhase::Start);
 
@@ -105,7 +106,7 @@ fn allocstall_counts_each_slow_path_entry_into_direct_reclaim() {
     m.leave_free(100);
     assert!(m.alloc().is_ok());
     assert_eq!(m.sys.vmstat.get(Ev::AllocStall), 2);
-    assert_eq!(m.sys.tracer.stats.totals.direct_reclaims, 2);
+    assert_eq!(m.sys.core().tracer().stats.totals.direct_reclaims, 2);
     m.check();
 }
 
@@ -123,7 +124,7 @@ fn allocation_after_reclaim_without_progress_sleeps_and_starts_over() {
         m.sys.start_page_writeback(pfn);
     }
     m.leave_free(100);
-    let until = m.sys.now + m.sys.jiffies_ns(m.sys.hz / 10);
+    let until = m.sys.now() + m.sys.jiffies_ns(m.sys.hz() / 10);
     assert_eq!(m.alloc(), Err(Step::SleepUntil(until)));
     let st = m.sys.task_alloc[m.tid as usize];
     assert_eq!((st.phase, st.nr_reclaimed), (AllocPhase::Start, 0));
@@ -138,7 +139,7 @@ fn allocation_after_reclaim_without_progress_sleeps_and_starts_over() {
 #[test]
 fn may_writepage_turns_on_after_scanning_one_and_a_half_swap_cluster_max() {
     let mut m = Machine::new("3.0-vanilla");
-    m.sys.sysctl.laptop_mode = true;
+    m.sys.core.sysctl_mut().laptop_mode = true;
     let pfns = m.file_pages(m.bdev, 2500, true);
     let bdi = m.sys.inodes[m.bdev as usize].bdi;
     let mut st = entering(false);

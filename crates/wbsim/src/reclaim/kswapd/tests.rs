@@ -7,6 +7,7 @@ use crate::mm::page::flags;
 use crate::mm::vmstat::{Ev, ZoneEv};
 use crate::reclaim::tests::Machine;
 use crate::reclaim::DEF_PRIORITY;
+use crate::sched::HasCore;
 use crate::system::task::Step;
 
 impl Machine {
@@ -20,13 +21,13 @@ impl Machine {
 
     /// One step of kswapd.
     fn kswapd_step(&mut self) -> Step {
-        let tid = self.sys.kswapd_task;
+        let tid = self.sys.kswapd_task();
         self.sys.kswapd_step(tid)
     }
 
     /// The HZ/10 nap of `kswapd_try_to_sleep`, from now.
     fn nap_end(&self) -> u64 {
-        self.sys.now + self.sys.jiffies_ns(self.sys.hz / 10)
+        self.sys.now() + self.sys.jiffies_ns(self.sys.hz() / 10)
     }
 }
 
@@ -62,13 +63,13 @@ fn balanced_kswapd_naps_then_sleeps() {
     let nap_end = m.nap_end();
     assert_eq!(m.kswapd_step(), Step::SleepUntil(nap_end));
     assert_eq!(m.kswapd_phase(), Phase::Napping);
-    assert_eq!(m.sys.tracer.stats.totals.kswapd_sleeps, 0);
+    assert_eq!(m.sys.core().tracer().stats.totals.kswapd_sleeps, 0);
 
-    m.sys.now = nap_end;
+    m.sys.core.advance_to(nap_end);
     assert_eq!(m.kswapd_step(), Step::Wait(None));
     assert_eq!(m.kswapd_phase(), Phase::Sleeping);
     assert!(!m.sys.kswapd_awake());
-    assert_eq!(m.sys.tracer.stats.totals.kswapd_sleeps, 1);
+    assert_eq!(m.sys.core().tracer().stats.totals.kswapd_sleeps, 1);
     assert_eq!(m.zone_stat(ZoneEv::PgScanKswapd), 0);
 }
 
@@ -94,7 +95,7 @@ fn premature_sleep_is_counted_and_kswapd_balances_again() {
     m.sys.wake_all_kswapd(m.tid);
     assert_eq!(m.kswapd_phase(), Phase::Balance);
     assert_eq!(m.sys.vmstat.get(Ev::KswapdLowWmarkHitQuickly), 1);
-    assert_eq!(m.sys.tracer.stats.totals.kswapd_sleeps, 0);
+    assert_eq!(m.sys.core().tracer().stats.totals.kswapd_sleeps, 0);
 }
 
 /// `balance_pgdat` (3.0): a priority pass that reclaims `SWAP_CLUSTER_MAX`
@@ -147,7 +148,11 @@ fn kswapd_priority_drops_while_passes_reclaim_too_little() {
     let step = m.kswapd_step();
     assert!(matches!(step, Step::Wait(Some(_))), "{step:?}");
     assert!(m.zone_stat(ZoneEv::NrVmscanWrite) > 0);
-    assert!(m.sys.congestion_waiters.contains(&m.sys.kswapd_task));
+    assert!(m
+        .sys
+        .core()
+        .congestion_waiters()
+        .contains(&m.sys.kswapd_task()));
     assert_eq!(m.kswapd_step(), Step::Continue);
     assert_eq!(m.kswapd_priority(), 8);
     m.check();
@@ -160,7 +165,7 @@ fn kswapd_priority_drops_while_passes_reclaim_too_little() {
 #[test]
 fn laptop_mode_kswapd_writes_after_scanning_twice_swap_cluster_max() {
     let mut m = Machine::new("3.0-vanilla");
-    m.sys.sysctl.laptop_mode = true;
+    m.sys.core.sysctl_mut().laptop_mode = true;
     let pfns = m.file_pages(m.bdev, 1000, true);
     m.leave_free(150);
     m.sys.wake_all_kswapd(m.tid);

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::{Findings, Invariant, Snap, Tally, ADD, SUB};
 use crate::mm::page::Pfn;
+use crate::sched::HasCore;
 use crate::system::System;
 
 /// What the checks of a checked run found (`RunReport::check`).
@@ -172,7 +173,7 @@ impl Checker {
         self.findings.broken = 0;
         self.summary.violations += 1;
         if let Some(m) = self.findings.message.take() {
-            self.summary.first_violation = Some(format!("at {} ns ({when}): {m}", sys.now));
+            self.summary.first_violation = Some(format!("at {} ns ({when}): {m}", sys.now()));
             self.findings.keep_message = false;
         }
     }
@@ -201,7 +202,7 @@ impl System {
         };
         c.summary.events_checked += 1;
         c.since_walk += 1;
-        let n = self.events_processed;
+        let n = self.core().events_processed();
         let written = self.pages.written().filter(|_| c.since_walk < c.walk_every);
         let when = if let Some(written) = written {
             c.after_writes(self, written);

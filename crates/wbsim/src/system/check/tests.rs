@@ -6,6 +6,7 @@ use super::{CheckSummary, Invariant, Snap, Tally, ADD};
 use crate::kernel::preset;
 use crate::mm::page::{flags, Holder};
 use crate::scenario::{parse_scenario, Scenario};
+use crate::sched::HasCore;
 use crate::system::{build_system, Outcome, System};
 
 const USB_STICK_DEVICE: &str = include_str!("../../../tests/fixtures/usb-stick-device.toml");
@@ -53,7 +54,7 @@ fn checked_system(sc: &Scenario, kernel: &str) -> System {
 /// Run `sys` (checked) to event number `last`, with `hook` run on it after
 /// event 2000 and its check.
 fn run_to(sys: &mut System, last: u64, hook: fn(&mut System)) -> CheckSummary {
-    sys.max_events = last;
+    sys.core.set_max_events(last);
     sys.test_hook = Some((2000, hook));
     assert_eq!(sys.run(), Outcome::EventBudget);
     sys.check_summary().unwrap()
@@ -122,7 +123,11 @@ fn the_running_tally_matches_a_fresh_count_after_every_workload() {
             (0, &None),
             "{fs} {tasks}"
         );
-        assert_eq!(s.events_checked, sys.events_processed, "{fs} {tasks}");
+        assert_eq!(
+            s.events_checked,
+            sys.core().events_processed(),
+            "{fs} {tasks}"
+        );
     }
 }
 

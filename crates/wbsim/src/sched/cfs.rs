@@ -23,8 +23,7 @@
 //! timer ticks (the checks run at each step's end), load balancing (tasks
 //! stay on the CPU they were placed on), the next/last buddies.
 
-use super::task::Step;
-use super::System;
+use super::{Core, Step};
 use crate::sim::{EventKind, Ns, NS_PER_US};
 
 /// 3.0 defaults for one CPU; scaled by [`SchedTunables::for_cpus`].
@@ -81,7 +80,7 @@ pub struct RunQueue {
     pub free_event_pending: bool,
 }
 
-impl System {
+impl Core {
     fn task_exec_ns(&self, tid: u32) -> Ns {
         let t = &self.tasks[tid as usize];
         t.user_ns + t.sys_ns
@@ -93,17 +92,18 @@ impl System {
     }
 
     /// A task's wake-up (or start) event: `enqueue_task_fair` +
-    /// `check_preempt_wakeup`.
-    pub(super) fn wake_up_task(&mut self, tid: u32, at: Ns) {
+    /// `check_preempt_wakeup`. Returns the CPU to run `schedule()` on now,
+    /// if it is idle.
+    pub fn wake_up_task(&mut self, tid: u32, at: Ns) -> Option<usize> {
         if self.tasks[tid as usize].exited_ns.is_some() {
             // A stale wake-up (a wait queue the task left by exiting).
-            return;
+            return None;
         }
         let cpu = self.tasks[tid as usize].cpu;
         if self.is_runnable(cpu, tid) {
-            return;
+            return None;
         }
-        let tun = self.sched_tunables;
+        let tun = self.tunables;
         let min_v = self.runqueues[cpu].min_vruntime_ns;
         let task = &mut self.tasks[tid as usize];
         if task.sleeping {
@@ -123,8 +123,11 @@ impl System {
                 }
             }
             self.cpu_free_at(cpu);
+            None
         } else if !self.runqueues[cpu].free_event_pending {
-            self.schedule(cpu, at);
+            Some(cpu)
+        } else {
+            None
         }
     }
 
@@ -139,9 +142,8 @@ impl System {
     }
 
     /// The `CpuFree` event.
-    pub(super) fn cpu_free(&mut self, cpu: usize, at: Ns) {
+    pub fn cpu_free(&mut self, cpu: usize) {
         self.runqueues[cpu].free_event_pending = false;
-        self.schedule(cpu, at);
     }
 
     /// `check_preempt_tick` for `curr` at a step boundary, with `leftmost`
@@ -151,7 +153,7 @@ impl System {
         if rq.need_resched {
             return true;
         }
-        let tun = self.sched_tunables;
+        let tun = self.tunables;
         let ideal = tun.slice_ns(rq.queued.len() as u64 + 1);
         let ran = self.task_exec_ns(curr) - rq.curr_picked_exec_ns;
         if ran > ideal {
@@ -202,96 +204,106 @@ impl System {
         rq.min_vruntime_ns = rq.min_vruntime_ns.max(v);
     }
 
-    /// `schedule()` on a CPU whose step has ended: pick the next task and
-    /// run its steps back to back while nothing else is due.
-    fn schedule(&mut self, cpu: usize, at: Ns) {
+    /// `schedule()` on a CPU whose step has ended: the task to run next,
+    /// whose steps the machine then runs back to back
+    /// ([`Core::begin_run`] ... [`Core::after_step`]).
+    pub fn pick_next(&mut self, cpu: usize, at: Ns) -> Option<u32> {
         if self.runqueues[cpu].busy_until > at {
             self.cpu_free_at(cpu);
-            return;
+            return None;
         }
         let leftmost = self.leftmost(cpu);
         let rq = &self.runqueues[cpu];
         let tid = match (rq.curr, leftmost) {
-            (None, None) => return,
+            (None, None) => return None,
             (Some(c), None) => c,
             (Some(c), Some(i)) if !self.curr_should_yield(cpu, c, rq.queued[i]) => c,
             (_, Some(i)) => self.pick_queued(cpu, i),
         };
         self.runqueues[cpu].need_resched = false;
         self.update_min_vruntime(cpu);
-        self.run_task(tid, cpu);
+        Some(tid)
     }
 
-    /// Run `tid`, the CPU's `curr`, from `self.now`. Each step's state
-    /// changes happen at the step's start; the CPU time it charged keeps the
-    /// CPU busy, so the next step (of this or another task) runs after it.
-    fn run_task(&mut self, tid: u32, cpu: usize) {
-        // Steps run back to back in one dispatch only up to this many; then
-        // the CPU goes through a `CpuFree` event at the step's end, which
-        // changes nothing (the queue is empty, so the same task goes on)
-        // but hands control back to the engine loop, so the time limit and
-        // an event budget apply even to steps that cost 0 ns (`[cpu_cost]`
-        // all 0: found by fuzzing).
-        const MAX_STEPS_PER_DISPATCH: u32 = 1 << 16;
-        let mut steps = 0u32;
-        self.tasks[tid as usize].token += 1;
-        let token = self.tasks[tid as usize].token;
-        if let Some(w) = self.tasks[tid as usize].pending_wait.take() {
-            self.step_cost_ns = 0;
-            self.trace_wait_end(tid, w);
-        }
-        loop {
-            self.step_cost_ns = 0;
-            steps += 1;
-            let step = self.step_task(tid);
-            let cost = self.step_cost_ns;
-            let end = self.now + cost;
-            self.tasks[tid as usize].vruntime_ns += cost;
-            self.runqueues[cpu].busy_until = end;
-            self.update_min_vruntime(cpu);
-            if step != Step::Continue {
-                self.runqueues[cpu].curr = None;
-                self.tasks[tid as usize].sleeping = step != Step::Exit;
-                self.sched_submit_work(tid);
-            }
-            match step {
-                Step::Continue => {
-                    let next = self.events.peek_time().unwrap_or(Ns::MAX);
-                    if self.runqueues[cpu].queued.is_empty()
-                        && end < next
-                        && end <= self.time_limit_ns
-                        && steps < MAX_STEPS_PER_DISPATCH
-                    {
-                        self.now = end;
-                        continue;
-                    }
-                }
-                Step::SleepUntil(t) | Step::Wait(Some(t)) => {
-                    self.tasks[tid as usize].nr_switches += 1;
-                    self.events.push(
-                        t.saturating_add(cost),
-                        EventKind::RunTask { task: tid, token },
-                    );
-                }
-                Step::Wait(None) => self.tasks[tid as usize].nr_switches += 1,
-                Step::Exit => {
-                    let task = &mut self.tasks[tid as usize];
-                    task.exited_ns = Some(end);
-                    if task.is_workload {
-                        self.workload_left -= 1;
-                    }
-                    self.start_tasks_after(tid, end);
-                }
-            }
-            if self.runqueues[cpu].curr.is_some() || !self.runqueues[cpu].queued.is_empty() {
-                self.cpu_free_at(cpu);
-            }
-            break;
-        }
+    /// The task starts running: a new wake-up token (older wake-ups are
+    /// stale), and the congestion wait it slept in, if any, for its
+    /// tracepoint.
+    pub fn begin_run(&mut self, tid: u32) -> (u64, Option<super::PendingWait>) {
+        let task = &mut self.tasks[tid as usize];
+        task.token += 1;
+        self.step_cost_ns = 0;
+        (task.token, task.pending_wait.take())
     }
-}
 
-impl System {
+    /// A step starts: nothing charged yet.
+    pub fn begin_step(&mut self) {
+        self.step_cost_ns = 0;
+    }
+
+    /// The step has run: charge its CPU time to the task's vruntime and
+    /// keep the CPU busy for it; a task that stops running leaves the CPU.
+    /// Returns the step's cost and when it ends.
+    pub fn end_step(&mut self, tid: u32, cpu: usize, step: Step) -> (Ns, Ns) {
+        let cost = self.step_cost_ns;
+        let end = self.now + cost;
+        self.tasks[tid as usize].vruntime_ns += cost;
+        self.runqueues[cpu].busy_until = end;
+        self.update_min_vruntime(cpu);
+        if step != Step::Continue {
+            self.runqueues[cpu].curr = None;
+            self.tasks[tid as usize].sleeping = step != Step::Exit;
+        }
+        (cost, end)
+    }
+
+    /// After a step (and `sched_submit_work`): whether the task runs its
+    /// next step at once (nothing else queued or due before it ends, and
+    /// `may_continue`); if not, its sleep, wake-up or exit is recorded and
+    /// the CPU looks for work at the step's end.
+    pub fn after_step(
+        &mut self,
+        tid: u32,
+        cpu: usize,
+        step: Step,
+        token: u64,
+        (cost, end): (Ns, Ns),
+        may_continue: bool,
+    ) -> bool {
+        match step {
+            Step::Continue => {
+                let next = self.events.peek_time().unwrap_or(Ns::MAX);
+                if self.runqueues[cpu].queued.is_empty()
+                    && end < next
+                    && end <= self.time_limit_ns
+                    && may_continue
+                {
+                    self.now = end;
+                    return true;
+                }
+            }
+            Step::SleepUntil(t) | Step::Wait(Some(t)) => {
+                self.tasks[tid as usize].nr_switches += 1;
+                self.events.push(
+                    t.saturating_add(cost),
+                    EventKind::RunTask { task: tid, token },
+                );
+            }
+            Step::Wait(None) => self.tasks[tid as usize].nr_switches += 1,
+            Step::Exit => {
+                let task = &mut self.tasks[tid as usize];
+                task.exited_ns = Some(end);
+                if task.is_workload {
+                    self.workload_left -= 1;
+                }
+                self.start_tasks_after(tid, end);
+            }
+        }
+        if self.runqueues[cpu].curr.is_some() || !self.runqueues[cpu].queued.is_empty() {
+            self.cpu_free_at(cpu);
+        }
+        false
+    }
+
     /// Start the tasks that were waiting for `tid` to exit.
     fn start_tasks_after(&mut self, tid: u32, at: Ns) {
         for t in 0..self.tasks.len() {

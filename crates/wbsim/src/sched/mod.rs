@@ -1,0 +1,404 @@
+//! The clock, the CPUs and the tasks: what every subsystem charges its
+//! work to, wakes and traces through (`kernel/sched/`, `kernel/time/`).
+//!
+//! [`Core`] owns the simulated clock and event queue, the kernel profile and
+//! sysctls the run was built with, the tasks and their CPUs' run queues, and
+//! the tracepoint sink. Every subsystem reaches it through [`HasCore`],
+//! which the machine (`system::System`) implements.
+
+mod cfs;
+mod task;
+
+use serde::Serialize;
+
+use crate::kernel::{KernelProfile, SysctlConfig};
+use crate::sim::{CostTable, EventKind, EventQueue, Ns};
+use crate::trace::{TraceEvent, Tracer};
+
+pub use cfs::{RunQueue, SchedTunables};
+pub use task::{PendingWait, Step, Task};
+
+/// How device interrupts reach the CPUs; the interrupt's time is charged to
+/// whatever task runs on the CPU that takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IrqDelivery {
+    /// Physical destination mode: an interrupt whose affinity is all CPUs
+    /// goes to the first of them (x86 `physflat`, chosen for more than 8
+    /// CPUs without x2apic; the default).
+    FirstCpu,
+    /// Lowest-priority delivery as KVM emulates it (x2apic cluster mode in
+    /// the guest): `__apic_accept_irq` bumps the accepting vCPU's
+    /// `apic_arb_prio`, so the next interrupt goes to another vCPU of the
+    /// cluster and interrupts rotate over the CPUs (KVM before the vector
+    /// hashing of Linux 4.7).
+    RoundRobin,
+}
+
+impl IrqDelivery {
+    /// The name used in scenario files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IrqDelivery::FirstCpu => "first-cpu",
+            IrqDelivery::RoundRobin => "round-robin",
+        }
+    }
+}
+
+/// The clock, CPUs and tasks of one run.
+pub struct Core {
+    now: Ns,
+    hz: u64,
+    time_limit_ns: Ns,
+    events: EventQueue,
+    cost: CostTable,
+    profile: KernelProfile,
+    sysctl: SysctlConfig,
+    tasks: Vec<Task>,
+    /// Per-CPU run queues (CFS).
+    runqueues: Vec<RunQueue>,
+    tunables: SchedTunables,
+    /// Which CPU takes device interrupts, and for round-robin delivery the
+    /// CPU that takes the next one.
+    irq_delivery: IrqDelivery,
+    irq_next_cpu: usize,
+    /// CPU time charged by the step being run.
+    step_cost_ns: Ns,
+    /// Tasks in `congestion_wait` (woken by any queue leaving congestion).
+    congestion_waiters: Vec<u32>,
+    /// vmscan/writeback tracepoints: totals always, text on request.
+    tracer: Tracer,
+    /// kswapd's task id: its tracepoints are told apart from direct reclaim's.
+    kswapd_task: u32,
+    events_processed: u64,
+    /// Stop after this many events (`RunOptions::max_events`).
+    max_events: u64,
+    /// Workload tasks that have not exited yet.
+    workload_left: usize,
+}
+
+/// When a task added at boot first runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskStart {
+    /// At this time (0 for a workload task; a kernel thread's first timer).
+    At(Ns),
+    /// When that task exits (a shell's `a; b`).
+    After(u32),
+    /// When something wakes it (a daemon waiting for requests).
+    OnWakeUp,
+}
+
+/// What a run is built with, for [`Core::new`].
+pub struct CoreConfig {
+    pub hz: u64,
+    pub time_limit_ns: Ns,
+    pub cost: CostTable,
+    pub profile: KernelProfile,
+    pub sysctl: SysctlConfig,
+    pub cpus: usize,
+    pub irq_delivery: IrqDelivery,
+}
+
+impl Core {
+    pub fn new(c: CoreConfig) -> Core {
+        Core {
+            now: 0,
+            hz: c.hz,
+            time_limit_ns: c.time_limit_ns,
+            events: EventQueue::with_capacity(1024),
+            cost: c.cost,
+            profile: c.profile,
+            sysctl: c.sysctl,
+            tasks: Vec::new(),
+            runqueues: vec![RunQueue::default(); c.cpus],
+            tunables: SchedTunables::for_cpus(c.cpus),
+            irq_delivery: c.irq_delivery,
+            irq_next_cpu: 0,
+            step_cost_ns: 0,
+            congestion_waiters: Vec::new(),
+            tracer: Tracer::default(),
+            kswapd_task: 0,
+            events_processed: 0,
+            max_events: u64::MAX,
+            workload_left: 0,
+        }
+    }
+
+    /// Add a task (at boot); returns its id.
+    pub fn add_task(&mut self, mut task: Task, start: TaskStart) -> u32 {
+        let tid = self.tasks.len() as u32;
+        self.workload_left += task.is_workload as usize;
+        match start {
+            TaskStart::At(t) => self.events.push(
+                t,
+                EventKind::RunTask {
+                    task: tid,
+                    token: 0,
+                },
+            ),
+            TaskStart::After(other) => task.start_after = Some(other),
+            TaskStart::OnWakeUp => {}
+        }
+        self.tasks.push(task);
+        tid
+    }
+
+    pub fn set_kswapd_task(&mut self, tid: u32) {
+        self.kswapd_task = tid;
+    }
+
+    pub fn set_max_events(&mut self, n: u64) {
+        self.max_events = n;
+    }
+
+    /// Tests: change the sysctls of a built machine.
+    #[cfg(test)]
+    pub(crate) fn sysctl_mut(&mut self) -> &mut SysctlConfig {
+        &mut self.sysctl
+    }
+
+    pub fn tracer(&self) -> &Tracer {
+        &self.tracer
+    }
+
+    pub fn tracer_mut(&mut self) -> &mut Tracer {
+        &mut self.tracer
+    }
+
+    pub fn events_processed(&self) -> u64 {
+        self.events_processed
+    }
+
+    pub fn workload_left(&self) -> usize {
+        self.workload_left
+    }
+
+    pub fn nr_cpus(&self) -> usize {
+        self.runqueues.len()
+    }
+
+    pub fn runqueue(&self, cpu: usize) -> &RunQueue {
+        &self.runqueues[cpu]
+    }
+
+    #[cfg(test)]
+    pub(crate) fn runqueue_mut(&mut self, cpu: usize) -> &mut RunQueue {
+        &mut self.runqueues[cpu]
+    }
+
+    pub fn congestion_waiters(&self) -> &[u32] {
+        &self.congestion_waiters
+    }
+
+    /// The engine's next event, in time order.
+    pub fn pop_event(&mut self) -> Option<(Ns, EventKind)> {
+        self.events.pop()
+    }
+
+    pub fn time_limit_ns(&self) -> Ns {
+        self.time_limit_ns
+    }
+
+    /// The run is cut at its time limit: the clock stops there.
+    pub fn stop_at_time_limit(&mut self) {
+        self.now = self.time_limit_ns;
+    }
+
+    /// Move the clock to an event's time (never backwards).
+    pub fn advance_to(&mut self, t: Ns) {
+        if t > self.now {
+            self.now = t;
+        }
+    }
+
+    /// Interrupt context runs on its device's own time: a completion sets
+    /// the clock to its time while it runs and then back.
+    pub fn set_interrupt_clock(&mut self, t: Ns) {
+        self.now = t;
+    }
+
+    /// Count one event against the budget; false once it is spent.
+    pub fn take_event_budget(&mut self) -> bool {
+        if self.events_processed >= self.max_events {
+            return false;
+        }
+        self.events_processed += 1;
+        true
+    }
+}
+
+/// Access to the run's [`Core`], and the services every subsystem uses.
+pub trait HasCore {
+    fn core(&self) -> &Core;
+    fn core_mut(&mut self) -> &mut Core;
+
+    #[inline]
+    fn now(&self) -> Ns {
+        self.core().now
+    }
+
+    /// `HZ`, from the scenario.
+    #[inline]
+    fn hz(&self) -> u64 {
+        self.core().hz
+    }
+
+    /// Jiffies to nanoseconds.
+    #[inline]
+    fn jiffies_ns(&self, jiffies: u64) -> Ns {
+        jiffies * 1_000_000_000 / self.core().hz
+    }
+
+    #[inline]
+    fn cost(&self) -> &CostTable {
+        &self.core().cost
+    }
+
+    /// The kernel profile: read only where an era-varying mechanism is
+    /// dispatched (see ARCHITECTURE.md).
+    #[inline]
+    fn profile(&self) -> &KernelProfile {
+        &self.core().profile
+    }
+
+    #[inline]
+    fn sysctl(&self) -> &SysctlConfig {
+        &self.core().sysctl
+    }
+
+    #[inline]
+    fn task(&self, tid: u32) -> &Task {
+        &self.core().tasks[tid as usize]
+    }
+
+    #[inline]
+    fn task_mut(&mut self, tid: u32) -> &mut Task {
+        &mut self.core_mut().tasks[tid as usize]
+    }
+
+    fn tasks(&self) -> &[Task] {
+        &self.core().tasks
+    }
+
+    fn nr_tasks(&self) -> usize {
+        self.core().tasks.len()
+    }
+
+    fn kswapd_task(&self) -> u32 {
+        self.core().kswapd_task
+    }
+
+    /// CPU time charged so far by the step being run.
+    #[inline]
+    fn step_cost_ns(&self) -> Ns {
+        self.core().step_cost_ns
+    }
+
+    /// Where the running step's work has got to: its effects apply at its
+    /// start, but the CPU time it has charged so far has run up to here.
+    #[inline]
+    fn step_now(&self) -> Ns {
+        let c = self.core();
+        c.now + c.step_cost_ns
+    }
+
+    /// Charge kernel CPU time to the running task. The step's effects are
+    /// applied at its start; its CPU keeps it busy for the charged time.
+    #[inline]
+    fn charge_sys(&mut self, tid: u32, ns: Ns) {
+        let c = self.core_mut();
+        c.tasks[tid as usize].sys_ns += ns;
+        c.step_cost_ns += ns;
+    }
+
+    #[inline]
+    fn charge_user(&mut self, tid: u32, ns: Ns) {
+        let c = self.core_mut();
+        c.tasks[tid as usize].user_ns += ns;
+        c.step_cost_ns += ns;
+    }
+
+    /// CPU time of a device interrupt and its softirq, on the CPU that
+    /// `irq_delivery` picks: CPU 0 (physical destination mode; nothing such
+    /// as irqbalance is assumed to move it — UNVERIFIED for the seeds'
+    /// machines), or each CPU in turn (lowest-priority delivery as KVM
+    /// emulates it). Without CONFIG_IRQ_TIME_ACCOUNTING the time is charged
+    /// as system time to the task running there, which it also delays; an
+    /// idle CPU absorbs it.
+    fn charge_irq(&mut self, ns: Ns) {
+        if ns == 0 {
+            return;
+        }
+        let c = self.core_mut();
+        let cpu = match c.irq_delivery {
+            IrqDelivery::FirstCpu => 0,
+            IrqDelivery::RoundRobin => {
+                let cpu = c.irq_next_cpu;
+                c.irq_next_cpu = (cpu + 1) % c.runqueues.len();
+                cpu
+            }
+        };
+        let now = c.now;
+        let rq = &mut c.runqueues[cpu];
+        if let Some(t) = rq.curr.filter(|_| rq.busy_until > now) {
+            rq.busy_until += ns;
+            c.tasks[t as usize].sys_ns += ns;
+        }
+    }
+
+    /// Queue an engine event.
+    #[inline]
+    fn push_event(&mut self, at: Ns, ev: EventKind) {
+        self.core_mut().events.push(at, ev);
+    }
+
+    /// Make a task runnable now, unless it already has a fresher wake-up.
+    fn wake_task(&mut self, tid: u32) {
+        let c = self.core_mut();
+        let token = c.tasks[tid as usize].token;
+        c.events
+            .push(c.now, EventKind::RunTask { task: tid, token });
+    }
+
+    /// Emit a tracepoint from task `tid` at the current time.
+    fn trace(&mut self, tid: u32, ev: TraceEvent) {
+        // Stamp the event where the work it ends has got to.
+        let ts_ns = self.step_now();
+        let c = self.core_mut();
+        let task = &c.tasks[tid as usize];
+        let is_kswapd = tid == c.kswapd_task;
+        c.tracer
+            .record(tid, &task.name, task.cpu as u32, is_kswapd, ts_ns, &ev);
+    }
+
+    /// Wake every task in `congestion_wait` (`clear_bdi_congested`).
+    fn wake_congestion_waiters(&mut self) {
+        let c = self.core_mut();
+        for i in 0..c.congestion_waiters.len() {
+            let tid = c.congestion_waiters[i];
+            let token = c.tasks[tid as usize].token;
+            c.events
+                .push(c.now, EventKind::RunTask { task: tid, token });
+        }
+        c.congestion_waiters.clear();
+    }
+
+    /// `congestion_wait(BLK_RW_ASYNC, timeout)`: register and ask to sleep.
+    fn congestion_wait(&mut self, tid: u32, timeout_ns: Ns) -> Step {
+        self.congestion_sleep(tid, timeout_ns, false)
+    }
+
+    /// Sleep on the congestion wait queue until a device uncongests or the
+    /// timeout; `iff_congested` names the caller's tracepoint
+    /// (`wait_iff_congested` rather than `congestion_wait`).
+    fn congestion_sleep(&mut self, tid: u32, timeout_ns: Ns, iff_congested: bool) -> Step {
+        let c = self.core_mut();
+        c.congestion_waiters.push(tid);
+        c.tasks[tid as usize].pending_wait = Some(PendingWait {
+            iff_congested,
+            since_ns: c.now,
+            timeout_ns,
+        });
+        Step::Wait(Some(c.now + timeout_ns))
+    }
+}
