@@ -16,7 +16,7 @@
 
 use std::mem::size_of;
 
-use crate::fs::inode::{Inode, INLINE_PAGES};
+use crate::mm::inode::{Inode, INLINE_PAGES};
 use crate::mm::page::Page;
 use crate::report::series::{BdiSample, Sample, ZoneSample};
 use crate::scenario::{Program, Scenario};

@@ -37,7 +37,7 @@ pub(crate) fn usb_stick_files(kernel: &str, fs: &str, files: &[&str]) -> (System
     let sc = usb_stick_scenario(kernel, fs, 1, files);
     let sys = build_system(&sc, &preset(kernel).unwrap(), 1);
     let inodes = (0..sys.inodes.len() as u32)
-        .filter(|&i| sys.inodes[i as usize].kind == crate::fs::inode::MappingKind::Regular)
+        .filter(|&i| sys.inodes[i as usize].kind == crate::mm::inode::MappingKind::Regular)
         .collect();
     (sys, inodes)
 }

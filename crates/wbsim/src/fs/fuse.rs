@@ -100,7 +100,7 @@ impl System {
     #[inline]
     pub fn is_fuse_file(&self, ino: u32) -> bool {
         let inode = &self.inodes[ino as usize];
-        inode.kind == crate::fs::inode::MappingKind::Regular
+        inode.kind == crate::mm::inode::MappingKind::Regular
             && self.filesystems[inode.fs].fs_type == crate::fs::FsType::FuseNtfs
     }
 }

@@ -17,7 +17,7 @@
 //! - ntfs-3g: each cluster allocation updates the $Bitmap page covering it
 //!   and the file's $MFT record, both through the block device page cache.
 
-use crate::fs::inode::MappingKind;
+use crate::mm::inode::MappingKind;
 use crate::fs::FsType;
 use crate::mm::page::{Pfn, NIL};
 use crate::mm::{Gfp, Mark};
@@ -220,7 +220,7 @@ impl System {
     pub fn btrfs_init_metadata(&mut self, fs: usize, meta_base_sector: u64) {
         let bdi = self.filesystems[fs].bdi;
         let id = self.inodes.len() as u32;
-        self.inodes.push(crate::fs::inode::Inode::new(
+        self.inodes.push(crate::mm::inode::Inode::new(
             id,
             fs,
             bdi,

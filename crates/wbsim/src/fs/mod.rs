@@ -16,7 +16,6 @@
 
 pub mod daemon;
 pub mod fuse;
-pub mod inode;
 pub mod metadata;
 pub mod space;
 
@@ -78,7 +77,7 @@ impl System {
         let inode = &self.inodes[ino as usize];
         let fs_type = self.filesystems[inode.fs].fs_type;
         let kind = inode.kind;
-        use crate::fs::inode::MappingKind;
+        use crate::mm::inode::MappingKind;
         let writes = match (kind, fs_type) {
             (MappingKind::BlockDevice, _) => true,
             (_, FsType::Xfs) => is_kswapd,
@@ -136,7 +135,7 @@ impl System {
         let inode = &self.inodes[p.inode as usize];
         let fs = inode.fs;
         let fs_type = self.filesystems[fs].fs_type;
-        let regular = inode.kind == crate::fs::inode::MappingKind::Regular;
+        let regular = inode.kind == crate::mm::inode::MappingKind::Regular;
         if caller == WritebackCaller::Journal && !p.has(flags::MAPPED) {
             // ext4_writepage from the jbd2 data=ordered pass refuses pages
             // with delayed-allocation buffers.

@@ -30,7 +30,7 @@
 //!
 //! `truncate_inode_pages` at unlink gives the file's blocks back.
 
-use crate::fs::inode::MappingKind;
+use crate::mm::inode::MappingKind;
 use crate::fs::FsType;
 use crate::system::System;
 

@@ -2,6 +2,7 @@
 //! LRU lists with pagevec batching, page-state accounting, vmstat.
 
 pub mod filemap;
+pub mod inode;
 pub mod lruvec;
 pub mod page;
 pub mod page_alloc;

@@ -6,7 +6,7 @@
 //! function; this module also holds the tests of `shrink_zone`.
 
 use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
-use crate::fs::inode::{Inode, MappingKind};
+use crate::mm::inode::{Inode, MappingKind};
 use crate::kernel::preset;
 use crate::mm::page::{flags, list_del, Holder, Pfn, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE};
 use crate::mm::swap::{AnonRegion, NO_SLOT};

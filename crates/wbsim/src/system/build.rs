@@ -7,7 +7,7 @@ use super::System;
 use crate::block::RequestQueue;
 use crate::device::Device;
 use crate::fs::daemon::{DaemonKind, FsDaemonState};
-use crate::fs::inode::{Inode, MappingKind};
+use crate::mm::inode::{Inode, MappingKind};
 use crate::fs::metadata::MetadataState;
 use crate::fs::{FsInstance, SECTORS_PER_GIB};
 use crate::kernel::KernelProfile;

@@ -11,7 +11,7 @@ pub mod task;
 
 use crate::block::RequestQueue;
 use crate::device::Device;
-use crate::fs::inode::Inode;
+use crate::mm::inode::Inode;
 use crate::fs::FsInstance;
 use crate::mm::page::Frames;
 use crate::mm::vmstat::Vmstat;

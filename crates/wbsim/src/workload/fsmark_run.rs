@@ -14,7 +14,7 @@
 
 use serde::Serialize;
 
-use crate::fs::inode::{Inode, MappingKind};
+use crate::mm::inode::{Inode, MappingKind};
 use crate::sched::HasCore;
 use crate::sim::{Ns, NS_PER_SEC};
 use crate::system::task::{Step, TaskKind};

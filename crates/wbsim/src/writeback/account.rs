@@ -4,7 +4,7 @@
 //! `test_clear_page_writeback`, `redirty_page_for_writepage`;
 //! `fs/fs-writeback.c: __mark_inode_dirty`).
 
-use crate::fs::inode::InodeList;
+use crate::mm::inode::InodeList;
 use crate::mm::page::{flags, Pfn};
 use crate::mm::vmstat::Ev;
 use crate::sched::HasCore;
@@ -51,7 +51,7 @@ impl System {
     pub fn mark_inode_dirty(&mut self, ino: u32) {
         let now = self.now();
         let inode = &mut self.inodes[ino as usize];
-        if inode.list != InodeList::None || inode.kind == crate::fs::inode::MappingKind::Metadata {
+        if inode.list != InodeList::None || inode.kind == crate::mm::inode::MappingKind::Metadata {
             return;
         }
         inode.list = InodeList::Dirty;

@@ -9,7 +9,7 @@
 //! pass; an inode that used up the budget with pages left goes to
 //! `b_more_io`, one that stopped for another reason to `b_dirty`.
 
-use crate::fs::inode::InodeList;
+use crate::mm::inode::InodeList;
 use crate::kernel::WritebackPlug;
 use crate::mm::page::{flags, NIL};
 use crate::sched::HasCore;
@@ -286,7 +286,7 @@ impl System {
 
 #[cfg(test)]
 mod tests {
-    use crate::fs::inode::InodeList;
+    use crate::mm::inode::InodeList;
     use crate::test_support::usb_stick_files;
 
     /// Two files on one xfs device; returns (system, older inode, newer inode).

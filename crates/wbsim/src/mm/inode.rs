@@ -1,4 +1,6 @@
-//! Inodes and their page-cache mappings (`struct address_space`).
+//! Inodes as the page cache sees them: `struct inode` with its mapping
+//! (`struct address_space`), and the few per-inode fields writeback and
+//! the filesystems keep.
 //!
 //! The radix tree is a dense `Vec<u32>` from page index to page frame
 //! (`NIL` when not cached) plus a bitmap of dirty indices, which is what
