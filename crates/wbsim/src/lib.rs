@@ -5,6 +5,7 @@
 //! kernel profile go in; the figures the real experiment prints come out:
 //! elapsed/user/system time, /proc/vmstat deltas and device statistics.
 
+use crate::mm::MmHost;
 pub mod block;
 pub mod device;
 pub mod estimate;
@@ -75,7 +76,12 @@ fn simulate_inner(
     sys.core.set_max_events(opts.max_events.unwrap_or(u64::MAX));
     if let Some(interval_ns) = opts.series_interval_ns {
         sys.series = Some(report::series::Series {
-            zone_names: sys.zones.iter().map(|z| z.name.to_string()).collect(),
+            zone_names: sys
+                .mm()
+                .zones()
+                .iter()
+                .map(|z| z.name.to_string())
+                .collect(),
             bdi_names: sys.bdis.iter().map(|b| b.name.clone()).collect(),
             interval_ns: interval_ns.max(1),
             samples: Vec::new(),

@@ -1,6 +1,7 @@
 //! Fixtures shared by the unit tests of several modules.
 
 use crate::kernel::preset;
+use crate::mm::MmHost;
 use crate::scenario::{parse_scenario, Scenario};
 use crate::system::{build_system, System};
 
@@ -36,8 +37,8 @@ mount = "disk"
 pub(crate) fn usb_stick_files(kernel: &str, fs: &str, files: &[&str]) -> (System, Vec<u32>) {
     let sc = usb_stick_scenario(kernel, fs, 1, files);
     let sys = build_system(&sc, &preset(kernel).unwrap(), 1);
-    let inodes = (0..sys.inodes.len() as u32)
-        .filter(|&i| sys.inodes[i as usize].kind == crate::mm::inode::MappingKind::Regular)
+    let inodes = (0..sys.mm().nr_inodes() as u32)
+        .filter(|&i| sys.mm().inode(i).kind == crate::mm::inode::MappingKind::Regular)
         .collect();
     (sys, inodes)
 }

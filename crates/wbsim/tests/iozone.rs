@@ -3,6 +3,7 @@
 //! evicted pages back with readahead.
 
 use wbsim::kernel::preset;
+use wbsim::mm::MmHost;
 use wbsim::scenario::parse_scenario;
 use wbsim::sched::HasCore;
 
@@ -151,7 +152,7 @@ command = "iozone -B -i 0 -i 2 -r 4k -s 32M -f b/iozone.tmp -w"
     let sc = parse_scenario(&scenario(512, tasks), "t.toml").unwrap();
     let (sys, r) = wbsim::simulate_system(&sc, &preset("2.6.24").unwrap(), 3);
     // Every -B pass ends clean (the file is kept with -w).
-    assert_eq!(sys.nr_dirty, 0);
+    assert_eq!(sys.mm().gauges().nr_dirty, 0);
     let pages = 32 * 256;
     // write + rewrite dirty every page; randwrite its distinct draws.
     let random = r.vmstat["nr_dirtied"] - 2 * pages;

@@ -5,6 +5,7 @@
 mod common;
 
 use common::{assert_no_violations, scenario, small, three_zone_machine};
+use wbsim::mm::MmHost;
 use wbsim::scenario::Scenario;
 use wbsim::{kernel, simulate, simulate_system, RunOptions};
 
@@ -192,15 +193,18 @@ command = "dd if=/dev/zero of=disk/f bs=32k count=8192""#;
     assert_eq!(r.outcome, wbsim::system::Outcome::Completed);
     let (sys, r) = simulate_system(&sc, &profile(), 2);
     assert!(r.vmstat["pgsteal"] > 0, "reclaim must run");
-    let dma32 = &sys.zones[1];
+    let dma32 = sys.mm().zone(1);
     // 96 MiB: 24576 / 1024 = 24, / 4 = 6, rounddown_pow_of_two(9) - 1 = 7.
     assert_eq!((dma32.pcp_high, dma32.pcp_batch), (42, 7));
-    for z in &sys.zones {
+    for z in sys.mm().zones() {
         for list in &z.pcp {
             assert!(list.list.len <= z.pcp_high, "{}: {}", z.name, list.list.len);
         }
     }
-    assert!(sys.nr_pcp_pages() > 0, "freed pages wait on per-CPU lists");
+    assert!(
+        sys.mm().nr_pcp_pages() > 0,
+        "freed pages wait on per-CPU lists"
+    );
 }
 
 #[test]

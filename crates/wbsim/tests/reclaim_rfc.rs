@@ -6,6 +6,7 @@ mod common;
 
 use common::{assert_no_violations, dirty_heavy};
 use wbsim::mm::page::Holder;
+use wbsim::mm::MmHost;
 use wbsim::report::RunReport;
 use wbsim::{kernel, simulate_system};
 
@@ -27,7 +28,8 @@ fn run_all() -> Vec<(RunReport, u64)> {
             sys.check_invariants()
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
             let orphaned = sys
-                .pages
+                .mm()
+                .pages()
                 .iter()
                 .filter(|p| p.holder == Holder::Orphaned)
                 .count() as u64;

@@ -5,7 +5,9 @@
 
 use super::{Segment, Submitted, SECTORS_PER_PAGE};
 use crate::mm::page::Pfn;
+use crate::mm::swap::Swap;
 use crate::mm::vmstat::Ev;
+use crate::mm::MmHost;
 use crate::sched::HasCore;
 use crate::sim::EventKind;
 use crate::system::System;
@@ -13,12 +15,12 @@ use crate::system::System;
 impl System {
     /// Sector of page `idx` of inode `ino` on its device.
     pub fn page_sector(&self, ino: u32, idx: u32) -> u64 {
-        self.inodes[ino as usize].base_sector + idx as u64 * SECTORS_PER_PAGE
+        self.mm().inode(ino).base_sector + idx as u64 * SECTORS_PER_PAGE
     }
 
     /// Device under inode `ino`, if it has a block device.
     pub fn inode_device(&self, ino: u32) -> Option<usize> {
-        self.bdis[self.inodes[ino as usize].bdi].device
+        self.bdis[self.mm().inode(ino).bdi].device
     }
 
     /// The queue a bio at `sector` of `dev` ends up in (a RAID0 array
@@ -61,7 +63,7 @@ impl System {
     /// not modelled, and the page is up to date at once.
     pub fn submit_page_read(&mut self, tid: u32, pfn: Pfn) {
         if self.submit_page_bio(tid, pfn, true) {
-            self.vmstat.inc(Ev::PgpgIn, 4);
+            self.mm_mut().vmstat_mut().inc(Ev::PgpgIn, 4);
         } else {
             self.end_page_read(pfn);
         }
@@ -70,7 +72,7 @@ impl System {
     /// One page's bio at its mapping's sector, in either direction; false
     /// when the mapping has no block device (FUSE).
     pub(crate) fn submit_page_bio(&mut self, tid: u32, pfn: Pfn, read: bool) -> bool {
-        let p = self.pages[pfn as usize];
+        let p = self.mm().pages()[pfn as usize];
         let Some(dev) = self.inode_device(p.inode) else {
             return false;
         };
@@ -131,7 +133,7 @@ impl System {
             self.submit_bio(tid, qdev, qsector, n, seg, false);
             done += n;
         }
-        self.vmstat.inc(Ev::PgpgOut, nr_sectors / 2);
+        self.mm_mut().vmstat_mut().inc(Ev::PgpgOut, nr_sectors / 2);
         if !self.per_task_plugging() {
             self.kick_device(dev);
         }
@@ -210,7 +212,7 @@ impl System {
                 continue;
             }
             for i in 0..seg.nr_pages {
-                let pfn = self.inodes[seg.inode as usize].page(seg.first_index + i);
+                let pfn = self.mm().inode(seg.inode).page(seg.first_index + i);
                 if read {
                     self.end_page_read(pfn);
                 } else {

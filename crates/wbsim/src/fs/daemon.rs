@@ -5,7 +5,9 @@ use std::collections::VecDeque;
 
 use super::metadata::{NTFS_CLUSTERS_PER_BITMAP_PAGE, XFS_LOG_BYTES_PER_ALLOC};
 use crate::block::SECTORS_PER_PAGE;
+use crate::mm::filemap::Filemap;
 use crate::mm::page::{flags, NIL};
+use crate::mm::MmHost;
 use crate::sched::HasCore;
 use crate::sim::Ns;
 use crate::system::task::{Step, TaskKind};
@@ -123,7 +125,7 @@ impl System {
             return Step::Wait(None);
         };
         let blockdev = self.filesystems[fs].blockdev_inode;
-        let bdi = self.inodes[blockdev as usize].bdi;
+        let bdi = self.mm().inode(blockdev).bdi;
         self.task_backing_dev[tid as usize] = Some(bdi);
         let md = &self.filesystems[fs].metadata;
         let (first_cluster, bitmap_first, mft_page) = (
@@ -178,8 +180,8 @@ impl System {
     /// A small metadata update through the block-device page cache.
     fn ntfs_touch(&mut self, tid: u32, blockdev: u32, index: u32) -> u64 {
         let was_dirty = {
-            let pfn = self.inodes[blockdev as usize].page(index);
-            pfn != NIL && self.pages[pfn as usize].has(flags::DIRTY)
+            let pfn = self.mm().inode(blockdev).page(index);
+            pfn != NIL && self.mm().pages()[pfn as usize].has(flags::DIRTY)
         };
         self.touch_metadata_page(tid, blockdev, index, true);
         u64::from(!was_dirty)
@@ -208,9 +210,9 @@ impl System {
             DaemonKind::BtrfsTransaction => {
                 if let Some(meta) = self.filesystems[fs].metadata.meta_inode {
                     let mut idx = 0;
-                    while let Some(i) = self.inodes[meta as usize].next_dirty(idx, u32::MAX) {
-                        let pfn = self.inodes[meta as usize].page(i);
-                        if !self.pages[pfn as usize].has(flags::WRITEBACK) {
+                    while let Some(i) = self.mm().inode(meta).next_dirty(idx, u32::MAX) {
+                        let pfn = self.mm().inode(meta).page(i);
+                        if !self.mm().pages()[pfn as usize].has(flags::WRITEBACK) {
                             self.charge_sys(tid, self.cost().writeback_page_ns);
                             self.submit_page_write(tid, pfn);
                         }

@@ -28,6 +28,8 @@
 use crate::fs::daemon::{FuseRequest, FuseRequestKind};
 use crate::mm::page::Pfn;
 use crate::mm::vmstat::Ev;
+use crate::mm::MemoryOps;
+use crate::mm::MmHost;
 use crate::mm::{Gfp, Mark};
 use crate::sched::HasCore;
 use crate::system::System;
@@ -37,9 +39,9 @@ impl System {
     /// PF_MEMALLOC (reclaim), which may take the temporary page below the
     /// watermarks. Returns whether a request was queued.
     pub fn fuse_writepage(&mut self, tid: u32, pfn: Pfn, memalloc: bool) -> bool {
-        let p = self.pages[pfn as usize];
+        let p = self.mm().pages()[pfn as usize];
         let ino = p.inode;
-        let fs = self.inodes[ino as usize].fs;
+        let fs = self.mm().inode(ino).fs;
         self.clear_page_dirty_for_io(pfn);
         let daemon = self.filesystems[fs].fuse_daemon;
         let tmp = daemon.and_then(|_| self.fuse_alloc_tmp_page(tid, memalloc));
@@ -53,12 +55,12 @@ impl System {
         );
         // set_page_writeback + end_page_writeback on the original page:
         // NR_WRITEBACK up and down in the same call, NR_WRITTEN counted.
-        self.vmstat.inc(Ev::NrWritten, 1);
-        let inode = &mut self.inodes[ino as usize];
+        self.mm_mut().vmstat_mut().inc(Ev::NrWritten, 1);
+        let inode = &mut self.mm_mut().inode_mut(ino);
         inode.on_disk_pages = inode.on_disk_pages.max(p.index + 1);
         let bdi = inode.bdi;
         self.bdis[bdi].writeback += 1;
-        self.nr_writeback_temp += 1;
+        self.mm_mut().gauges_mut().nr_writeback_temp += 1;
         self.charge_sys(tid, self.cost().fuse_request_ns);
         self.fuse_send(
             daemon,
@@ -88,10 +90,10 @@ impl System {
     /// `fuse_writepage_end` → `fuse_writepage_finish`: the daemon replied
     /// to a writepage request; the temporary page is freed.
     pub fn fuse_writepage_end(&mut self, tid: u32, ino: u32, tmp: Pfn) {
-        let bdi = self.inodes[ino as usize].bdi;
+        let bdi = self.mm().inode(ino).bdi;
         self.bdis[bdi].writeback -= 1;
         self.bdis[bdi].written_pages += 1;
-        self.nr_writeback_temp -= 1;
+        self.mm_mut().gauges_mut().nr_writeback_temp -= 1;
         self.bdi_writeout_inc(bdi);
         self.free_page(tid, tmp);
     }
@@ -99,7 +101,7 @@ impl System {
     /// Whether `ino` is a regular file of a FUSE filesystem.
     #[inline]
     pub fn is_fuse_file(&self, ino: u32) -> bool {
-        let inode = &self.inodes[ino as usize];
+        let inode = &self.mm().inode(ino);
         inode.kind == crate::mm::inode::MappingKind::Regular
             && self.filesystems[inode.fs].fs_type == crate::fs::FsType::FuseNtfs
     }

@@ -17,9 +17,12 @@
 //! - ntfs-3g: each cluster allocation updates the $Bitmap page covering it
 //!   and the file's $MFT record, both through the block device page cache.
 
-use crate::mm::inode::MappingKind;
 use crate::fs::FsType;
+use crate::mm::inode::MappingKind;
 use crate::mm::page::{Pfn, NIL};
+use crate::mm::pcp::PerCpuLists;
+use crate::mm::MemoryOps;
+use crate::mm::MmHost;
 use crate::mm::{Gfp, Mark};
 use crate::sched::HasCore;
 use crate::system::System;
@@ -162,7 +165,7 @@ impl System {
         if index as i64 % crate::writeback::pass::MAX_WRITEBACK_PAGES != 0 {
             return;
         }
-        let page = self.inodes[ino as usize].base_sector / 8 + index as u64;
+        let page = self.mm().inode(ino).base_sector / 8 + index as u64;
         let group = page / GROUP_PAGES;
         let bitmap = (group - group % FLEX_GROUPS) * GROUP_PAGES + 2 + group % FLEX_GROUPS;
         let bdev = self.filesystems[fs].blockdev_inode;
@@ -196,7 +199,7 @@ impl System {
     /// (GFP_NOFS, and they are few); they dip below the low watermark and
     /// wake kswapd instead.
     pub fn touch_metadata_page(&mut self, tid: u32, ino: u32, index: u32, modify: bool) -> Pfn {
-        let mut pfn = self.inodes[ino as usize].page(index);
+        let mut pfn = self.mm().inode(ino).page(index);
         if pfn == NIL {
             pfn = match self.get_page_from_freelist(tid, Mark::Low, Gfp { write: false }) {
                 Some(p) => p,
@@ -209,7 +212,7 @@ impl System {
             self.charge_sys(tid, self.cost().page_alloc_ns);
             self.add_to_page_cache_lru(tid, pfn, ino, index);
         }
-        self.mark_page_accessed(pfn);
+        self.mm_mut().mark_page_accessed(pfn);
         if modify {
             self.set_page_dirty(pfn, None);
         }
@@ -219,8 +222,8 @@ impl System {
     /// Create the btree inode of a btrfs instance.
     pub fn btrfs_init_metadata(&mut self, fs: usize, meta_base_sector: u64) {
         let bdi = self.filesystems[fs].bdi;
-        let id = self.inodes.len() as u32;
-        self.inodes.push(crate::mm::inode::Inode::new(
+        let id = self.mm().nr_inodes() as u32;
+        self.mm_mut().add_inode(crate::mm::inode::Inode::new(
             id,
             fs,
             bdi,

@@ -23,6 +23,7 @@ use crate::mm::page::{flags, Pfn};
 use crate::system::System;
 use crate::writeback::pass::WritebackCaller;
 
+use crate::mm::MmHost;
 use crate::sched::HasCore;
 pub use daemon::FsDaemonState;
 
@@ -72,9 +73,9 @@ impl System {
     /// `->writepage` called by `pageout()` on a dirty page at the LRU tail.
     /// Does `clear_page_dirty_for_io` and the filesystem's answer.
     pub fn fs_writepage_reclaim(&mut self, tid: u32, pfn: Pfn, is_kswapd: bool) -> WritepageResult {
-        let p = self.pages[pfn as usize];
+        let p = self.mm().pages()[pfn as usize];
         let ino = p.inode;
-        let inode = &self.inodes[ino as usize];
+        let inode = &self.mm().inode(ino);
         let fs_type = self.filesystems[inode.fs].fs_type;
         let kind = inode.kind;
         use crate::mm::inode::MappingKind;
@@ -112,11 +113,11 @@ impl System {
     fn xfs_cluster_write(&mut self, tid: u32, ino: u32, from: u32, mut budget: u32) {
         let mut idx = from;
         while budget > 0 {
-            let pfn = self.inodes[ino as usize].page(idx);
+            let pfn = self.mm().inode(ino).page(idx);
             if pfn == crate::mm::page::NIL {
                 break;
             }
-            let p = self.pages[pfn as usize];
+            let p = self.mm().pages()[pfn as usize];
             if !p.has(flags::DIRTY) || p.has(flags::WRITEBACK) {
                 break;
             }
@@ -131,8 +132,8 @@ impl System {
     /// a flusher, a throttled writer or a journal commit. Returns whether IO
     /// was submitted.
     pub fn fs_writepage_writeback(&mut self, tid: u32, pfn: Pfn, caller: WritebackCaller) -> bool {
-        let p = self.pages[pfn as usize];
-        let inode = &self.inodes[p.inode as usize];
+        let p = self.mm().pages()[pfn as usize];
+        let inode = &self.mm().inode(p.inode);
         let fs = inode.fs;
         let fs_type = self.filesystems[fs].fs_type;
         let regular = inode.kind == crate::mm::inode::MappingKind::Regular;

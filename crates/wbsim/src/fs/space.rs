@@ -30,8 +30,9 @@
 //!
 //! `truncate_inode_pages` at unlink gives the file's blocks back.
 
-use crate::mm::inode::MappingKind;
 use crate::fs::FsType;
+use crate::mm::inode::MappingKind;
+use crate::mm::MmHost;
 use crate::system::System;
 
 impl System {
@@ -40,15 +41,17 @@ impl System {
     /// calls it for every page.
     #[inline]
     pub fn fs_reserve_block(&mut self, ino: u32, idx: u32) -> bool {
-        let inode = &mut self.inodes[ino as usize];
+        let inode = self.mm().inode(ino);
         if inode.kind != MappingKind::Regular || idx < inode.blocks_end {
             return true;
         }
-        let fs = &mut self.filesystems[inode.fs];
+        let fs = inode.fs;
+        let fs = &mut self.filesystems[fs];
         if fs.used_blocks >= fs.capacity_blocks {
             return false;
         }
         fs.used_blocks += 1;
+        let inode = self.mm_mut().inode_mut(ino);
         inode.blocks += 1;
         inode.blocks_end = idx + 1;
         true
@@ -78,7 +81,7 @@ impl System {
     /// flusher (`xfs_flush_inodes`) and retries once. Returns true if the
     /// caller should retry.
     fn enospc_should_retry(&mut self, tid: u32, ino: u32) -> bool {
-        let fs = self.inodes[ino as usize].fs;
+        let fs = self.mm().inode(ino).fs;
         if self.filesystems[fs].fs_type != FsType::Xfs || self.task_enospc_flushed[tid as usize] {
             return false;
         }
@@ -102,7 +105,7 @@ impl System {
     /// The file is gone (unlink after `truncate_inode_pages`): its blocks
     /// go back to the filesystem.
     pub fn fs_release_blocks(&mut self, ino: u32) {
-        let inode = &mut self.inodes[ino as usize];
+        let inode = &mut self.mm_mut().inode_mut(ino);
         let n = inode.blocks as u64;
         inode.blocks = 0;
         inode.blocks_end = 0;

@@ -16,10 +16,11 @@
 //! sequential reader waits once per window.
 
 use crate::mm::page::{flags, Pfn, NIL};
+use crate::mm::page_alloc::PageAlloc;
 use crate::mm::Gfp;
-use crate::sched::HasCore;
-use crate::system::task::Step;
-use crate::system::System;
+use crate::mm::MemoryOps;
+use crate::mm::MmHost;
+use crate::sched::Step;
 
 /// `VM_MAX_READAHEAD` (128 KiB) in pages, the default `read_ahead_kb`.
 pub const RA_PAGES: u32 = 32;
@@ -33,19 +34,14 @@ pub enum ReadKind {
     Fault,
 }
 
-impl System {
+/// The page cache: lookup, creation and the cached read and write paths (`mm/filemap.c`).
+pub trait Filemap: MmHost {
     /// The page-cache page `idx` of inode `ino`, allocated with `gfp`, added
     /// to the page cache (up to date: nothing on disk to read) and queued
     /// for the LRU if absent (`find_or_create_page`). `Err` when the
     /// allocation must sleep (call again after waking).
-    pub fn find_or_create_page(
-        &mut self,
-        tid: u32,
-        ino: u32,
-        idx: u32,
-        gfp: Gfp,
-    ) -> Result<u32, Step> {
-        let pfn = self.inodes[ino as usize].page(idx);
+    fn find_or_create_page(&mut self, tid: u32, ino: u32, idx: u32, gfp: Gfp) -> Result<u32, Step> {
+        let pfn = self.mm().inodes[ino as usize].page(idx);
         if pfn != crate::mm::page::NIL {
             return Ok(pfn);
         }
@@ -58,7 +54,7 @@ impl System {
     /// find or allocate the page, copy, dirty it (unless write-through) and
     /// `mark_page_accessed`. `Ok(true)` if the page became dirty; `Err`
     /// when the allocation must sleep (call again after waking).
-    pub fn write_page_cached(
+    fn write_page_cached(
         &mut self,
         tid: u32,
         ino: u32,
@@ -70,7 +66,7 @@ impl System {
         let pfn = self.find_or_create_page(tid, ino, idx, Gfp { write: true })?;
         self.charge_sys(tid, bytes * self.cost().copy_per_kib_ns / 1024);
         let newly = dirty && self.set_page_dirty(pfn, Some(tid));
-        self.mark_page_accessed(pfn);
+        self.mm_mut().mark_page_accessed(pfn);
         Ok(newly)
     }
 
@@ -78,28 +74,28 @@ impl System {
     /// size starts a read (with readahead) and the task waits for it; a
     /// miss above it is a hole, filled with zeroes. `Err` when the task
     /// must sleep (call again after waking).
-    pub fn filemap_get_page(
+    fn filemap_get_page(
         &mut self,
         tid: u32,
         ino: u32,
         idx: u32,
         kind: ReadKind,
     ) -> Result<u32, Step> {
-        let pfn = self.inodes[ino as usize].page(idx);
+        let pfn = self.mm().inodes[ino as usize].page(idx);
         if pfn == NIL {
-            if idx >= self.inodes[ino as usize].on_disk_pages {
+            if idx >= self.mm().inodes[ino as usize].on_disk_pages {
                 return self.find_or_create_page(tid, ino, idx, Gfp { write: false });
             }
             self.readahead(tid, ino, idx, kind)?;
-            self.vmstat.inc(
+            self.mm_mut().vmstat.inc(
                 crate::mm::vmstat::Ev::PgMajFault,
                 (kind == ReadKind::Fault) as u64,
             );
         }
-        let pfn = self.inodes[ino as usize].page(idx);
-        if self.pages[pfn as usize].has(flags::LOCKED) {
+        let pfn = self.mm().inodes[ino as usize].page(idx);
+        if self.mm().pages[pfn as usize].has(flags::LOCKED) {
             // lock_page / wait_on_page_locked: the read is in flight.
-            self.read_waiters.push((pfn, tid));
+            self.mm_mut().read_waiters.push((pfn, tid));
             return Err(Step::Wait(None));
         }
         Ok(pfn)
@@ -110,7 +106,7 @@ impl System {
     /// young (and writable for a write), and a write dirties it, entering
     /// `balance_dirty_pages_ratelimited` if it was clean. `Err` when the
     /// task must sleep (call again after waking).
-    pub fn shared_mapping_fault(
+    fn shared_mapping_fault(
         &mut self,
         tid: u32,
         ino: u32,
@@ -119,11 +115,11 @@ impl System {
         write: bool,
     ) -> Result<u32, Step> {
         let pfn = self.filemap_get_page(tid, ino, idx, ReadKind::Fault)?;
-        self.vmstat.inc(crate::mm::vmstat::Ev::PgFault, 1);
+        self.mm_mut().vmstat.inc(crate::mm::vmstat::Ev::PgFault, 1);
         self.charge_sys(tid, self.cost().page_fault_ns);
-        self.pages[pfn as usize].flags |= flags::PTE_MAPPED | flags::PTE_YOUNG;
+        self.mm_mut().pages[pfn as usize].flags |= flags::PTE_MAPPED | flags::PTE_YOUNG;
         if write {
-            self.pages[pfn as usize].flags |= flags::PTE_WRITE;
+            self.mm_mut().pages[pfn as usize].flags |= flags::PTE_WRITE;
             if self.set_page_dirty(pfn, Some(tid)) {
                 self.balance_dirty_pages_ratelimited(tid, bdi, 1);
             }
@@ -134,7 +130,7 @@ impl System {
     /// A best-effort readahead page (`__GFP_NORETRY`, for file and swap
     /// readahead alike): from the free lists at the low watermark, never
     /// entering reclaim; `None` when memory is short.
-    pub(crate) fn alloc_readahead_page(&mut self, tid: u32) -> Option<Pfn> {
+    fn alloc_readahead_page(&mut self, tid: u32) -> Option<Pfn> {
         let pfn = self.get_page_from_freelist(tid, crate::mm::Mark::Low, Gfp { write: false })?;
         self.charge_sys(tid, self.cost().page_alloc_ns);
         Some(pfn)
@@ -142,7 +138,7 @@ impl System {
 
     /// Queue reads for the window around `idx` and start the device.
     fn readahead(&mut self, tid: u32, ino: u32, idx: u32, kind: ReadKind) -> Result<(), Step> {
-        let inode = &self.inodes[ino as usize];
+        let inode = &self.mm().inodes[ino as usize];
         let (first, nr) = match kind {
             ReadKind::Fault => (idx.saturating_sub(RA_PAGES / 2), RA_PAGES),
             ReadKind::Syscall if idx == 0 || idx == inode.ra_prev_index.wrapping_add(1) => {
@@ -157,7 +153,7 @@ impl System {
         let target = self.alloc_page_for_task(tid, Gfp { write: false })?;
         self.start_page_read(tid, target, ino, idx);
         for i in first..end {
-            if i == idx || self.inodes[ino as usize].page(i) != NIL {
+            if i == idx || self.mm().inodes[ino as usize].page(i) != NIL {
                 continue;
             }
             let Some(pfn) = self.alloc_readahead_page(tid) else {
@@ -165,7 +161,7 @@ impl System {
             };
             self.start_page_read(tid, pfn, ino, i);
         }
-        let inode = &mut self.inodes[ino as usize];
+        let inode = &mut self.mm_mut().inodes[ino as usize];
         inode.ra_size = end - first;
         inode.ra_prev_index = end - 1;
         let bdi = inode.bdi;
@@ -175,7 +171,7 @@ impl System {
 
     /// A new locked page in the page cache with its read queued.
     fn start_page_read(&mut self, tid: u32, pfn: u32, ino: u32, idx: u32) {
-        self.pages[pfn as usize].flags |= flags::LOCKED;
+        self.mm_mut().pages[pfn as usize].flags |= flags::LOCKED;
         self.add_to_page_cache_lru(tid, pfn, ino, idx);
         self.submit_page_read(tid, pfn);
     }
@@ -185,26 +181,26 @@ impl System {
     /// writeback (truncate waits on those), every page leaves the page
     /// cache and the LRU and is freed. Returns false while it must wait:
     /// the caller sleeps and calls again.
-    pub fn truncate_inode_pages(&mut self, tid: u32, ino: u32) -> bool {
-        let size = self.inodes[ino as usize].cached_extent();
-        if self.inodes[ino as usize].nr_dirty > 0 {
+    fn truncate_inode_pages(&mut self, tid: u32, ino: u32) -> bool {
+        let size = self.mm().inodes[ino as usize].cached_extent();
+        if self.mm().inodes[ino as usize].nr_dirty > 0 {
             for idx in 0..size {
-                let pfn = self.inodes[ino as usize].page(idx);
-                if pfn != NIL && self.pages[pfn as usize].has(flags::DIRTY) {
+                let pfn = self.mm().inodes[ino as usize].page(idx);
+                if pfn != NIL && self.mm().pages[pfn as usize].has(flags::DIRTY) {
                     self.clear_page_dirty_for_io(pfn);
                 }
             }
         }
-        if self.inodes[ino as usize].nr_writeback > 0 {
+        if self.mm().inodes[ino as usize].nr_writeback > 0 {
             return false;
         }
-        for cpu in 0..self.pagevecs.len() {
-            self.lru_add_drain(cpu);
+        for cpu in 0..self.mm().pagevecs.len() {
+            self.mm_mut().lru_add_drain(cpu);
         }
         let busy = (0..size).any(|idx| {
-            let pfn = self.inodes[ino as usize].page(idx);
+            let pfn = self.mm().inodes[ino as usize].page(idx);
             pfn != NIL && {
-                let p = &self.pages[pfn as usize];
+                let p = &self.mm().pages[pfn as usize];
                 p.has(flags::LOCKED) || p.holder.lru().is_none()
             }
         });
@@ -212,14 +208,16 @@ impl System {
             return false;
         }
         for idx in 0..size {
-            let pfn = self.inodes[ino as usize].page(idx);
+            let pfn = self.mm().inodes[ino as usize].page(idx);
             if pfn == NIL {
                 continue;
             }
-            self.lru_unlink(pfn);
-            self.inodes[ino as usize].remove(idx);
+            self.mm_mut().lru_unlink(pfn);
+            self.mm_mut().inodes[ino as usize].remove(idx);
             self.free_page(tid, pfn);
         }
         true
     }
 }
+
+impl<T: MmHost + ?Sized> Filemap for T {}

@@ -4,6 +4,7 @@
 pub mod filemap;
 pub mod inode;
 pub mod lruvec;
+mod memory;
 pub mod page;
 pub mod page_alloc;
 pub mod pcp;
@@ -12,13 +13,57 @@ pub mod swap;
 pub mod vmstat;
 pub mod zone;
 
-use crate::sched::HasCore;
-use crate::system::System;
+use crate::sched::{HasCore, Step};
 use page::{
     flags, list_add_head, list_add_tail, list_del, Holder, Pfn, LRU_INACTIVE_ANON,
     LRU_INACTIVE_FILE, NIL,
 };
 use vmstat::Ev;
+
+pub use memory::Memory;
+
+/// The machine as mm sees it: its own state, and the calls mm makes into
+/// the subsystems above it (the machine forwards them).
+pub trait MmHost: HasCore {
+    fn mm(&self) -> &Memory;
+    fn mm_mut(&mut self) -> &mut Memory;
+
+    // block/
+    /// Unplug the device under `bdi` (`blk_run_backing_dev`).
+    fn flush_plug(&mut self, bdi: usize);
+    /// `submit_bio(READ)` for a page-cache page.
+    fn submit_page_read(&mut self, tid: u32, pfn: Pfn);
+    /// Start the device's queue.
+    fn kick_device(&mut self, dev: usize);
+
+    // writeback/
+    /// `set_page_dirty`: account and tag a page dirty; whether it was clean.
+    fn set_page_dirty(&mut self, pfn: Pfn, tid: Option<u32>) -> bool;
+    /// `clear_page_dirty_for_io`.
+    fn clear_page_dirty_for_io(&mut self, pfn: Pfn);
+    /// Put a page under writeback and submit it.
+    fn submit_page_write(&mut self, tid: u32, pfn: Pfn);
+    /// `balance_dirty_pages_ratelimited_nr`.
+    fn balance_dirty_pages_ratelimited(&mut self, tid: u32, bdi: usize, nr_dirtied: u64);
+    /// `bdi_start_background_writeback`.
+    fn bdi_start_background_writeback(&mut self, bdi: usize);
+    /// `zone_dirty_ok`: the zone is within its dirty limit (3.3+).
+    fn zone_dirty_ok(&self, z: usize) -> bool;
+    /// How many backing devices there are.
+    fn nr_bdis(&self) -> usize;
+
+    // reclaim/
+    /// `wakeup_kswapd` for the zones of an allocation.
+    fn wake_all_kswapd(&mut self, tid: u32);
+    /// One priority of `try_to_free_pages` for an allocation in progress.
+    fn direct_reclaim_priority(
+        &mut self,
+        tid: u32,
+        st: &mut page_alloc::AllocState,
+    ) -> Option<Step>;
+    /// `wait_iff_congested`.
+    fn wait_iff_congested(&mut self, tid: u32, zone: usize, timeout_ns: u64) -> Option<Step>;
+}
 
 /// `PAGEVEC_SIZE` (3.0).
 pub const PAGEVEC_SIZE: usize = 14;
@@ -60,7 +105,75 @@ pub fn page_lru(p: &page::Page) -> usize {
     base + p.has(flags::ACTIVE) as usize
 }
 
-impl System {
+/// Page-level operations: the free lists, the LRU lists and their pagevecs, and the counts built on them (`mm/page_alloc.c`, `mm/swap.c`).
+pub trait MemoryOps: MmHost {
+    /// `get_page_from_freelist` for task `tid`: the first zone of the zonelist
+    /// that passes the watermark gives a page from its CPU's per-CPU list
+    /// (`buffered_rmqueue`); `None` if none. With per-zone dirty limits (3.3,
+    /// Johannes Weiner) a `__GFP_WRITE` allocation in the fast path skips
+    /// zones over their dirty limit (`zone_dirty_ok`); the slow path, at the
+    /// min watermark, ignores dirty limits so allocations still succeed when
+    /// every zone is over.
+    fn get_page_from_freelist(&mut self, tid: u32, mark: Mark, gfp: Gfp) -> Option<Pfn> {
+        let cpu = self.task(tid).cpu;
+        let spread_dirty =
+            gfp.write && mark == Mark::Low && self.profile().dirty_limit_scope.per_zone();
+        for z in (0..self.mm().zones.len()).rev() {
+            if !self.mm().zone_watermark_allows(z, mark) || (spread_dirty && !self.zone_dirty_ok(z))
+            {
+                continue;
+            }
+            if let Some(pfn) = self.mm_mut().rmqueue_pcp(cpu, z) {
+                let p = &mut self.mm_mut().pages[pfn as usize];
+                p.flags = 0;
+                p.holder = Holder::Kernel;
+                return Some(pfn);
+            }
+        }
+        None
+    }
+
+    /// Whether every populated zone of the zonelist is over its dirty share:
+    /// the case in which the first version of per-zone dirty limits (seed
+    /// 003) woke the flushers and stalled the writer. Johannes Weiner's v2
+    /// cover letter describes that code as being for "NUMA setups where the
+    /// load is bound to a node that is in itself not large enough to reach
+    /// the global dirty limits", i.e. when no allowed zone can take another
+    /// dirty page; a zone that is under its share but merely short of free
+    /// pages is left to kswapd and direct reclaim as usual.
+    fn all_zones_over_dirty_limit(&self) -> bool {
+        (0..self.mm().zones.len())
+            .filter(|&z| self.mm().zones[z].present_pages > 0)
+            .all(|z| !self.zone_dirty_ok(z))
+    }
+
+    /// Free a page frame freed by task `tid` (`free_hot_cold_page`: onto
+    /// the per-CPU list of the task's CPU).
+    fn free_page(&mut self, tid: u32, pfn: Pfn) {
+        let p = &mut self.mm_mut().pages[pfn as usize];
+        p.flags = 0;
+        p.inode = NIL;
+        let cpu = self.task(tid).cpu;
+        self.mm_mut().free_to_pcp(cpu, pfn);
+    }
+
+    /// `add_to_page_cache_lru`: page `pfn` becomes page `idx` of mapping
+    /// `ino` (up to date), and is queued for the LRU on `tid`'s CPU.
+    fn add_to_page_cache_lru(&mut self, tid: u32, pfn: Pfn, ino: u32, idx: u32) {
+        let pg = &mut self.mm_mut().pages[pfn as usize];
+        pg.inode = ino;
+        pg.index = idx;
+        pg.flags |= page::flags::UPTODATE;
+        self.mm_mut().inodes[ino as usize].insert(idx, pfn);
+        let cpu = self.task(tid).cpu;
+        self.mm_mut().lru_cache_add(cpu, pfn);
+        self.charge_sys(tid, self.cost().page_cache_add_ns);
+    }
+}
+
+impl<T: MmHost + ?Sized> MemoryOps for T {}
+
+impl Memory {
     /// The LRU lists reclaim scans for `zone`: the one place that says
     /// who owns them (the zone itself, 2.6.24 – 4.7; the node would from
     /// 4.8).
@@ -79,34 +192,9 @@ impl System {
         self.zones.len() - 1
     }
 
-    /// `get_page_from_freelist` for task `tid`: the first zone of the zonelist
-    /// that passes the watermark gives a page from its CPU's per-CPU list
-    /// (`buffered_rmqueue`); `None` if none. With per-zone dirty limits (3.3,
-    /// Johannes Weiner) a `__GFP_WRITE` allocation in the fast path skips
-    /// zones over their dirty limit (`zone_dirty_ok`); the slow path, at the
-    /// min watermark, ignores dirty limits so allocations still succeed when
-    /// every zone is over.
-    pub fn get_page_from_freelist(&mut self, tid: u32, mark: Mark, gfp: Gfp) -> Option<Pfn> {
-        let cpu = self.task(tid).cpu;
-        let spread_dirty =
-            gfp.write && mark == Mark::Low && self.profile().dirty_limit_scope.per_zone();
-        for z in (0..self.zones.len()).rev() {
-            if !self.zone_watermark_allows(z, mark) || (spread_dirty && !self.zone_dirty_ok(z)) {
-                continue;
-            }
-            if let Some(pfn) = self.rmqueue_pcp(cpu, z) {
-                let p = &mut self.pages[pfn as usize];
-                p.flags = 0;
-                p.holder = Holder::Kernel;
-                return Some(pfn);
-            }
-        }
-        None
-    }
-
     /// The zone has a free page above `mark` for a page-cache allocation
     /// (classzone: the preferred zone, so `lowmem_reserve` applies).
-    fn zone_watermark_allows(&self, z: usize, mark: Mark) -> bool {
+    pub fn zone_watermark_allows(&self, z: usize, mark: Mark) -> bool {
         let zone = &self.zones[z];
         if zone.present_pages == 0 {
             return false;
@@ -117,43 +205,6 @@ impl System {
             Mark::Min => zone.watermark_ok(zone.wmark_min, classzone),
             Mark::NoWatermarks => true,
         }
-    }
-
-    /// Whether every populated zone of the zonelist is over its dirty share:
-    /// the case in which the first version of per-zone dirty limits (seed
-    /// 003) woke the flushers and stalled the writer. Johannes Weiner's v2
-    /// cover letter describes that code as being for "NUMA setups where the
-    /// load is bound to a node that is in itself not large enough to reach
-    /// the global dirty limits", i.e. when no allowed zone can take another
-    /// dirty page; a zone that is under its share but merely short of free
-    /// pages is left to kswapd and direct reclaim as usual.
-    pub fn all_zones_over_dirty_limit(&self) -> bool {
-        (0..self.zones.len())
-            .filter(|&z| self.zones[z].present_pages > 0)
-            .all(|z| !self.zone_dirty_ok(z))
-    }
-
-    /// Free a page frame freed by task `tid` (`free_hot_cold_page`: onto
-    /// the per-CPU list of the task's CPU).
-    pub fn free_page(&mut self, tid: u32, pfn: Pfn) {
-        let p = &mut self.pages[pfn as usize];
-        p.flags = 0;
-        p.inode = NIL;
-        let cpu = self.task(tid).cpu;
-        self.free_to_pcp(cpu, pfn);
-    }
-
-    /// `add_to_page_cache_lru`: page `pfn` becomes page `idx` of mapping
-    /// `ino` (up to date), and is queued for the LRU on `tid`'s CPU.
-    pub fn add_to_page_cache_lru(&mut self, tid: u32, pfn: Pfn, ino: u32, idx: u32) {
-        let pg = &mut self.pages[pfn as usize];
-        pg.inode = ino;
-        pg.index = idx;
-        pg.flags |= page::flags::UPTODATE;
-        self.inodes[ino as usize].insert(idx, pfn);
-        let cpu = self.task(tid).cpu;
-        self.lru_cache_add(cpu, pfn);
-        self.charge_sys(tid, self.cost().page_cache_add_ns);
     }
 
     /// `lru_cache_add_file`: queue a new page-cache page on this CPU's

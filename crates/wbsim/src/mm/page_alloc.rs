@@ -9,12 +9,13 @@
 
 use crate::kernel::DirtyLimitScope;
 use crate::mm::page::Pfn;
+use crate::mm::pcp::PerCpuLists;
 use crate::mm::vmstat::Ev;
+use crate::mm::MemoryOps;
+use crate::mm::MmHost;
 use crate::mm::{Gfp, Mark};
 use crate::reclaim::DEF_PRIORITY;
-use crate::sched::HasCore;
-use crate::system::task::Step;
-use crate::system::System;
+use crate::sched::Step;
 use crate::trace::{GfpMask, TraceEvent};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -39,25 +40,26 @@ pub struct AllocState {
     pub(crate) dirty_stalled: bool,
 }
 
-impl System {
+/// The page allocator's entry and slow path (`__alloc_pages_nodemask`).
+pub trait PageAlloc: MmHost {
     /// Allocate one page-cache page for task `tid` (GFP_HIGHUSER_MOVABLE;
     /// may enter direct reclaim and sleep). `Err` when the task must sleep
     /// (direct reclaim throttling); call again after waking.
-    pub fn alloc_page_for_task(&mut self, tid: u32, gfp: Gfp) -> Result<Pfn, Step> {
+    fn alloc_page_for_task(&mut self, tid: u32, gfp: Gfp) -> Result<Pfn, Step> {
         // The fast path, without copying the task's slow-path state: a
         // task not inside the slow path takes a page at the low watermark.
         // (On failure this changes nothing; `alloc_loop` goes on from there.)
-        if self.task_alloc[tid as usize].phase == AllocPhase::Start {
+        if self.mm().task_alloc[tid as usize].phase == AllocPhase::Start {
             if let Some(pfn) = self.get_page_from_freelist(tid, Mark::Low, gfp) {
-                self.task_alloc[tid as usize].dirty_stalled = false;
+                self.mm_mut().task_alloc[tid as usize].dirty_stalled = false;
                 self.charge_sys(tid, self.cost().page_alloc_ns);
                 return Ok(pfn);
             }
         }
-        let low_tried = self.task_alloc[tid as usize].phase == AllocPhase::Start;
-        let mut st = self.task_alloc[tid as usize];
+        let low_tried = self.mm().task_alloc[tid as usize].phase == AllocPhase::Start;
+        let mut st = self.mm().task_alloc[tid as usize];
         let r = self.alloc_loop(tid, &mut st, gfp, low_tried);
-        self.task_alloc[tid as usize] = st;
+        self.mm_mut().task_alloc[tid as usize] = st;
         if r.is_ok() {
             self.charge_sys(tid, self.cost().page_alloc_ns);
         }
@@ -90,7 +92,7 @@ impl System {
                         // First version: every zone is over its dirty share;
                         // wake the flushers and wait once.
                         st.dirty_stalled = true;
-                        for bdi in 0..self.bdis.len() {
+                        for bdi in 0..self.nr_bdis() {
                             self.bdi_start_background_writeback(bdi);
                         }
                         let t = self.jiffies_ns(self.hz() / 10);
@@ -102,7 +104,7 @@ impl System {
                     if let Some(pfn) = self.get_page_from_freelist(tid, Mark::Min, gfp) {
                         return Ok(pfn);
                     }
-                    self.vmstat.inc(Ev::AllocStall, 1);
+                    self.mm_mut().vmstat.inc(Ev::AllocStall, 1);
                     let ev = TraceEvent::DirectReclaimBegin {
                         order: 0,
                         may_writepage: !self.sysctl().laptop_mode,
@@ -145,7 +147,7 @@ impl System {
                         return Err(Step::SleepUntil(t));
                     }
                     let t = self.jiffies_ns(self.hz().div_ceil(50));
-                    let zone = self.preferred_zone();
+                    let zone = self.mm().preferred_zone();
                     if let Some(step) = self.wait_iff_congested(tid, zone, t) {
                         return Err(step);
                     }
@@ -154,3 +156,5 @@ impl System {
         }
     }
 }
+
+impl<T: MmHost + ?Sized> PageAlloc for T {}

@@ -18,7 +18,9 @@
 use super::page::{list_add_head, list_add_tail, list_del, Holder, ListHead, Pfn, NIL};
 use super::vmstat::{Ev, ZoneEv};
 use super::{Gfp, Mark};
-use crate::system::System;
+use crate::mm::Memory;
+use crate::mm::MemoryOps;
+use crate::mm::MmHost;
 
 /// One CPU's free pages of one zone (`per_cpu_pages`).
 #[derive(Debug, Clone, Copy, Default)]
@@ -45,11 +47,26 @@ pub fn pageset_limits(present_pages: u64) -> (u64, u64) {
     (6 * batch, batch.max(1))
 }
 
-impl System {
+/// Per-CPU page lists (`struct per_cpu_pages`).
+pub trait PerCpuLists: MmHost {
+    /// `get_page_from_freelist`, and if it fails, `drain_all_pages` and one
+    /// more try: the pages the caller is after may be pinned on other
+    /// CPUs' lists (3.0 `__alloc_pages_direct_reclaim`).
+    fn get_page_after_drain(&mut self, tid: u32, mark: Mark, gfp: Gfp) -> Option<Pfn> {
+        self.get_page_from_freelist(tid, mark, gfp).or_else(|| {
+            self.mm_mut().drain_all_pages();
+            self.get_page_from_freelist(tid, mark, gfp)
+        })
+    }
+}
+
+impl<T: MmHost + ?Sized> PerCpuLists for T {}
+
+impl Memory {
     /// `free_hot_cold_page` (cold: the page goes to the list's tail): the
     /// page joins `cpu`'s list; at `high` a batch goes back to the buddy
     /// lists.
-    pub(super) fn free_to_pcp(&mut self, cpu: usize, pfn: Pfn) {
+    pub fn free_to_pcp(&mut self, cpu: usize, pfn: Pfn) {
         let z = self.pages[pfn as usize].zone as usize;
         self.pages[pfn as usize].holder = Holder::PerCpu;
         let zone = &mut self.zones[z];
@@ -64,7 +81,7 @@ impl System {
     /// `free_pcppages_bulk`: up to `count` pages from the tail of `cpu`'s
     /// list back to the zone's buddy lists; pages reaching the buddy lists
     /// reset the zone's `pages_scanned` and `all_unreclaimable`.
-    fn free_pcppages_bulk(&mut self, z: usize, cpu: usize, count: u64) {
+    pub fn free_pcppages_bulk(&mut self, z: usize, cpu: usize, count: u64) {
         let zone = &mut self.zones[z];
         let mut moved = 0;
         while moved < count && zone.pcp[cpu].list.tail != NIL {
@@ -83,7 +100,7 @@ impl System {
     /// `buffered_rmqueue` for order 0 (hot): the head of `cpu`'s list,
     /// refilled with a batch from the buddy lists (`rmqueue_bulk`) when
     /// empty. `None` if the zone has no page at all.
-    pub(super) fn rmqueue_pcp(&mut self, cpu: usize, z: usize) -> Option<Pfn> {
+    pub fn rmqueue_pcp(&mut self, cpu: usize, z: usize) -> Option<Pfn> {
         let zone = &mut self.zones[z];
         if zone.pcp[cpu].list.len == 0 {
             for _ in 0..zone.pcp_batch {
@@ -114,16 +131,6 @@ impl System {
                 self.free_pcppages_bulk(z, cpu, u64::MAX);
             }
         }
-    }
-
-    /// `get_page_from_freelist`, and if it fails, `drain_all_pages` and one
-    /// more try: the pages the caller is after may be pinned on other
-    /// CPUs' lists (3.0 `__alloc_pages_direct_reclaim`).
-    pub fn get_page_after_drain(&mut self, tid: u32, mark: Mark, gfp: Gfp) -> Option<Pfn> {
-        self.get_page_from_freelist(tid, mark, gfp).or_else(|| {
-            self.drain_all_pages();
-            self.get_page_from_freelist(tid, mark, gfp)
-        })
     }
 
     /// Pages on per-CPU lists, all zones and CPUs.

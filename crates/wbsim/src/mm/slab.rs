@@ -18,8 +18,9 @@ use std::collections::VecDeque;
 
 use crate::mm::page::{flags, NIL};
 use crate::mm::vmstat::Ev;
-use crate::sched::HasCore;
-use crate::system::System;
+use crate::mm::Memory;
+use crate::mm::MemoryOps;
+use crate::mm::MmHost;
 
 /// `SHRINK_BATCH`.
 pub const SHRINK_BATCH: u64 = 128;
@@ -36,29 +37,25 @@ pub struct VfsCaches {
     deferred: [u64; 2],
 }
 
-impl System {
-    /// `close()` of the last reference: the dentry goes on the unused list.
-    pub fn icache_release(&mut self, ino: u32) {
-        self.vfs.dentry_lru.push_front(ino);
-    }
-
+/// Slab reclaim of the dentry and inode caches (`shrink_slab`).
+pub trait SlabShrink: MmHost {
     /// `shrink_slab` (3.0): each shrinker scans in proportion to the LRU
     /// pages just scanned, `4 * scanned / seeks * objects / (lru_pages +
     /// 1)`, in batches of `SHRINK_BATCH`, each counted in `slabs_scanned`.
-    pub fn shrink_slab(&mut self, tid: u32, is_kswapd: bool, nr_scanned: u64, lru_pages: u64) {
+    fn shrink_slab(&mut self, tid: u32, is_kswapd: bool, nr_scanned: u64, lru_pages: u64) {
         let nr_scanned = if nr_scanned == 0 { 32 } else { nr_scanned };
         for which in 0..2 {
             let objects = if which == 0 {
-                self.vfs.dentry_lru.len() as u64
+                self.mm().vfs.dentry_lru.len() as u64
             } else {
-                self.vfs.inode_lru.len() as u64
+                self.mm().vfs.inode_lru.len() as u64
             };
             // shrink_*_memory(0): (nr_unused / 100) * vfs_cache_pressure.
             let max_pass = objects / 100 * 100;
             let delta = 4 * nr_scanned / DEFAULT_SEEKS * max_pass / (lru_pages + 1);
-            let mut total = (self.vfs.deferred[which] + delta).min(2 * max_pass);
+            let mut total = (self.mm().vfs.deferred[which] + delta).min(2 * max_pass);
             while total >= SHRINK_BATCH {
-                self.vmstat.inc(Ev::SlabsScanned, SHRINK_BATCH);
+                self.mm_mut().vmstat.inc(Ev::SlabsScanned, SHRINK_BATCH);
                 if which == 0 {
                     self.prune_dcache(tid, SHRINK_BATCH);
                 } else {
@@ -66,7 +63,7 @@ impl System {
                 }
                 total -= SHRINK_BATCH;
             }
-            self.vfs.deferred[which] = total;
+            self.mm_mut().vfs.deferred[which] = total;
         }
     }
 
@@ -74,10 +71,10 @@ impl System {
     /// unused, referenced.
     fn prune_dcache(&mut self, tid: u32, nr: u64) {
         for _ in 0..nr {
-            let Some(ino) = self.vfs.dentry_lru.pop_back() else {
+            let Some(ino) = self.mm_mut().vfs.dentry_lru.pop_back() else {
                 break;
             };
-            self.vfs.inode_lru.push_front((ino, true));
+            self.mm_mut().vfs.inode_lru.push_front((ino, true));
             self.charge_sys(tid, self.cost().inode_evict_ns / 2);
         }
     }
@@ -86,18 +83,18 @@ impl System {
     fn prune_icache(&mut self, tid: u32, is_kswapd: bool, nr: u64) {
         let mut reap = 0;
         for _ in 0..nr {
-            let Some((ino, referenced)) = self.vfs.inode_lru.pop_back() else {
+            let Some((ino, referenced)) = self.mm_mut().vfs.inode_lru.pop_back() else {
                 break;
             };
             self.charge_sys(tid, self.cost().inode_evict_ns);
             if referenced {
-                self.vfs.inode_lru.push_front((ino, false));
+                self.mm_mut().vfs.inode_lru.push_front((ino, false));
                 continue;
             }
-            if self.inodes[ino as usize].nr_cached > 0 {
+            if self.mm().inodes[ino as usize].nr_cached > 0 {
                 reap += self.invalidate_mapping_pages(tid, ino);
-                if self.inodes[ino as usize].nr_cached > 0 {
-                    self.vfs.inode_lru.push_front((ino, false));
+                if self.mm().inodes[ino as usize].nr_cached > 0 {
+                    self.mm_mut().vfs.inode_lru.push_front((ino, false));
                 }
             }
             // Evicted: the inode has no pages and leaves the cache.
@@ -107,31 +104,40 @@ impl System {
         } else {
             Ev::PgInodeSteal
         };
-        self.vmstat.inc(ev, reap);
+        self.mm_mut().vmstat.inc(ev, reap);
     }
 
     /// `invalidate_mapping_pages(mapping, 0, -1)`: drop the clean pages
     /// that nobody maps, that are not under writeback and that sit on an
     /// LRU list. Returns how many were freed.
     fn invalidate_mapping_pages(&mut self, tid: u32, ino: u32) -> u64 {
-        let size = self.inodes[ino as usize].size_pages;
+        let size = self.mm().inodes[ino as usize].size_pages;
         let mut freed = 0;
         for idx in 0..size {
-            let pfn = self.inodes[ino as usize].page(idx);
+            let pfn = self.mm().inodes[ino as usize].page(idx);
             if pfn == NIL {
                 continue;
             }
-            let p = self.pages[pfn as usize];
+            let p = self.mm().pages[pfn as usize];
             let busy = flags::DIRTY | flags::WRITEBACK | flags::PTE_MAPPED | flags::LOCKED;
             if p.flags & busy != 0 || p.holder.lru().is_none() {
                 continue;
             }
-            self.lru_unlink(pfn);
-            self.inodes[ino as usize].remove(idx);
+            self.mm_mut().lru_unlink(pfn);
+            self.mm_mut().inodes[ino as usize].remove(idx);
             self.free_page(tid, pfn);
             self.charge_sys(tid, self.cost().page_free_ns);
             freed += 1;
         }
         freed
+    }
+}
+
+impl<T: MmHost + ?Sized> SlabShrink for T {}
+
+impl Memory {
+    /// `close()` of the last reference: the dentry goes on the unused list.
+    pub fn icache_release(&mut self, ino: u32) {
+        self.vfs.dentry_lru.push_front(ino);
     }
 }

@@ -21,12 +21,15 @@
 //! writeback proportion, nor is it ever congested, so `may_write_to_queue`
 //! always lets reclaim write to swap.
 
+use crate::mm::filemap::Filemap;
 use crate::mm::page::{flags, Pfn, NIL};
+use crate::mm::page_alloc::PageAlloc;
 use crate::mm::vmstat::Ev;
 use crate::mm::Gfp;
-use crate::sched::HasCore;
-use crate::system::task::Step;
-use crate::system::System;
+use crate::mm::Memory;
+use crate::mm::MemoryOps;
+use crate::mm::MmHost;
+use crate::sched::Step;
 
 /// `page_cluster` default (3.0, `swap_setup`, more than 16 MiB of memory):
 /// swap-in reads an aligned block of 2^3 slots.
@@ -118,13 +121,157 @@ pub struct AnonRegion {
     pub swap_pte: Vec<u32>,
 }
 
-impl System {
+/// Anonymous memory and swap: faults, swap-out and swap-in (`mm/memory.c`, `mm/swap_state.c`, `mm/page_io.c`).
+pub trait Swap: MmHost {
+    /// `swap_writepage`: write an unmapped swap-cache page to its slot.
+    fn swap_writepage(&mut self, tid: u32, pfn: Pfn) {
+        self.charge_sys(tid, self.cost().writeback_page_ns);
+        self.submit_page_write(tid, pfn);
+        self.mm_mut().vmstat.inc(Ev::PswpOut, 1);
+    }
+
+    /// A user access to anonymous page `vpn` of region `r` by task `tid`
+    /// (`handle_mm_fault` when the PTE is not present or not writable).
+    /// `Err(step)` when the task must sleep (allocation or swap-in read);
+    /// it retries the access after waking.
+    fn touch_anon(&mut self, tid: u32, r: usize, vpn: u32, write: bool) -> Result<(), Step> {
+        let ino = self.mm().anon_regions[r].inode;
+        let pfn = self.mm().inodes[ino as usize].page(vpn);
+        if pfn != NIL {
+            // Present: the MMU sets the accessed bit.
+            let p = &mut self.mm_mut().pages[pfn as usize];
+            p.flags |= flags::PTE_YOUNG;
+            if write && p.has(flags::SWAPCACHE) && !p.has(flags::WRITEBACK) {
+                // do_wp_page → reuse_swap_page: the swap copy is stale now.
+                self.mm_mut().vmstat.inc(Ev::PgFault, 1);
+                self.mm_mut().drop_swap_copy(pfn);
+            }
+            return Ok(());
+        }
+        self.mm_mut().vmstat.inc(Ev::PgFault, 1);
+        let slot = self.mm().anon_regions[r].swap_pte[vpn as usize];
+        if slot == NO_SLOT {
+            return self.do_anonymous_page(tid, ino, vpn);
+        }
+        self.do_swap_page(tid, r, vpn, slot, write)
+    }
+
+    /// `do_anonymous_page` (3.0): a zeroed page, mapped, on the active anon
+    /// list (`page_add_new_anon_rmap` → `lru_cache_add_lru(LRU_ACTIVE_ANON)`).
+    fn do_anonymous_page(&mut self, tid: u32, ino: u32, vpn: u32) -> Result<(), Step> {
+        let pfn = self.alloc_page_for_task(tid, Gfp { write: false })?;
+        self.charge_sys(tid, self.cost().copy_per_kib_ns * 4);
+        let p = &mut self.mm_mut().pages[pfn as usize];
+        p.flags =
+            flags::ANON | flags::UPTODATE | flags::ACTIVE | flags::PTE_MAPPED | flags::PTE_YOUNG;
+        p.inode = ino;
+        p.index = vpn;
+        self.mm_mut().inodes[ino as usize].insert(vpn, pfn);
+        let cpu = self.task(tid).cpu;
+        self.mm_mut().lru_cache_add(cpu, pfn);
+        Ok(())
+    }
+
+    /// `do_swap_page` (3.0): find the slot's page in the swap cache or read
+    /// it (with `swapin_readahead`), wait for the read, then map it. A write
+    /// access takes the page out of the swap cache (`reuse_swap_page`).
+    fn do_swap_page(
+        &mut self,
+        tid: u32,
+        r: usize,
+        vpn: u32,
+        slot: u32,
+        write: bool,
+    ) -> Result<(), Step> {
+        let swap_ino = self.mm().swap.as_ref().map_or(NIL, |s| s.inode);
+        let mut pfn = self.mm().inodes[swap_ino as usize].page(slot);
+        if pfn == NIL {
+            pfn = self.swapin_readahead(tid, slot)?;
+            self.mm_mut().vmstat.inc(Ev::PgMajFault, 1);
+        }
+        if self.mm().pages[pfn as usize].has(flags::LOCKED) {
+            // lock_page: wait for the read to complete.
+            self.mm_mut().read_waiters.push((pfn, tid));
+            return Err(Step::Wait(None));
+        }
+        let ino = self.mm().anon_regions[r].inode;
+        self.mm_mut().anon_regions[r].swap_pte[vpn as usize] = NO_SLOT;
+        let p = &mut self.mm_mut().pages[pfn as usize];
+        p.inode = ino;
+        p.index = vpn;
+        p.flags |= flags::PTE_MAPPED | flags::PTE_YOUNG;
+        self.mm_mut().inodes[ino as usize].insert(vpn, pfn);
+        self.mm_mut().page_swap_slot[pfn as usize] = slot;
+        let full = self.mm().swap.as_ref().is_some_and(SwapArea::full);
+        if (write || full) && !self.mm().pages[pfn as usize].has(flags::WRITEBACK) {
+            self.mm_mut().drop_swap_copy(pfn);
+        }
+        Ok(())
+    }
+
+    /// `swapin_readahead` (3.0 `valid_swaphandles`): read the slot and the
+    /// other in-use slots of its aligned block of 2^`PAGE_CLUSTER` that
+    /// are not cached. The faulting slot's page may enter direct reclaim;
+    /// readahead pages are allocated only if free pages are at hand.
+    /// Returns the faulting slot's page (locked until its read completes).
+    fn swapin_readahead(&mut self, tid: u32, slot: u32) -> Result<Pfn, Step> {
+        let target = self.alloc_page_for_task(tid, Gfp { write: false })?;
+        self.read_swap_page(tid, target, slot);
+        let block = 1u32 << PAGE_CLUSTER;
+        let first = (slot & !(block - 1)).max(1);
+        let swap = self.mm().swap.as_ref().expect("swap pte without swap");
+        let (swap_ino, nr_slots) = (swap.inode, swap.nr_slots);
+        for s in first..(first + block).min(nr_slots) {
+            let cached = self.mm().inodes[swap_ino as usize].page(s) != NIL;
+            let in_use = self.mm().swap.as_ref().is_some_and(|a| a.slot_in_use(s));
+            if s == slot || cached || !in_use {
+                continue;
+            }
+            let Some(pfn) = self.alloc_readahead_page(tid) else {
+                break;
+            };
+            self.read_swap_page(tid, pfn, s);
+        }
+        let dev = self.mm().swap.as_ref().map_or(0, |a| a.device);
+        self.kick_device(dev);
+        Ok(target)
+    }
+
+    /// `read_swap_cache_async` for one slot: the new page enters the swap
+    /// cache locked, goes on the inactive anon list, and a read is queued.
+    fn read_swap_page(&mut self, tid: u32, pfn: Pfn, slot: u32) {
+        let swap_ino = self.mm().swap.as_ref().map_or(NIL, |s| s.inode);
+        self.mm_mut().pages[pfn as usize].flags = flags::ANON | flags::SWAPCACHE | flags::LOCKED;
+        self.mm_mut().page_swap_slot[pfn as usize] = slot;
+        self.add_to_page_cache_lru(tid, pfn, swap_ino, slot);
+        self.submit_page_read(tid, pfn);
+        self.mm_mut().vmstat.inc(Ev::PswpIn, 1);
+    }
+
+    /// A read completed: unlock the page and wake whoever waits on it.
+    fn end_page_read(&mut self, pfn: Pfn) {
+        self.mm_mut().pages[pfn as usize].flags &= !flags::LOCKED;
+        let mut i = 0;
+        while i < self.mm().read_waiters.len() {
+            if self.mm().read_waiters[i].0 == pfn {
+                let (_, tid) = self.mm_mut().read_waiters.swap_remove(i);
+                self.wake_task(tid);
+            } else {
+                i += 1;
+            }
+        }
+    }
+}
+
+impl<T: MmHost + ?Sized> Swap for T {}
+
+impl Memory {
     /// Free swap slots (`nr_swap_pages`), 0 without a swap area.
     pub fn nr_swap_pages(&self) -> u64 {
         self.swap.as_ref().map_or(0, SwapArea::free_slots)
     }
 
-    fn region_of_inode(&self, ino: u32) -> usize {
+    pub fn region_of_inode(&self, ino: u32) -> usize {
         self.anon_regions
             .iter()
             .position(|r| r.inode == ino)
@@ -147,7 +294,7 @@ impl System {
 
     /// `delete_from_swap_cache` + `swap_free` (`try_to_free_swap`,
     /// `reuse_swap_page`): the page no longer has a copy in swap.
-    fn drop_swap_copy(&mut self, pfn: Pfn) {
+    pub fn drop_swap_copy(&mut self, pfn: Pfn) {
         let slot = self.page_swap_slot[pfn as usize];
         let swap = self.swap.as_mut().expect("swap cache page without swap");
         swap.free_slot(slot);
@@ -178,151 +325,12 @@ impl System {
         pg.index = slot;
     }
 
-    /// `swap_writepage`: write an unmapped swap-cache page to its slot.
-    pub fn swap_writepage(&mut self, tid: u32, pfn: Pfn) {
-        self.charge_sys(tid, self.cost().writeback_page_ns);
-        self.submit_page_write(tid, pfn);
-        self.vmstat.inc(Ev::PswpOut, 1);
-    }
-
     /// Free a clean, unmapped swap-cache page (`__remove_mapping` on
     /// `swapper_space`): the data stays in its slot for the PTE to find.
     pub fn remove_from_swap_cache(&mut self, pfn: Pfn) {
         let p = self.pages[pfn as usize];
         self.inodes[p.inode as usize].remove(p.index);
         self.page_swap_slot[pfn as usize] = NO_SLOT;
-    }
-
-    /// A user access to anonymous page `vpn` of region `r` by task `tid`
-    /// (`handle_mm_fault` when the PTE is not present or not writable).
-    /// `Err(step)` when the task must sleep (allocation or swap-in read);
-    /// it retries the access after waking.
-    pub fn touch_anon(&mut self, tid: u32, r: usize, vpn: u32, write: bool) -> Result<(), Step> {
-        let ino = self.anon_regions[r].inode;
-        let pfn = self.inodes[ino as usize].page(vpn);
-        if pfn != NIL {
-            // Present: the MMU sets the accessed bit.
-            let p = &mut self.pages[pfn as usize];
-            p.flags |= flags::PTE_YOUNG;
-            if write && p.has(flags::SWAPCACHE) && !p.has(flags::WRITEBACK) {
-                // do_wp_page → reuse_swap_page: the swap copy is stale now.
-                self.vmstat.inc(Ev::PgFault, 1);
-                self.drop_swap_copy(pfn);
-            }
-            return Ok(());
-        }
-        self.vmstat.inc(Ev::PgFault, 1);
-        let slot = self.anon_regions[r].swap_pte[vpn as usize];
-        if slot == NO_SLOT {
-            return self.do_anonymous_page(tid, ino, vpn);
-        }
-        self.do_swap_page(tid, r, vpn, slot, write)
-    }
-
-    /// `do_anonymous_page` (3.0): a zeroed page, mapped, on the active anon
-    /// list (`page_add_new_anon_rmap` → `lru_cache_add_lru(LRU_ACTIVE_ANON)`).
-    fn do_anonymous_page(&mut self, tid: u32, ino: u32, vpn: u32) -> Result<(), Step> {
-        let pfn = self.alloc_page_for_task(tid, Gfp { write: false })?;
-        self.charge_sys(tid, self.cost().copy_per_kib_ns * 4);
-        let p = &mut self.pages[pfn as usize];
-        p.flags =
-            flags::ANON | flags::UPTODATE | flags::ACTIVE | flags::PTE_MAPPED | flags::PTE_YOUNG;
-        p.inode = ino;
-        p.index = vpn;
-        self.inodes[ino as usize].insert(vpn, pfn);
-        let cpu = self.task(tid).cpu;
-        self.lru_cache_add(cpu, pfn);
-        Ok(())
-    }
-
-    /// `do_swap_page` (3.0): find the slot's page in the swap cache or read
-    /// it (with `swapin_readahead`), wait for the read, then map it. A write
-    /// access takes the page out of the swap cache (`reuse_swap_page`).
-    fn do_swap_page(
-        &mut self,
-        tid: u32,
-        r: usize,
-        vpn: u32,
-        slot: u32,
-        write: bool,
-    ) -> Result<(), Step> {
-        let swap_ino = self.swap.as_ref().map_or(NIL, |s| s.inode);
-        let mut pfn = self.inodes[swap_ino as usize].page(slot);
-        if pfn == NIL {
-            pfn = self.swapin_readahead(tid, slot)?;
-            self.vmstat.inc(Ev::PgMajFault, 1);
-        }
-        if self.pages[pfn as usize].has(flags::LOCKED) {
-            // lock_page: wait for the read to complete.
-            self.read_waiters.push((pfn, tid));
-            return Err(Step::Wait(None));
-        }
-        let ino = self.anon_regions[r].inode;
-        self.anon_regions[r].swap_pte[vpn as usize] = NO_SLOT;
-        let p = &mut self.pages[pfn as usize];
-        p.inode = ino;
-        p.index = vpn;
-        p.flags |= flags::PTE_MAPPED | flags::PTE_YOUNG;
-        self.inodes[ino as usize].insert(vpn, pfn);
-        self.page_swap_slot[pfn as usize] = slot;
-        let full = self.swap.as_ref().is_some_and(SwapArea::full);
-        if (write || full) && !self.pages[pfn as usize].has(flags::WRITEBACK) {
-            self.drop_swap_copy(pfn);
-        }
-        Ok(())
-    }
-
-    /// `swapin_readahead` (3.0 `valid_swaphandles`): read the slot and the
-    /// other in-use slots of its aligned block of 2^`PAGE_CLUSTER` that
-    /// are not cached. The faulting slot's page may enter direct reclaim;
-    /// readahead pages are allocated only if free pages are at hand.
-    /// Returns the faulting slot's page (locked until its read completes).
-    fn swapin_readahead(&mut self, tid: u32, slot: u32) -> Result<Pfn, Step> {
-        let target = self.alloc_page_for_task(tid, Gfp { write: false })?;
-        self.read_swap_page(tid, target, slot);
-        let block = 1u32 << PAGE_CLUSTER;
-        let first = (slot & !(block - 1)).max(1);
-        let swap = self.swap.as_ref().expect("swap pte without swap");
-        let (swap_ino, nr_slots) = (swap.inode, swap.nr_slots);
-        for s in first..(first + block).min(nr_slots) {
-            let cached = self.inodes[swap_ino as usize].page(s) != NIL;
-            let in_use = self.swap.as_ref().is_some_and(|a| a.slot_in_use(s));
-            if s == slot || cached || !in_use {
-                continue;
-            }
-            let Some(pfn) = self.alloc_readahead_page(tid) else {
-                break;
-            };
-            self.read_swap_page(tid, pfn, s);
-        }
-        let dev = self.swap.as_ref().map_or(0, |a| a.device);
-        self.kick_device(dev);
-        Ok(target)
-    }
-
-    /// `read_swap_cache_async` for one slot: the new page enters the swap
-    /// cache locked, goes on the inactive anon list, and a read is queued.
-    fn read_swap_page(&mut self, tid: u32, pfn: Pfn, slot: u32) {
-        let swap_ino = self.swap.as_ref().map_or(NIL, |s| s.inode);
-        self.pages[pfn as usize].flags = flags::ANON | flags::SWAPCACHE | flags::LOCKED;
-        self.page_swap_slot[pfn as usize] = slot;
-        self.add_to_page_cache_lru(tid, pfn, swap_ino, slot);
-        self.submit_page_read(tid, pfn);
-        self.vmstat.inc(Ev::PswpIn, 1);
-    }
-
-    /// A read completed: unlock the page and wake whoever waits on it.
-    pub fn end_page_read(&mut self, pfn: Pfn) {
-        self.pages[pfn as usize].flags &= !flags::LOCKED;
-        let mut i = 0;
-        while i < self.read_waiters.len() {
-            if self.read_waiters[i].0 == pfn {
-                let (_, tid) = self.read_waiters.swap_remove(i);
-                self.wake_task(tid);
-            } else {
-                i += 1;
-            }
-        }
     }
 }
 

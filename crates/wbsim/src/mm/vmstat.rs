@@ -92,6 +92,18 @@ pub const ZONE_EV_NAMES: [&str; 7] = [
     "nr_vmscan_write",
 ];
 
+/// The page-state items of `global_page_state` the model keeps as live
+/// gauges (the zone's own are in `Zone`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PageGauges {
+    /// `NR_FILE_DIRTY`.
+    pub nr_dirty: u64,
+    /// `NR_WRITEBACK`.
+    pub nr_writeback: u64,
+    /// `NR_WRITEBACK_TEMP` (FUSE's temporary pages).
+    pub nr_writeback_temp: u64,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Vmstat {
     pub ev: [u64; EV_NAMES.len()],

@@ -8,6 +8,8 @@
 
 use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::mm::page_alloc::{AllocPhase, AllocState};
+use crate::mm::slab::SlabShrink;
+use crate::mm::MmHost;
 use crate::sched::HasCore;
 use crate::system::task::Step;
 use crate::system::System;
@@ -36,11 +38,11 @@ impl System {
             stall_same_priority: false,
         };
         // shrink_zones: every zone of the zonelist, highest first.
-        for z in (0..self.zones.len()).rev() {
-            if self.zones[z].present_pages == 0 {
+        for z in (0..self.mm().nr_zones()).rev() {
+            if self.mm().zone(z).present_pages == 0 {
                 continue;
             }
-            if self.zones[z].all_unreclaimable && st.priority != DEF_PRIORITY {
+            if self.mm().zone(z).all_unreclaimable && st.priority != DEF_PRIORITY {
                 continue;
             }
             self.shrink_zone(z, &mut sc);
@@ -49,8 +51,8 @@ impl System {
             }
         }
         if sc.stall.is_none() {
-            let lru_pages = (0..self.zones.len())
-                .map(|z| self.zone_reclaimable_pages(z))
+            let lru_pages = (0..self.mm().nr_zones())
+                .map(|z| self.mm().zone_reclaimable_pages(z))
                 .sum();
             self.shrink_slab(tid, false, sc.nr_scanned, lru_pages);
         }
@@ -89,7 +91,7 @@ impl System {
         let nap = sc.nr_scanned > 0 && st.priority < DEF_PRIORITY - 2;
         st.priority -= 1;
         if nap {
-            let zone = self.preferred_zone();
+            let zone = self.mm().preferred_zone();
             return self.wait_iff_congested(tid, zone, self.jiffies_ns(self.hz() / 10));
         }
         None
@@ -110,7 +112,7 @@ impl System {
     /// otherwise just yield.
     pub fn wait_iff_congested(&mut self, tid: u32, zone: usize, timeout_ns: u64) -> Option<Step> {
         let any_congested = self.queues.iter().any(|q| q.congested);
-        if !any_congested || !self.zones[zone].congested {
+        if !any_congested || !self.mm().zone(zone).congested {
             // cond_resched() only: the tracepoint records no delay.
             let ev = TraceEvent::WaitIffCongested {
                 usec_timeout: (timeout_ns / 1000) as u32,

@@ -2,7 +2,9 @@
 //! `sleeping_prematurely`, `balance_pgdat`, `wakeup_kswapd`), order 0.
 
 use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use crate::mm::slab::SlabShrink;
 use crate::mm::vmstat::Ev;
+use crate::mm::MmHost;
 use crate::sched::HasCore;
 use crate::sim::Ns;
 use crate::system::task::{Step, TaskKind};
@@ -78,8 +80,8 @@ impl System {
             return;
         }
         let mut below_low = false;
-        for zid in (0..self.zones.len()).rev() {
-            let z = &self.zones[zid];
+        for zid in (0..self.mm().nr_zones()).rev() {
+            let z = &self.mm().zone(zid);
             if z.present_pages > 0 && !z.watermark_ok(z.wmark_low, 0) {
                 below_low = true;
                 let ev = TraceEvent::WakeupKswapd {
@@ -98,7 +100,9 @@ impl System {
         }
         // A napping kswapd sees the wake-up as "low watermark hit quickly".
         if k.phase == Phase::Napping {
-            self.vmstat.inc(Ev::KswapdLowWmarkHitQuickly, 1);
+            self.mm_mut()
+                .vmstat_mut()
+                .inc(Ev::KswapdLowWmarkHitQuickly, 1);
         }
         k.phase = Phase::Balance;
         self.kswapd_trace_wake();
@@ -122,13 +126,13 @@ impl System {
         k.nr_reclaimed = 0;
         k.may_writepage = !self.sysctl().laptop_mode;
         k.after_wait = false;
-        self.vmstat.inc(Ev::PageOutRun, 1);
+        self.mm_mut().vmstat_mut().inc(Ev::PageOutRun, 1);
     }
 
     /// `sleeping_prematurely` (order 0): not every populated zone is at its
     /// high watermark.
     fn kswapd_premature(&self) -> bool {
-        self.zones.iter().any(|z| {
+        self.mm().zones().iter().any(|z| {
             z.present_pages > 0 && !z.all_unreclaimable && !z.watermark_ok(z.wmark_high, 0)
         })
     }
@@ -139,7 +143,9 @@ impl System {
             Phase::Sleeping => Step::Wait(None),
             Phase::Napping => {
                 if self.kswapd_premature() {
-                    self.vmstat.inc(Ev::KswapdHighWmarkHitQuickly, 1);
+                    self.mm_mut()
+                        .vmstat_mut()
+                        .inc(Ev::KswapdHighWmarkHitQuickly, 1);
                     k.phase = Phase::Balance;
                     self.kswapd_trace_wake();
                     self.loop_again(&mut k);
@@ -177,18 +183,18 @@ impl System {
             k.after_wait = false;
             return self.balance_next_priority(k);
         }
-        let nz = self.zones.len();
+        let nz = self.mm().nr_zones();
         // Find end_zone: highest zone below its high watermark, ageing the
         // active anon list of each zone looked at on the way.
         let mut end_zone = None;
         for i in (0..nz).rev() {
-            let z = &self.zones[i];
+            let z = &self.mm().zone(i);
             if z.present_pages == 0 || (z.all_unreclaimable && k.priority != DEF_PRIORITY) {
                 continue;
             }
             let mut sc = self.kswapd_scan_control(tid, k);
             self.age_active_anon(i, &mut sc);
-            let z = &self.zones[i];
+            let z = &self.mm().zone(i);
             if !z.watermark_ok(z.wmark_high, 0) {
                 end_zone = Some(i);
                 break;
@@ -200,7 +206,7 @@ impl System {
         let mut all_zones_ok = true;
         let mut under_min = false;
         for i in 0..=end_zone {
-            let z = &self.zones[i];
+            let z = &self.mm().zone(i);
             if z.present_pages == 0 || (z.all_unreclaimable && k.priority != DEF_PRIORITY) {
                 continue;
             }
@@ -208,12 +214,14 @@ impl System {
             if !z.watermark_ok(z.wmark_high + balance_gap, end_zone) {
                 let mut sc = self.kswapd_scan_control(tid, k);
                 self.shrink_zone(i, &mut sc);
-                let lru_pages = (0..=end_zone).map(|z| self.zone_reclaimable_pages(z)).sum();
+                let lru_pages = (0..=end_zone)
+                    .map(|z| self.mm().zone_reclaimable_pages(z))
+                    .sum();
                 self.shrink_slab(tid, true, sc.nr_scanned, lru_pages);
                 k.total_scanned += sc.nr_scanned;
                 k.nr_reclaimed = sc.nr_reclaimed;
-                let reclaimable = self.zone_reclaimable_pages(i);
-                let z = &mut self.zones[i];
+                let reclaimable = self.mm().zone_reclaimable_pages(i);
+                let z = &mut self.mm_mut().zone_mut(i);
                 if z.pages_scanned >= 6 * reclaimable {
                     z.all_unreclaimable = true;
                 }
@@ -227,7 +235,7 @@ impl System {
             if k.total_scanned > 2 * SWAP_CLUSTER_MAX && k.total_scanned > k.nr_reclaimed * 3 / 2 {
                 k.may_writepage = true;
             }
-            let z = &mut self.zones[i];
+            let z = &mut self.mm_mut().zone_mut(i);
             if z.all_unreclaimable {
                 continue;
             }
@@ -245,7 +253,9 @@ impl System {
         }
         if k.total_scanned > 0 && k.priority < DEF_PRIORITY - 2 {
             if under_min {
-                self.vmstat.inc(Ev::KswapdSkipCongestionWait, 1);
+                self.mm_mut()
+                    .vmstat_mut()
+                    .inc(Ev::KswapdSkipCongestionWait, 1);
             } else {
                 k.after_wait = true;
                 return self.congestion_wait(tid, self.jiffies_ns(self.hz() / 10));

@@ -8,6 +8,7 @@
 //! isolated pages at a time); lumpy reclaim is not modelled (all reference
 //! workloads allocate order-0 pages).
 
+use crate::mm::MmHost;
 use crate::sched::HasCore;
 
 pub mod direct;
@@ -84,9 +85,9 @@ impl System {
     /// without free swap only file pages are scanned, and when file plus
     /// free pages are below the high watermark only anon pages.
     pub fn get_scan_count(&mut self, zone: usize, sc: &ScanControl) -> [u64; NR_LRU_LISTS] {
-        let noswap = self.nr_swap_pages() == 0;
+        let noswap = self.mm().nr_swap_pages() == 0;
         let anon_prio = self.sysctl().swappiness as u64;
-        let z = &mut self.zones[zone];
+        let z = &mut self.mm_mut().zone_mut(zone);
         let (anon, file) = (z.nr_anon_lru(), z.nr_file_lru());
         let force_scan = sc.is_kswapd && ((anon + file) >> sc.priority) < SWAP_CLUSTER_MAX;
         let (fraction, denominator) = if noswap {
@@ -162,7 +163,9 @@ impl System {
     /// Move active anon pages to the inactive list when it is too small
     /// (end of `shrink_zone`; `balance_pgdat` does it for every zone).
     pub fn age_active_anon(&mut self, zone: usize, sc: &mut ScanControl) {
-        if sc.stall.is_none() && self.nr_swap_pages() > 0 && self.zones[zone].inactive_anon_is_low()
+        if sc.stall.is_none()
+            && self.mm().nr_swap_pages() > 0
+            && self.mm().zone(zone).inactive_anon_is_low()
         {
             self.shrink_active_list(zone, LRU_ACTIVE_ANON, SWAP_CLUSTER_MAX, sc);
         }
@@ -170,7 +173,7 @@ impl System {
 
     /// `shrink_list`: an active list only when its inactive list is low.
     fn shrink_list(&mut self, zone: usize, lru: usize, n: u64, sc: &mut ScanControl) {
-        let z = &self.zones[zone];
+        let z = &self.mm().zone(zone);
         match lru {
             LRU_ACTIVE_FILE => {
                 if z.lruvec.lists[LRU_ACTIVE_FILE].len > z.lruvec.lists[LRU_INACTIVE_FILE].len {
@@ -178,7 +181,7 @@ impl System {
                 }
             }
             LRU_ACTIVE_ANON => {
-                if self.nr_swap_pages() > 0 && z.inactive_anon_is_low() {
+                if self.mm().nr_swap_pages() > 0 && z.inactive_anon_is_low() {
                     self.shrink_active_list(zone, lru, n, sc);
                 }
             }
@@ -198,22 +201,22 @@ impl System {
         sc: &mut ScanControl,
     ) {
         let cpu = self.task(sc.tid).cpu;
-        self.lru_add_drain(cpu);
+        self.mm_mut().lru_add_drain(cpu);
         let (mut moved, mut rotated) = (0u64, 0u64);
         for _ in 0..nr_to_scan {
-            let pfn = self.lruvec(zone).lists[lru].tail;
+            let pfn = self.mm().lruvec(zone).lists[lru].tail;
             if pfn == NIL {
                 break;
             }
-            self.lru_unlink(pfn);
-            let pg = &mut self.pages[pfn as usize];
+            self.mm_mut().lru_unlink(pfn);
+            let pg = &mut self.mm_mut().pages_mut()[pfn as usize];
             if pg.has(flags::PTE_YOUNG) {
                 // page_referenced: test and clear the accessed bit.
                 pg.flags &= !flags::PTE_YOUNG;
                 rotated += 1;
             }
             pg.flags &= !flags::ACTIVE;
-            self.lru_link_head(pfn, lru - 1);
+            self.mm_mut().lru_link_head(pfn, lru - 1);
             moved += 1;
         }
         self.charge_sys(sc.tid, moved * self.cost().scan_page_ns);
@@ -222,10 +225,12 @@ impl System {
             isolate_event(IsolateMode::Active, nr_to_scan, moved),
         );
         let file = (lru == LRU_ACTIVE_FILE) as usize;
-        let lv = self.lruvec_mut(zone);
+        let lv = self.mm_mut().lruvec_mut(zone);
         lv.recent_scanned[file] += moved;
         lv.recent_rotated[file] += rotated;
-        self.vmstat.zinc(zone, ZoneEv::PgRefill, moved);
-        self.vmstat.inc(Ev::PgDeactivate, moved);
+        self.mm_mut()
+            .vmstat_mut()
+            .zinc(zone, ZoneEv::PgRefill, moved);
+        self.mm_mut().vmstat_mut().inc(Ev::PgDeactivate, moved);
     }
 }

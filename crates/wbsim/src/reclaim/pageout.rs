@@ -8,7 +8,10 @@ use crate::fs::WritepageResult;
 use crate::kernel::SkippedDirtyPage;
 use crate::mm::page::{flags, Holder, LRU_INACTIVE_FILE, NIL};
 use crate::mm::page_lru;
+use crate::mm::swap::Swap;
 use crate::mm::vmstat::{Ev, ZoneEv};
+use crate::mm::MemoryOps;
+use crate::mm::MmHost;
 use crate::sched::HasCore;
 use crate::system::System;
 use crate::trace::{IsolateMode, ReclaimFlags, ReclaimLru, TraceEvent};
@@ -66,21 +69,21 @@ impl System {
     ) {
         let file = lru == LRU_INACTIVE_FILE;
         let cpu = self.task(sc.tid).cpu;
-        self.lru_add_drain(cpu);
+        self.mm_mut().lru_add_drain(cpu);
         // isolate_lru_pages from the tail.
         let mut buf = std::mem::take(&mut self.isolate_buf);
         buf.clear();
         for _ in 0..nr_to_scan {
-            let pfn = self.lruvec(zone).lists[lru].tail;
+            let pfn = self.mm().lruvec(zone).lists[lru].tail;
             if pfn == NIL {
                 break;
             }
-            self.lru_unlink(pfn);
-            self.pages[pfn as usize].holder = Holder::Isolated;
+            self.mm_mut().lru_unlink(pfn);
+            self.mm_mut().pages_mut()[pfn as usize].holder = Holder::Isolated;
             buf.push(pfn);
         }
         let nr_taken = buf.len() as u64;
-        let z = &mut self.zones[zone];
+        let z = &mut self.mm_mut().zone_mut(zone);
         if file {
             z.nr_isolated_file += nr_taken;
         } else {
@@ -93,7 +96,7 @@ impl System {
         } else {
             ZoneEv::PgScanDirect
         };
-        self.vmstat.zinc(zone, scan_ev, nr_taken);
+        self.mm_mut().vmstat_mut().zinc(zone, scan_ev, nr_taken);
         sc.nr_scanned += nr_taken;
         self.charge_sys(sc.tid, nr_taken * self.cost().scan_page_ns);
         self.trace(
@@ -102,7 +105,7 @@ impl System {
         );
 
         let t = self.shrink_page_list(zone, &buf, sc);
-        let z = &mut self.zones[zone];
+        let z = &mut self.mm_mut().zone_mut(zone);
         if file {
             z.nr_isolated_file -= nr_taken;
         } else {
@@ -114,9 +117,9 @@ impl System {
         } else {
             ZoneEv::PgStealDirect
         };
-        self.vmstat.zinc(zone, steal_ev, t.reclaimed);
+        self.mm_mut().vmstat_mut().zinc(zone, steal_ev, t.reclaimed);
         if sc.is_kswapd {
-            self.vmstat.inc(Ev::KswapdSteal, t.reclaimed);
+            self.mm_mut().vmstat_mut().inc(Ev::KswapdSteal, t.reclaimed);
         }
         self.isolate_buf = buf;
         let ev = TraceEvent::LruShrinkInactive {
@@ -136,7 +139,7 @@ impl System {
         let shift = DEF_PRIORITY - sc.priority;
         let throttle = self.profile().throttle_on_dirty_isolated && sc.stall.is_none();
         if throttle && t.dirty > 0 && t.dirty >= nr_taken >> shift {
-            self.vmstat.inc(Ev::NrVmscanThrottled, 1);
+            self.mm_mut().vmstat_mut().inc(Ev::NrVmscanThrottled, 1);
             let timeout = self.jiffies_ns(self.hz() / 10);
             sc.stall = self.wait_iff_congested(sc.tid, zone, timeout);
         }
@@ -156,19 +159,19 @@ impl System {
                 }
                 Fate::Kept => self.putback(pfn),
                 Fate::Activated => {
-                    let p = &mut self.pages[pfn as usize];
+                    let p = &mut self.mm_mut().pages_mut()[pfn as usize];
                     p.flags |= flags::ACTIVE;
                     let file = !p.has(flags::ANON) as usize;
-                    self.vmstat.inc(Ev::PgActivate, 1);
-                    self.lruvec_mut(zone).recent_rotated[file] += 1;
+                    self.mm_mut().vmstat_mut().inc(Ev::PgActivate, 1);
+                    self.mm_mut().lruvec_mut(zone).recent_rotated[file] += 1;
                     self.putback(pfn);
                 }
-                Fate::Orphaned => self.pages[pfn as usize].holder = Holder::Orphaned,
+                Fate::Orphaned => self.mm_mut().pages_mut()[pfn as usize].holder = Holder::Orphaned,
             }
         }
         // Global reclaim only (no memcg in the model).
         if t.dirty > 0 && t.dirty == t.congested {
-            self.zones[zone].congested = true;
+            self.mm_mut().zone_mut(zone).congested = true;
         }
         if t.flush_first > 0 {
             // Gorman RFC patch 5: wake the flushers for the inodes just marked.
@@ -185,7 +188,7 @@ impl System {
         sc: &mut ScanControl,
         t: &mut Tally,
     ) -> Fate {
-        let p = self.pages[pfn as usize];
+        let p = self.mm().pages()[pfn as usize];
         if p.has(flags::LOCKED) {
             // trylock_page failed: a read is in flight.
             return Fate::Kept;
@@ -204,18 +207,18 @@ impl System {
             PageRef::Reclaim | PageRef::ReclaimClean => {}
         }
         let anon = p.has(flags::ANON);
-        if anon && !p.has(flags::SWAPCACHE) && !self.add_to_swap(pfn) {
+        if anon && !p.has(flags::SWAPCACHE) && !self.mm_mut().add_to_swap(pfn) {
             return Fate::Activated;
         }
-        if self.pages[pfn as usize].has(flags::PTE_MAPPED) {
-            self.try_to_unmap(pfn);
+        if self.mm().pages()[pfn as usize].has(flags::PTE_MAPPED) {
+            self.mm_mut().try_to_unmap(pfn);
         }
-        if self.pages[pfn as usize].has(flags::DIRTY) {
+        if self.mm().pages()[pfn as usize].has(flags::DIRTY) {
             t.dirty += 1;
             if !anon && !self.reclaim_may_write_file(sc) {
                 // Gorman RFC patches 1-2 (3.2 order: before RECLAIM_CLEAN).
                 if self.profile().flush_reclaim_inodes_first {
-                    self.inodes[p.inode as usize].dirty_reclaim = true;
+                    self.mm_mut().inode_mut(p.inode).dirty_reclaim = true;
                     t.flush_first += 1;
                 }
                 return self.skip_dirty_file_page(pfn);
@@ -226,43 +229,47 @@ impl System {
             self.wait_for_request_before_write(sc, pfn);
             if anon {
                 // pageout → swap_writepage; the swap bdi is never congested.
-                self.pages[pfn as usize].flags |= flags::RECLAIM;
+                self.mm_mut().pages_mut()[pfn as usize].flags |= flags::RECLAIM;
                 self.swap_writepage(sc.tid, pfn);
-                self.vmstat.zinc(zone, ZoneEv::NrVmscanWrite, 1);
+                self.mm_mut()
+                    .vmstat_mut()
+                    .zinc(zone, ZoneEv::NrVmscanWrite, 1);
                 self.trace(
                     sc.tid,
                     TraceEvent::writepage(pfn as u64, async_flags(false)),
                 );
                 return Fate::Kept;
             }
-            let bdi = self.inodes[p.inode as usize].bdi;
+            let bdi = self.mm().inode(p.inode).bdi;
             if !self.may_write_to_queue(sc, bdi) {
                 t.congested += 1;
                 return Fate::Kept;
             }
             // pageout(): clear dirty for IO, set PG_reclaim, ->writepage.
-            self.pages[pfn as usize].flags |= flags::RECLAIM;
+            self.mm_mut().pages_mut()[pfn as usize].flags |= flags::RECLAIM;
             let result = self.fs_writepage_reclaim(sc.tid, pfn, sc.is_kswapd);
-            self.vmstat.zinc(zone, ZoneEv::NrVmscanWrite, 1);
+            self.mm_mut()
+                .vmstat_mut()
+                .zinc(zone, ZoneEv::NrVmscanWrite, 1);
             self.trace(sc.tid, TraceEvent::writepage(pfn as u64, async_flags(true)));
             match result {
                 WritepageResult::Redirtied | WritepageResult::Submitted => {
-                    if !self.pages[pfn as usize].has(flags::WRITEBACK) {
-                        self.pages[pfn as usize].flags &= !flags::RECLAIM;
+                    if !self.mm().pages()[pfn as usize].has(flags::WRITEBACK) {
+                        self.mm_mut().pages_mut()[pfn as usize].flags &= !flags::RECLAIM;
                     }
                     return Fate::Kept;
                 }
                 WritepageResult::CompletedSync => {
-                    self.pages[pfn as usize].flags &= !flags::RECLAIM;
+                    self.mm_mut().pages_mut()[pfn as usize].flags &= !flags::RECLAIM;
                 }
             }
         }
         // Clean: __remove_mapping from the page cache or the swap cache.
-        let p = self.pages[pfn as usize];
+        let p = self.mm().pages()[pfn as usize];
         if anon {
-            self.remove_from_swap_cache(pfn);
+            self.mm_mut().remove_from_swap_cache(pfn);
         } else {
-            self.inodes[p.inode as usize].remove(p.index);
+            self.mm_mut().inode_mut(p.inode).remove(p.index);
         }
         Fate::Freed
     }
@@ -278,7 +285,7 @@ impl System {
         }
         // A dirty anonymous page is unmapped by now: its mapping is the
         // swap cache and its index the slot, which is where it is written.
-        let p = self.pages[pfn as usize];
+        let p = self.mm().pages()[pfn as usize];
         if self.must_wait_for_request_of(sc.tid, p.inode, p.index) {
             sc.stall = Some(crate::system::task::Step::Wait(None));
             sc.stall_same_priority = true;
@@ -290,7 +297,7 @@ impl System {
     /// file page seen referenced twice is activated. A file page with only
     /// PG_referenced may be freed if clean but is not written.
     fn page_check_references(&mut self, pfn: u32) -> PageRef {
-        let p = &mut self.pages[pfn as usize];
+        let p = &mut self.mm_mut().pages_mut()[pfn as usize];
         let referenced_ptes = p.has(flags::PTE_MAPPED) && p.has(flags::PTE_YOUNG);
         let referenced_page = p.has(flags::REFERENCED);
         p.flags &= !(flags::PTE_YOUNG | flags::REFERENCED);
@@ -315,16 +322,18 @@ impl System {
     fn skip_dirty_file_page(&mut self, pfn: u32) -> Fate {
         match self.profile().skipped_dirty_file_page {
             SkippedDirtyPage::Keep => {
-                self.vmstat.inc(Ev::NrVmscanWriteSkip, 1);
+                self.mm_mut().vmstat_mut().inc(Ev::NrVmscanWriteSkip, 1);
                 Fate::Kept
             }
             SkippedDirtyPage::ImmediateReclaim => {
-                self.pages[pfn as usize].flags |= flags::RECLAIM;
-                self.vmstat.inc(Ev::NrVmscanImmediateReclaim, 1);
+                self.mm_mut().pages_mut()[pfn as usize].flags |= flags::RECLAIM;
+                self.mm_mut()
+                    .vmstat_mut()
+                    .inc(Ev::NrVmscanImmediateReclaim, 1);
                 Fate::Kept
             }
             SkippedDirtyPage::Orphan => {
-                self.vmstat.inc(Ev::NrVmscanInvalidate, 1);
+                self.mm_mut().vmstat_mut().inc(Ev::NrVmscanInvalidate, 1);
                 Fate::Orphaned
             }
         }
@@ -353,7 +362,7 @@ impl System {
 
     /// `putback_lru_pages`: back to the head of the list its flags name.
     fn putback(&mut self, pfn: u32) {
-        let lru = page_lru(&self.pages[pfn as usize]);
-        self.lru_link_head(pfn, lru);
+        let lru = page_lru(&self.mm().pages()[pfn as usize]);
+        self.mm_mut().lru_link_head(pfn, lru);
     }
 }

@@ -6,12 +6,13 @@
 //! function; this module also holds the tests of `shrink_zone`.
 
 use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
-use crate::mm::inode::{Inode, MappingKind};
 use crate::kernel::preset;
-use crate::mm::page::{flags, list_del, Holder, Pfn, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE};
+use crate::mm::inode::{Inode, MappingKind};
+use crate::mm::page::{flags, Holder, Pfn, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE};
 use crate::mm::swap::{AnonRegion, NO_SLOT};
 use crate::mm::vmstat::ZoneEv;
 use crate::mm::zone::Zone;
+use crate::mm::MmHost;
 use crate::scenario::SwapConfig;
 use crate::sched::HasCore;
 use crate::system::{build_system, System};
@@ -53,18 +54,18 @@ impl Machine {
             });
         }
         let mut sys = build_system(&sc, &preset(kernel).unwrap(), 1);
-        let z = &sys.zones[ZONE];
+        let z = &sys.mm().zone(ZONE);
         assert_eq!((z.wmark_min, z.wmark_low, z.wmark_high), (128, 160, 192));
-        let file = (0..sys.inodes.len() as u32)
-            .find(|&i| sys.inodes[i as usize].kind == MappingKind::Regular)
+        let file = (0..sys.mm().nr_inodes() as u32)
+            .find(|&i| sys.mm().inode(i).kind == MappingKind::Regular)
             .unwrap();
         let bdev = sys.filesystems[0].blockdev_inode;
         // An anonymous region, as a memtouch task's would be.
-        let id = sys.inodes.len() as u32;
-        let bdi = sys.swap.as_ref().map_or(0, |s| s.device);
-        sys.inodes
-            .push(Inode::new(id, 0, bdi, MappingKind::Anon, 0));
-        sys.anon_regions.push(AnonRegion {
+        let id = sys.mm().nr_inodes() as u32;
+        let bdi = sys.mm().swap().map_or(0, |s| s.device);
+        sys.mm_mut()
+            .add_inode(Inode::new(id, 0, bdi, MappingKind::Anon, 0));
+        sys.mm_mut().add_anon_region(AnonRegion {
             inode: id,
             swap_pte: vec![NO_SLOT; 256],
         });
@@ -77,16 +78,12 @@ impl Machine {
     }
 
     pub fn zone(&self) -> &Zone {
-        &self.sys.zones[ZONE]
+        self.sys.mm().zone(ZONE)
     }
 
     /// A free frame taken off the buddy list, kernel-held.
     fn take_frame(&mut self) -> Pfn {
-        let z = &mut self.sys.zones[ZONE];
-        let pfn = z.free.head;
-        list_del(&mut self.sys.pages, &mut z.free, pfn);
-        self.sys.pages[pfn as usize].holder = Holder::Kernel;
-        pfn
+        self.sys.mm_mut().take_free_page(ZONE).expect("a free page")
     }
 
     /// Take free pages away (kernel-held for good) until `n` are left.
@@ -100,12 +97,12 @@ impl Machine {
     /// inactive file list.
     pub fn file_page(&mut self, ino: u32, idx: u32) -> Pfn {
         let pfn = self.take_frame();
-        let p = &mut self.sys.pages[pfn as usize];
+        let p = &mut self.sys.mm_mut().pages_mut()[pfn as usize];
         p.flags = flags::UPTODATE;
         p.inode = ino;
         p.index = idx;
-        self.sys.inodes[ino as usize].insert(idx, pfn);
-        self.sys.lru_link_head(pfn, LRU_INACTIVE_FILE);
+        self.sys.mm_mut().inode_mut(ino).insert(idx, pfn);
+        self.sys.mm_mut().lru_link_head(pfn, LRU_INACTIVE_FILE);
         pfn
     }
 
@@ -134,14 +131,14 @@ impl Machine {
     /// (its fault's accessed bit already cleared), not in the swap cache,
     /// at the head of the inactive anon list.
     pub fn anon_page(&mut self, vpn: u32) -> Pfn {
-        let ino = self.sys.anon_regions[0].inode;
+        let ino = self.sys.mm().anon_regions()[0].inode;
         let pfn = self.take_frame();
-        let p = &mut self.sys.pages[pfn as usize];
+        let p = &mut self.sys.mm_mut().pages_mut()[pfn as usize];
         p.flags = flags::ANON | flags::UPTODATE | flags::PTE_MAPPED;
         p.inode = ino;
         p.index = vpn;
-        self.sys.inodes[ino as usize].insert(vpn, pfn);
-        self.sys.lru_link_head(pfn, LRU_INACTIVE_ANON);
+        self.sys.mm_mut().inode_mut(ino).insert(vpn, pfn);
+        self.sys.mm_mut().lru_link_head(pfn, LRU_INACTIVE_ANON);
         pfn
     }
 
@@ -181,7 +178,7 @@ impl Machine {
     /// Where page `pfn` is: its holder, and whether it is the head of its
     /// LRU list.
     pub fn place(&self, pfn: Pfn) -> (Holder, bool) {
-        let p = self.sys.pages[pfn as usize];
+        let p = self.sys.mm().pages()[pfn as usize];
         let head = p
             .holder
             .lru()
@@ -190,11 +187,11 @@ impl Machine {
     }
 
     pub fn has(&self, pfn: Pfn, f: u16) -> bool {
-        self.sys.pages[pfn as usize].has(f)
+        self.sys.mm().pages()[pfn as usize].has(f)
     }
 
     pub fn zone_stat(&self, e: ZoneEv) -> u64 {
-        self.sys.vmstat.zone_stat(ZONE, e)
+        self.sys.mm().vmstat().zone_stat(ZONE, e)
     }
 
     /// The conservation invariants hold (the hand-built state and what

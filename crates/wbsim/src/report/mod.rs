@@ -19,6 +19,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::mm::vmstat::ZoneEv;
+use crate::mm::MmHost;
 use crate::sched::HasCore;
 use crate::sim::NS_PER_SEC;
 use crate::system::{Outcome, System};
@@ -180,19 +181,27 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
         .unwrap_or(sys.now());
     let elapsed = secs(end);
     let mut vmstat: BTreeMap<String, i64> = sys
-        .vmstat
+        .mm()
+        .vmstat()
         .events(&sys.zone_suffixes())
         .into_iter()
         .map(|(k, v)| (k, v as i64))
         .collect();
     // Gauges: deltas from boot (when nothing was dirty, all memory free).
-    let total = sys.pages.len() as i64;
-    vmstat.insert("nr_dirty".into(), sys.nr_dirty as i64);
-    vmstat.insert("nr_writeback".into(), sys.nr_writeback as i64);
-    vmstat.insert("nr_writeback_temp".into(), sys.nr_writeback_temp as i64);
-    vmstat.insert("nr_free_pages".into(), sys.nr_free_pages() as i64 - total);
+    let total = sys.mm().pages().len() as i64;
+    vmstat.insert("nr_dirty".into(), sys.mm().gauges().nr_dirty as i64);
+    vmstat.insert("nr_writeback".into(), sys.mm().gauges().nr_writeback as i64);
+    vmstat.insert(
+        "nr_writeback_temp".into(),
+        sys.mm().gauges().nr_writeback_temp as i64,
+    );
+    vmstat.insert(
+        "nr_free_pages".into(),
+        sys.mm().nr_free_pages() as i64 - total,
+    );
     let lru_sum = |l: usize| {
-        sys.zones
+        sys.mm()
+            .zones()
             .iter()
             .map(|z| z.lruvec.lists[l].len as i64)
             .sum::<i64>()
@@ -292,7 +301,7 @@ fn zoneinfo(sys: &System) -> BTreeMap<String, BTreeMap<String, i64>> {
         .into_iter()
         .enumerate()
         .map(|(z, suffix)| {
-            let writes = sys.vmstat.zone_stat(z, ZoneEv::NrVmscanWrite) as i64;
+            let writes = sys.mm().vmstat().zone_stat(z, ZoneEv::NrVmscanWrite) as i64;
             let stats = BTreeMap::from([("nr_vmscan_write".to_string(), writes)]);
             (suffix.to_string(), stats)
         })

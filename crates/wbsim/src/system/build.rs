@@ -7,15 +7,14 @@ use super::System;
 use crate::block::RequestQueue;
 use crate::device::Device;
 use crate::fs::daemon::{DaemonKind, FsDaemonState};
-use crate::mm::inode::{Inode, MappingKind};
 use crate::fs::metadata::MetadataState;
 use crate::fs::{FsInstance, SECTORS_PER_GIB};
 use crate::kernel::KernelProfile;
+use crate::mm::inode::{Inode, MappingKind};
 use crate::mm::page::{list_add_tail, Frames, Holder, Page, NIL};
 use crate::mm::swap::{AnonRegion, SwapArea, NO_SLOT};
-use crate::mm::vmstat::Vmstat;
 use crate::mm::zone::{default_min_free_kbytes, setup_lowmem_reserve, setup_watermarks, Zone};
-use crate::mm::Pagevec;
+use crate::mm::Memory;
 use crate::reclaim::kswapd::KswapdState;
 use crate::scenario::Program;
 use crate::scenario::{FsType, Scenario, ZoneKind};
@@ -165,20 +164,8 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         test_hook: None,
         series: None,
         next_sample_ns: u64::MAX,
-        pages,
-        vmstat: Vmstat::new(zones.len()),
-        zones,
-        pagevecs: vec![Pagevec::default(); ncpus],
-        min_free_kbytes,
-        nr_dirty: 0,
-        nr_writeback: 0,
-        nr_writeback_temp: 0,
+        mm: Memory::new(pages, zones, ncpus),
         isolate_buf: Vec::with_capacity(64),
-        swap: None,
-        anon_regions: Vec::new(),
-        page_swap_slot: vec![NO_SLOT; total_pages as usize],
-        read_waiters: Vec::new(),
-        vfs: Default::default(),
         fsmark_runs: Vec::new(),
         iozone_results: Vec::new(),
         bdis: Vec::new(),
@@ -192,10 +179,8 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         raid: Vec::new(),
         devices: Vec::new(),
         request_waiters: Vec::new(),
-        inodes: Vec::new(),
         filesystems: Vec::new(),
         task_kind: Vec::new(),
-        task_alloc: Vec::new(),
         task_bdp: Vec::new(),
         task_backing_dev: Vec::new(),
         task_dirties: Vec::new(),
@@ -235,10 +220,10 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         ));
         sys.request_waiters.push(VecDeque::new());
         sys.bdis.push(Bdi::new(&dc.name, Some(d)));
-        let id = sys.inodes.len() as u32;
+        let id = sys.mm.nr_inodes() as u32;
         // The partition starts at 1 MiB (2048 sectors).
-        sys.inodes
-            .push(Inode::new(id, 0, d, MappingKind::BlockDevice, 2048));
+        sys.mm
+            .add_inode(Inode::new(id, 0, d, MappingKind::BlockDevice, 2048));
         blockdev_inode.push(id);
     }
 
@@ -250,11 +235,12 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             .position(|d| d.name == sw.device)
             .unwrap_or(0);
         let cap = sys.devices[dev].capacity_sectors;
-        let id = sys.inodes.len() as u32;
+        let id = sys.mm.nr_inodes() as u32;
         let base = cap - sw.size_mib * 2048;
-        sys.inodes
-            .push(Inode::new(id, 0, dev, MappingKind::Swap, base));
-        sys.swap = Some(SwapArea::new(dev, id, (sw.size_mib * PAGES_PER_MIB) as u32));
+        sys.mm
+            .add_inode(Inode::new(id, 0, dev, MappingKind::Swap, base));
+        sys.mm
+            .set_swap(SwapArea::new(dev, id, (sw.size_mib * PAGES_PER_MIB) as u32));
     }
 
     // Filesystems, with placement of data, metadata and logs.
@@ -274,7 +260,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             dev
         };
         let bd = blockdev_inode[dev];
-        sys.inodes[bd as usize].fs = f;
+        sys.mm.inode_mut(bd).fs = f;
         let mut md = MetadataState::default();
         // Placement inputs (mkfs defaults of 2011 tools, approximate and
         // UNVERIFIED): xfs 4 AGs with the internal log in the middle AG;
@@ -371,18 +357,18 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                 )
             }
             Program::MemTouch(mt) => {
-                let id = sys.inodes.len() as u32;
-                let bdi = sys.swap.as_ref().map_or(0, |s| s.device);
-                sys.inodes
-                    .push(Inode::new(id, 0, bdi, MappingKind::Anon, 0));
+                let id = sys.mm.nr_inodes() as u32;
+                let bdi = sys.mm.swap().map_or(0, |s| s.device);
+                sys.mm
+                    .add_inode(Inode::new(id, 0, bdi, MappingKind::Anon, 0));
                 let pages = (mt.size_bytes / 4096) as usize;
-                sys.anon_regions.push(AnonRegion {
+                let region = sys.mm.add_anon_region(AnonRegion {
                     inode: id,
                     swap_pte: vec![NO_SLOT; pages],
                 });
                 // Random stream 2000 + task index, derived from the run seed.
                 let rng = crate::sim::rng_stream(seed, 2000 + ti as u64);
-                let st = MemTouchState::new(sys.anon_regions.len() - 1, mt, rng);
+                let st = MemTouchState::new(region, mt, rng);
                 (TaskKind::MemTouch(Box::new(st)), false)
             }
             Program::Iozone(io) => {

@@ -11,12 +11,10 @@ pub mod task;
 
 use crate::block::RequestQueue;
 use crate::device::Device;
-use crate::mm::inode::Inode;
 use crate::fs::FsInstance;
-use crate::mm::page::Frames;
-use crate::mm::vmstat::Vmstat;
-use crate::mm::zone::Zone;
-use crate::mm::Pagevec;
+use crate::mm::page::Pfn;
+use crate::mm::page_alloc::AllocState;
+use crate::mm::{Memory, MmHost};
 use crate::sched::{Core, HasCore, TaskStart};
 use crate::sim::{EventKind, Ns};
 use crate::writeback::bdi::Bdi;
@@ -55,27 +53,10 @@ pub struct System {
     #[cfg(test)]
     pub(crate) test_hook: Option<(u64, TestHook)>,
 
-    // mm
-    pub pages: Frames,
-    pub zones: Vec<Zone>,
-    pub vmstat: Vmstat,
-    pub pagevecs: Vec<Pagevec>,
-    pub min_free_kbytes: u64,
-    pub nr_dirty: u64,
-    pub nr_writeback: u64,
-    pub nr_writeback_temp: u64,
+    /// Page frames, zones, LRU lists, page cache, swap, vmstat.
+    pub mm: Memory,
     /// Reusable buffer for pages isolated by reclaim (no allocation per batch).
     pub isolate_buf: Vec<u32>,
-    /// The swap area, if the scenario has one.
-    pub swap: Option<crate::mm::swap::SwapArea>,
-    /// Anonymous memory of the processes that have some.
-    pub anon_regions: Vec<crate::mm::swap::AnonRegion>,
-    /// `page->private` of swap-cache pages: the slot (`NO_SLOT` otherwise).
-    pub page_swap_slot: Vec<u32>,
-    /// Tasks waiting for a page's read to complete (`lock_page`).
-    pub read_waiters: Vec<(u32, u32)>,
-    /// Dentry and inode caches (slab reclaim).
-    pub vfs: crate::mm::slab::VfsCaches,
     /// fs_mark commands being run (shared by their threads).
     pub fsmark_runs: Vec<crate::workload::fsmark_run::FsMarkRun>,
     /// Results of the IOzone tests run so far.
@@ -102,14 +83,11 @@ pub struct System {
     pub request_waiters: Vec<std::collections::VecDeque<u32>>,
 
     // filesystems
-    pub inodes: Vec<Inode>,
     pub filesystems: Vec<FsInstance>,
 
     // tasks
     /// What each task runs (indexed like `tasks`).
     pub task_kind: Vec<task::TaskKind>,
-    /// Per-task allocation state (direct reclaim in progress).
-    pub task_alloc: Vec<crate::mm::page_alloc::AllocState>,
     /// Per-task `balance_dirty_pages` state.
     pub task_bdp: Vec<crate::writeback::throttle::BdpState>,
     /// `current->backing_dev_info` while in a write(2) (3.0
@@ -129,6 +107,70 @@ pub struct System {
     /// Per-zone time series, when asked for (`RunOptions::series_interval_ns`).
     pub series: Option<crate::report::series::Series>,
     pub next_sample_ns: Ns,
+}
+
+impl MmHost for System {
+    #[inline]
+    fn mm(&self) -> &Memory {
+        &self.mm
+    }
+
+    #[inline]
+    fn mm_mut(&mut self) -> &mut Memory {
+        &mut self.mm
+    }
+
+    fn flush_plug(&mut self, bdi: usize) {
+        System::flush_plug(self, bdi)
+    }
+
+    fn submit_page_read(&mut self, tid: u32, pfn: Pfn) {
+        System::submit_page_read(self, tid, pfn)
+    }
+
+    fn kick_device(&mut self, dev: usize) {
+        System::kick_device(self, dev)
+    }
+
+    fn set_page_dirty(&mut self, pfn: Pfn, tid: Option<u32>) -> bool {
+        System::set_page_dirty(self, pfn, tid)
+    }
+
+    fn clear_page_dirty_for_io(&mut self, pfn: Pfn) {
+        System::clear_page_dirty_for_io(self, pfn)
+    }
+
+    fn submit_page_write(&mut self, tid: u32, pfn: Pfn) {
+        System::submit_page_write(self, tid, pfn)
+    }
+
+    fn balance_dirty_pages_ratelimited(&mut self, tid: u32, bdi: usize, nr_dirtied: u64) {
+        System::balance_dirty_pages_ratelimited(self, tid, bdi, nr_dirtied)
+    }
+
+    fn bdi_start_background_writeback(&mut self, bdi: usize) {
+        System::bdi_start_background_writeback(self, bdi)
+    }
+
+    fn zone_dirty_ok(&self, z: usize) -> bool {
+        System::zone_dirty_ok(self, z)
+    }
+
+    fn nr_bdis(&self) -> usize {
+        self.bdis.len()
+    }
+
+    fn wake_all_kswapd(&mut self, tid: u32) {
+        System::wake_all_kswapd(self, tid)
+    }
+
+    fn direct_reclaim_priority(&mut self, tid: u32, st: &mut AllocState) -> Option<Step> {
+        System::direct_reclaim_priority(self, tid, st)
+    }
+
+    fn wait_iff_congested(&mut self, tid: u32, zone: usize, timeout_ns: u64) -> Option<Step> {
+        System::wait_iff_congested(self, tid, zone, timeout_ns)
+    }
 }
 
 impl HasCore for System {
@@ -156,7 +198,7 @@ impl System {
     ) -> u32 {
         let tid = self.core.add_task(Task::new(name, cpu, is_workload), start);
         self.task_kind.push(kind);
-        self.task_alloc.push(Default::default());
+        self.mm.add_task();
         self.task_bdp.push(Default::default());
         self.task_backing_dev.push(None);
         self.task_dirties.push(Default::default());
@@ -317,9 +359,9 @@ impl System {
 
     fn sample_at(&self, time_ns: Ns) -> crate::report::series::Sample {
         use crate::mm::page::{LRU_ACTIVE_FILE, LRU_INACTIVE_FILE};
-        let zones = (0..self.zones.len())
+        let zones = (0..self.mm().nr_zones())
             .map(|i| {
-                let z = &self.zones[i];
+                let z = &self.mm().zone(i);
                 crate::report::series::ZoneSample {
                     free_pages: z.nr_free(),
                     inactive_file_pages: z.lruvec.lists[LRU_INACTIVE_FILE].len,
@@ -369,7 +411,7 @@ impl System {
     }
 
     pub fn zone_suffixes(&self) -> Vec<&'static str> {
-        self.zones.iter().map(|z| z.suffix).collect()
+        self.mm().zones().iter().map(|z| z.suffix).collect()
     }
 }
 

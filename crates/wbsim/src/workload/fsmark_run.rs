@@ -15,6 +15,7 @@
 use serde::Serialize;
 
 use crate::mm::inode::{Inode, MappingKind};
+use crate::mm::MmHost;
 use crate::sched::HasCore;
 use crate::sim::{Ns, NS_PER_SEC};
 use crate::system::task::{Step, TaskKind};
@@ -168,7 +169,7 @@ impl System {
                 let ino = st.writer.inode;
                 self.charge_sys(tid, self.cost().syscall_ns);
                 self.task_backing_dev[tid as usize] = None;
-                self.icache_release(ino);
+                self.mm_mut().icache_release(ino);
                 let end = self.step_now();
                 let st = self.fsmark_state(tid);
                 st.ops_ns += end - st.op_start_ns;
@@ -267,9 +268,9 @@ impl System {
     /// A regular file's inode on `fs`, its data from sector `base`.
     fn new_file_inode(&mut self, fs: usize, base: u64) -> u32 {
         let bdi = self.filesystems[fs].bdi;
-        let id = self.inodes.len() as u32;
-        self.inodes
-            .push(Inode::new(id, fs, bdi, MappingKind::Regular, base));
+        let id = self.mm().nr_inodes() as u32;
+        self.mm_mut()
+            .add_inode(Inode::new(id, fs, bdi, MappingKind::Regular, base));
         id
     }
 }

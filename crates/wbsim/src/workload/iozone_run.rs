@@ -34,8 +34,10 @@ use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
 use super::iozone::{IozoneCommand, IozoneTest};
+use crate::mm::filemap::Filemap;
 use crate::mm::filemap::ReadKind;
 use crate::mm::page::{flags, NIL};
+use crate::mm::MmHost;
 use crate::sched::HasCore;
 use crate::sim::Ns;
 use crate::system::task::{Step, TaskKind};
@@ -185,7 +187,7 @@ impl System {
                 self.fs_release_blocks(old);
             }
             let ino = self.create_file(fs, size);
-            self.inodes[ino as usize].size_pages = size.div_ceil(4096) as u32;
+            self.mm_mut().inode_mut(ino).size_pages = size.div_ceil(4096) as u32;
             self.iozone_state(tid).inode = ino;
         } else if old == NIL {
             unreachable!("read tests run after the write test creates the file");
@@ -264,16 +266,16 @@ impl System {
         idx: u32,
         write: bool,
     ) -> Result<(), Step> {
-        let pfn = self.inodes[ino as usize].page(idx);
-        let mapped = pfn != NIL && self.pages[pfn as usize].has(flags::PTE_MAPPED);
-        let writable = mapped && self.pages[pfn as usize].has(flags::PTE_WRITE);
+        let pfn = self.mm().inode(ino).page(idx);
+        let mapped = pfn != NIL && self.mm().pages()[pfn as usize].has(flags::PTE_MAPPED);
+        let writable = mapped && self.mm().pages()[pfn as usize].has(flags::PTE_WRITE);
         if !mapped || (write && !writable) {
             if write && !self.write_begin_reserve(ino, idx) {
                 return Err(self.fault_sigbus(tid));
             }
             self.shared_mapping_fault(tid, ino, bdi, idx, write)?;
         } else {
-            self.pages[pfn as usize].flags |= flags::PTE_YOUNG;
+            self.mm_mut().pages_mut()[pfn as usize].flags |= flags::PTE_YOUNG;
         }
         self.charge_user(tid, 4 * self.cost().copy_per_kib_ns);
         Ok(())
@@ -301,7 +303,7 @@ impl System {
         } else {
             let pfn = self.filemap_get_page(tid, ino, idx, ReadKind::Syscall)?;
             self.charge_sys(tid, 4 * self.cost().copy_per_kib_ns);
-            self.mark_page_accessed(pfn);
+            self.mm_mut().mark_page_accessed(pfn);
         }
         Ok(())
     }
@@ -315,7 +317,7 @@ impl System {
             }
             return Ok(());
         }
-        let fs = self.inodes[ino as usize].fs;
+        let fs = self.mm().inode(ino).fs;
         let Some(daemon) = self.filesystems[fs].fuse_daemon else {
             return Err(self.iozone_enospc(tid));
         };

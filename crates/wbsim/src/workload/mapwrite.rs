@@ -6,7 +6,9 @@
 //! page and calls `balance_dirty_pages_ratelimited`. `munmap` at the end
 //! (`zap_pte_range`) passes each young PTE on as `mark_page_accessed`.
 
+use crate::mm::filemap::Filemap;
 use crate::mm::page::{flags, NIL};
+use crate::mm::MmHost;
 use crate::sched::HasCore;
 use crate::system::task::{Step, TaskKind};
 use crate::system::System;
@@ -75,17 +77,17 @@ impl System {
     /// `munmap` → `zap_pte_range`: drop every PTE; a young one marks the
     /// page accessed.
     pub fn munmap_file(&mut self, tid: u32, ino: u32) {
-        let size = self.inodes[ino as usize].size_pages;
+        let size = self.mm().inode(ino).size_pages;
         for idx in 0..size {
-            let pfn = self.inodes[ino as usize].page(idx);
-            if pfn == NIL || !self.pages[pfn as usize].has(flags::PTE_MAPPED) {
+            let pfn = self.mm().inode(ino).page(idx);
+            if pfn == NIL || !self.mm().pages()[pfn as usize].has(flags::PTE_MAPPED) {
                 continue;
             }
-            let young = self.pages[pfn as usize].has(flags::PTE_YOUNG);
-            self.pages[pfn as usize].flags &=
+            let young = self.mm().pages()[pfn as usize].has(flags::PTE_YOUNG);
+            self.mm_mut().pages_mut()[pfn as usize].flags &=
                 !(flags::PTE_MAPPED | flags::PTE_YOUNG | flags::PTE_WRITE);
             if young {
-                self.mark_page_accessed(pfn);
+                self.mm_mut().mark_page_accessed(pfn);
             }
             self.charge_sys(tid, self.cost().scan_page_ns);
         }

@@ -5,6 +5,7 @@
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
+use crate::mm::swap::Swap;
 use crate::sched::HasCore;
 use crate::sim::{Ns, NS_PER_SEC};
 use crate::system::task::{Step, TaskKind};

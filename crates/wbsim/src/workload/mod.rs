@@ -28,6 +28,8 @@ pub mod synthetic;
 pub use reference::reference_markdown;
 
 use crate::fs::daemon::{FuseRequest, FuseRequestKind};
+use crate::mm::filemap::Filemap;
+use crate::mm::MmHost;
 use crate::sched::HasCore;
 use crate::system::task::{Step, TaskKind};
 use crate::system::System;
@@ -119,7 +121,7 @@ impl System {
                     // (`ntfs_fuse_fsync` -> `ntfs_device_sync`): the block
                     // device's page cache, flushed here on its behalf.
                     let target = match w.fuse_daemon {
-                        Some(_) => self.filesystems[self.inodes[ino as usize].fs].blockdev_inode,
+                        Some(_) => self.filesystems[self.mm().inode(ino).fs].blockdev_inode,
                         None => ino,
                     };
                     let step = self.filemap_write_and_wait(tid, target, &mut cursor);

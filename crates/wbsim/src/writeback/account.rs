@@ -7,6 +7,7 @@
 use crate::mm::inode::InodeList;
 use crate::mm::page::{flags, Pfn};
 use crate::mm::vmstat::Ev;
+use crate::mm::MmHost;
 use crate::sched::HasCore;
 use crate::system::System;
 
@@ -15,18 +16,18 @@ impl System {
     /// Returns true if the page was clean. `tid` is the dirtying task (for
     /// the per-task dirtying proportion), `None` for kernel threads.
     pub fn set_page_dirty(&mut self, pfn: Pfn, tid: Option<u32>) -> bool {
-        let p = self.pages[pfn as usize];
+        let p = self.mm().pages()[pfn as usize];
         if p.has(flags::DIRTY) {
             return false;
         }
         // set_page_dirty clears PG_reclaim (it shares the bit with readahead).
-        self.pages[pfn as usize].flags = (p.flags | flags::DIRTY) & !flags::RECLAIM;
-        self.zones[p.zone as usize].nr_dirty += 1;
-        self.nr_dirty += 1;
-        self.vmstat.inc(Ev::NrDirtied, 1);
+        self.mm_mut().pages_mut()[pfn as usize].flags = (p.flags | flags::DIRTY) & !flags::RECLAIM;
+        self.mm_mut().zone_mut(p.zone as usize).nr_dirty += 1;
+        self.mm_mut().gauges_mut().nr_dirty += 1;
+        self.mm_mut().vmstat_mut().inc(Ev::NrDirtied, 1);
         let ino = p.inode as usize;
-        self.inodes[ino].set_dirty_tag(p.index);
-        let bdi = self.inodes[ino].bdi;
+        self.mm_mut().inode_mut(ino as u32).set_dirty_tag(p.index);
+        let bdi = self.mm().inode(ino as u32).bdi;
         self.bdis[bdi].reclaimable += 1;
         self.bdis[bdi].dirtied_pages += 1;
         if let Some(t) = tid {
@@ -50,7 +51,7 @@ impl System {
     /// pages are written by the transaction commit.
     pub fn mark_inode_dirty(&mut self, ino: u32) {
         let now = self.now();
-        let inode = &mut self.inodes[ino as usize];
+        let inode = &mut self.mm_mut().inode_mut(ino);
         if inode.list != InodeList::None || inode.kind == crate::mm::inode::MappingKind::Metadata {
             return;
         }
@@ -70,9 +71,9 @@ impl System {
     /// allocated from then on (`MAPPED`).
     pub fn submit_page_write(&mut self, tid: u32, pfn: Pfn) {
         self.start_page_writeback(pfn);
-        self.pages[pfn as usize].flags |= flags::MAPPED;
+        self.mm_mut().pages_mut()[pfn as usize].flags |= flags::MAPPED;
         if self.submit_page_bio(tid, pfn, false) {
-            self.vmstat.inc(Ev::PgpgOut, 4);
+            self.mm_mut().vmstat_mut().inc(Ev::PgpgOut, 4);
         }
     }
 
@@ -80,17 +81,18 @@ impl System {
     /// dirty counts and enters the writeback counts.
     pub fn start_page_writeback(&mut self, pfn: Pfn) {
         self.clear_page_dirty_for_io(pfn);
-        let p = &mut self.pages[pfn as usize];
+        let p = &mut self.mm_mut().pages_mut()[pfn as usize];
         p.flags |= flags::WRITEBACK;
         let (z, ino, anon) = (p.zone as usize, p.inode as usize, p.has(flags::ANON));
-        self.zones[z].nr_writeback += 1;
-        self.nr_writeback += 1;
+        self.mm_mut().zone_mut(z).nr_writeback += 1;
+        self.mm_mut().gauges_mut().nr_writeback += 1;
         if !anon {
-            let bdi = self.inodes[ino].bdi;
+            let bdi = self.mm().inode(ino as u32).bdi;
             self.bdis[bdi].writeback += 1;
-            let inode = &mut self.inodes[ino];
+            let index = self.mm().pages()[pfn as usize].index;
+            let inode = self.mm_mut().inode_mut(ino as u32);
             inode.nr_writeback += 1;
-            inode.on_disk_pages = inode.on_disk_pages.max(self.pages[pfn as usize].index + 1);
+            inode.on_disk_pages = inode.on_disk_pages.max(index + 1);
         }
     }
 
@@ -98,18 +100,18 @@ impl System {
     /// mapped writable is write-protected again (`page_mkclean`), so the
     /// next write through the mapping faults and dirties it anew.
     pub fn clear_page_dirty_for_io(&mut self, pfn: Pfn) {
-        let p = self.pages[pfn as usize];
+        let p = self.mm().pages()[pfn as usize];
         debug_assert!(p.has(flags::DIRTY));
-        self.pages[pfn as usize].flags &= !(flags::DIRTY | flags::PTE_WRITE);
+        self.mm_mut().pages_mut()[pfn as usize].flags &= !(flags::DIRTY | flags::PTE_WRITE);
         if p.has(flags::ANON) {
             // Anonymous pages are never in the dirty counts.
             return;
         }
-        self.zones[p.zone as usize].nr_dirty -= 1;
-        self.nr_dirty -= 1;
+        self.mm_mut().zone_mut(p.zone as usize).nr_dirty -= 1;
+        self.mm_mut().gauges_mut().nr_dirty -= 1;
         let ino = p.inode as usize;
-        self.inodes[ino].clear_dirty_tag(p.index);
-        let bdi = self.inodes[ino].bdi;
+        self.mm_mut().inode_mut(ino as u32).clear_dirty_tag(p.index);
+        let bdi = self.mm().inode(ino as u32).bdi;
         self.bdis[bdi].reclaimable -= 1;
     }
 
@@ -122,24 +124,24 @@ impl System {
     /// `end_page_writeback`: counts drop, the device gets a completion
     /// event for its proportion, and a PG_reclaim page is rotated.
     pub fn end_page_writeback(&mut self, pfn: Pfn) {
-        let p = self.pages[pfn as usize];
+        let p = self.mm().pages()[pfn as usize];
         debug_assert!(p.has(flags::WRITEBACK));
-        self.pages[pfn as usize].flags &= !flags::WRITEBACK;
-        self.zones[p.zone as usize].nr_writeback -= 1;
-        self.nr_writeback -= 1;
-        self.vmstat.inc(Ev::NrWritten, 1);
+        self.mm_mut().pages_mut()[pfn as usize].flags &= !flags::WRITEBACK;
+        self.mm_mut().zone_mut(p.zone as usize).nr_writeback -= 1;
+        self.mm_mut().gauges_mut().nr_writeback -= 1;
+        self.mm_mut().vmstat_mut().inc(Ev::NrWritten, 1);
         if !p.has(flags::ANON) {
             // Swap (BDI_CAP_NO_ACCT_AND_WRITEBACK) counts no device
             // writeback and earns no writeback proportion.
-            let bdi = self.inodes[p.inode as usize].bdi;
-            self.inodes[p.inode as usize].nr_writeback -= 1;
+            let bdi = self.mm().inode(p.inode).bdi;
+            self.mm_mut().inode_mut(p.inode).nr_writeback -= 1;
             self.bdis[bdi].writeback -= 1;
             self.bdis[bdi].written_pages += 1;
             self.bdi_writeout_inc(bdi);
         }
         if p.has(flags::RECLAIM) {
-            self.pages[pfn as usize].flags &= !flags::RECLAIM;
-            self.rotate_reclaimable_page(pfn);
+            self.mm_mut().pages_mut()[pfn as usize].flags &= !flags::RECLAIM;
+            self.mm_mut().rotate_reclaimable_page(pfn);
         }
     }
 }

@@ -5,6 +5,7 @@
 //! `wakeup_flusher_threads`).
 
 use super::pass::{PassResult, WbPass, WritebackCaller, MAX_WRITEBACK_PAGES};
+use crate::mm::MmHost;
 use crate::sched::HasCore;
 use crate::sim::{Ns, NS_PER_MS};
 use crate::system::task::{Step, TaskKind};
@@ -98,7 +99,7 @@ impl System {
     /// work on every device with dirty IO (0 = all dirty pages).
     pub fn wakeup_flusher_threads(&mut self, nr_pages: u64) {
         let nr = if nr_pages == 0 {
-            self.nr_dirty
+            self.mm().gauges().nr_dirty
         } else {
             nr_pages
         };
@@ -118,7 +119,7 @@ impl System {
 
     /// `over_bground_thresh` (2.6.32 – 3.1): global dirty ≥ background.
     pub fn over_bground_thresh(&self) -> bool {
-        self.nr_dirty >= self.global_dirty_limits().background
+        self.mm().gauges().nr_dirty >= self.global_dirty_limits().background
     }
 
     /// One scheduling step of a flusher thread.
@@ -201,7 +202,7 @@ impl System {
             let interval = self.writeback_interval_ns();
             if interval > 0 && self.now() >= f.last_old_flush + interval {
                 f.last_old_flush = self.now();
-                let nr = self.nr_dirty + self.bdis[bdi].b_dirty.len() as u64;
+                let nr = self.mm().gauges().nr_dirty + self.bdis[bdi].b_dirty.len() as u64;
                 if nr > 0 {
                     f.work = Some(WbWork {
                         nr_pages: nr as i64,

@@ -11,6 +11,7 @@ use super::ioless::{
     bdi_update_bandwidth, dirty_freerun_ceiling, dirty_poll_interval, max_pause_jiffies, min_pause,
     position_ratio, BandwidthCaller, BdiCounters, DirtySnapshot, RATELIMIT_CALC_SHIFT,
 };
+use crate::mm::MmHost;
 use crate::sched::HasCore;
 use crate::sim::Ns;
 use crate::system::task::Step;
@@ -93,8 +94,8 @@ impl System {
         let start_j = *self.task_bdp[tid as usize]
             .start_jiffies
             .get_or_insert(now_j);
-        let nr_reclaimable = self.nr_dirty;
-        let dirty = nr_reclaimable + self.nr_writeback;
+        let nr_reclaimable = self.mm().gauges().nr_dirty;
+        let dirty = nr_reclaimable + self.mm().gauges().nr_writeback;
         let limits = self.global_dirty_limits();
         let (thresh, bg) = (limits.thresh, limits.background);
         if dirty <= dirty_freerun_ceiling(thresh, bg) {

@@ -4,6 +4,7 @@
 //! `clip_bdi_dirty_limit`.
 
 use crate::kernel::Proportions;
+use crate::mm::MmHost;
 use crate::sched::HasCore;
 use crate::system::System;
 
@@ -74,21 +75,21 @@ impl System {
     /// With per-zone limits the free part excludes `dirty_balance_reserve`
     /// (pages the allocator keeps back anyway).
     pub fn dirtyable_memory(&self) -> u64 {
-        let mut free = self.nr_free_pages();
+        let mut free = self.mm().nr_free_pages();
         if self.profile().dirty_limit_scope.per_zone() {
-            let reserve: u64 = (0..self.zones.len())
+            let reserve: u64 = (0..self.mm().nr_zones())
                 .map(|z| self.zone_dirty_balance_reserve(z))
                 .sum();
             free -= free.min(reserve);
         }
-        free + self.global_reclaimable_pages() + 1
+        free + self.mm().global_reclaimable_pages() + 1
     }
 
     /// A zone's `dirty_balance_reserve`: its largest `lowmem_reserve` plus
     /// its high watermark (3.3 `calculate_totalreserve_pages`; formula
     /// UNVERIFIED, taken from the spec), at most the zone's size.
     pub fn zone_dirty_balance_reserve(&self, z: usize) -> u64 {
-        let zone = &self.zones[z];
+        let zone = &self.mm().zone(z);
         let max_reserve = zone.lowmem_reserve.iter().copied().max().unwrap_or(0);
         (max_reserve + zone.wmark_high).min(zone.present_pages)
     }
@@ -96,8 +97,8 @@ impl System {
     /// `zone_dirtyable_memory`: the zone's free pages above its reserve plus
     /// its reclaimable pages.
     pub fn zone_dirtyable_memory(&self, z: usize) -> u64 {
-        let free = self.zones[z].nr_free();
-        free - free.min(self.zone_dirty_balance_reserve(z)) + self.zone_reclaimable_pages(z)
+        let free = self.mm().zone(z).nr_free();
+        free - free.min(self.zone_dirty_balance_reserve(z)) + self.mm().zone_reclaimable_pages(z)
     }
 
     /// `zone_dirty_limit`: the global hard limit in proportion to the zone's
@@ -115,7 +116,7 @@ impl System {
 
     /// `zone_dirty_ok`: the zone's dirty + writeback pages within its limit.
     pub fn zone_dirty_ok(&self, z: usize) -> bool {
-        let zone = &self.zones[z];
+        let zone = &self.mm().zone(z);
         zone.nr_dirty + zone.nr_writeback <= self.zone_dirty_limit(z)
     }
 
@@ -166,7 +167,7 @@ impl System {
         let b = &self.bdis[bdi];
         let mut limit = bdi_share(thresh, num, den, b.min_ratio, b.max_ratio, sum_min);
         if self.profile().clip_bdi_dirty_limit {
-            let global_dirty = self.nr_dirty + self.nr_writeback;
+            let global_dirty = self.mm().gauges().nr_dirty + self.mm().gauges().nr_writeback;
             let held = b.reclaimable + b.writeback;
             limit = limit.min(thresh.saturating_sub(global_dirty) + held);
         }

@@ -9,9 +9,10 @@
 //! pass; an inode that used up the budget with pages left goes to
 //! `b_more_io`, one that stopped for another reason to `b_dirty`.
 
-use crate::mm::inode::InodeList;
 use crate::kernel::WritebackPlug;
+use crate::mm::inode::InodeList;
 use crate::mm::page::{flags, NIL};
+use crate::mm::MmHost;
 use crate::sched::HasCore;
 use crate::sim::Ns;
 use crate::system::System;
@@ -88,16 +89,16 @@ impl System {
     fn queue_io(&mut self, bdi: usize, older_than_this: Option<Ns>) {
         while let Some(ino) = self.bdis[bdi].b_more_io.pop_back() {
             self.bdis[bdi].b_io.push_front(ino);
-            self.inodes[ino as usize].list = InodeList::Io;
+            self.mm_mut().inode_mut(ino).list = InodeList::Io;
         }
         if self.profile().flush_reclaim_inodes_first {
             let mut i = 0;
             while i < self.bdis[bdi].b_dirty.len() {
                 let ino = self.bdis[bdi].b_dirty[i];
-                if self.inodes[ino as usize].dirty_reclaim {
+                if self.mm().inode(ino).dirty_reclaim {
                     self.bdis[bdi].b_dirty.remove(i);
                     self.bdis[bdi].b_io.push_back(ino);
-                    let inode = &mut self.inodes[ino as usize];
+                    let inode = &mut self.mm_mut().inode_mut(ino);
                     inode.list = InodeList::Io;
                     inode.dirty_reclaim = false;
                 } else {
@@ -107,13 +108,13 @@ impl System {
         }
         while let Some(&ino) = self.bdis[bdi].b_dirty.back() {
             if let Some(cutoff) = older_than_this {
-                if self.inodes[ino as usize].dirtied_when > cutoff {
+                if self.mm().inode(ino).dirtied_when > cutoff {
                     break;
                 }
             }
             self.bdis[bdi].b_dirty.pop_back();
             self.bdis[bdi].b_io.push_front(ino);
-            self.inodes[ino as usize].list = InodeList::Io;
+            self.mm_mut().inode_mut(ino).list = InodeList::Io;
         }
     }
 
@@ -142,7 +143,7 @@ impl System {
                 let Some(ino) = self.bdis[bdi].b_io.pop_back() else {
                     return PassResult::Done;
                 };
-                let inode = &mut self.inodes[ino as usize];
+                let inode = &mut self.mm_mut().inode_mut(ino);
                 if inode.in_writeback {
                     // I_SYNC held by another task: requeue_io.
                     inode.list = InodeList::MoreIo;
@@ -188,7 +189,7 @@ impl System {
         pass.inode = NIL;
         let bdi = pass.bdi;
         let now = self.now();
-        let inode = &mut self.inodes[ino as usize];
+        let inode = &mut self.mm_mut().inode_mut(ino);
         inode.in_writeback = false;
         inode.writeback_index = pass.done_index;
         if inode.list != InodeList::None {
@@ -204,10 +205,8 @@ impl System {
             // redirty_tail: keep b_dirty time-ordered.
             inode.list = InodeList::Dirty;
             if let Some(&newest) = self.bdis[bdi].b_dirty.front() {
-                if self.inodes[newest as usize].dirtied_when
-                    > self.inodes[ino as usize].dirtied_when
-                {
-                    self.inodes[ino as usize].dirtied_when = now;
+                if self.mm().inode(newest).dirtied_when > self.mm().inode(ino).dirtied_when {
+                    self.mm_mut().inode_mut(ino).dirtied_when = now;
                 }
             }
             self.bdis[bdi].b_dirty.push_front(ino);
@@ -221,7 +220,7 @@ impl System {
     /// `writeback_index` is left where the flusher put it. Pages under
     /// writeback are skipped (the model does not wait on them).
     pub fn write_inode_for_journal(&mut self, tid: u32, ino: u32) {
-        let bdi = self.inodes[ino as usize].bdi;
+        let bdi = self.mm().inode(ino).bdi;
         let mut pass = WbPass::new(bdi, i64::MAX, None);
         pass.started = true;
         pass.inode = ino;
@@ -242,19 +241,19 @@ impl System {
     ) -> PassResult {
         let ino = pass.inode;
         loop {
-            let next = self.inodes[ino as usize].next_dirty(pass.index, pass.end);
+            let next = self.mm().inode(ino).next_dirty(pass.index, pass.end);
             let Some(idx) = next else {
                 if !pass.cycled {
                     pass.cycled = true;
-                    pass.end = self.inodes[ino as usize].writeback_index;
+                    pass.end = self.mm().inode(ino).writeback_index;
                     pass.index = 0;
                     continue;
                 }
                 return PassResult::Done;
             };
-            let pfn = self.inodes[ino as usize].page(idx);
+            let pfn = self.mm().inode(ino).page(idx);
             debug_assert_ne!(pfn, NIL);
-            if self.pages[pfn as usize].has(flags::WRITEBACK) {
+            if self.mm().pages()[pfn as usize].has(flags::WRITEBACK) {
                 pass.index = idx + 1;
                 continue;
             }
@@ -286,22 +285,24 @@ impl System {
 
 #[cfg(test)]
 mod tests {
+    use crate::mm::filemap::Filemap;
     use crate::mm::inode::InodeList;
+    use crate::mm::MmHost;
     use crate::test_support::usb_stick_files;
 
     /// Two files on one xfs device; returns (system, older inode, newer inode).
     fn two_files(kernel: &str) -> (crate::system::System, u32, u32) {
         let (mut sys, files) = usb_stick_files(kernel, "xfs", &["a", "b"]);
         let (old, new) = (files[0], files[1]);
-        let bdi = sys.inodes[old as usize].bdi;
+        let bdi = sys.mm().inode(old).bdi;
         // b_dirty: head = newest, tail = oldest.
-        sys.inodes[old as usize].dirtied_when = 1_000;
-        sys.inodes[new as usize].dirtied_when = 50_000_000_000;
+        sys.mm_mut().inode_mut(old).dirtied_when = 1_000;
+        sys.mm_mut().inode_mut(new).dirtied_when = 50_000_000_000;
         for ino in [new, old] {
             sys.bdis[bdi].b_dirty.push_back(ino);
-            sys.inodes[ino as usize].list = InodeList::Dirty;
+            sys.mm_mut().inode_mut(ino).list = InodeList::Dirty;
         }
-        sys.inodes[new as usize].dirty_reclaim = true;
+        sys.mm_mut().inode_mut(new).dirty_reclaim = true;
         (sys, old, new)
     }
 
@@ -311,12 +312,12 @@ mod tests {
     fn reclaim_marked_inode_is_queued_regardless_of_age() {
         let cutoff = Some(10_000);
         let (mut sys, old, new) = two_files("3.0-rc6+reclaim-1-5");
-        let bdi = sys.inodes[old as usize].bdi;
+        let bdi = sys.mm().inode(old).bdi;
         sys.queue_io(bdi, cutoff);
         let b_io: Vec<u32> = sys.bdis[bdi].b_io.iter().copied().collect();
         // b_io is consumed from the back: the marked inode goes first.
         assert_eq!(b_io, vec![old, new]);
-        assert!(!sys.inodes[new as usize].dirty_reclaim);
+        assert!(!sys.mm().inode(new).dirty_reclaim);
 
         // Without patch 5 only the expired inode is queued.
         let (mut sys, old, new) = two_files("3.0-rc6+reclaim-1-4");
@@ -325,7 +326,7 @@ mod tests {
             sys.bdis[bdi].b_io.iter().copied().collect::<Vec<_>>(),
             vec![old]
         );
-        assert_eq!(sys.inodes[new as usize].list, InodeList::Dirty);
+        assert_eq!(sys.mm().inode(new).list, InodeList::Dirty);
     }
 
     /// jbd2's data=ordered pass (0..i_size, not cyclic, not 0..LLONG_MAX)
@@ -345,14 +346,14 @@ mod tests {
             })
             .collect();
         // Page 2's blocks were allocated earlier (by the flusher).
-        sys.pages[pfns[2] as usize].flags |= flags::MAPPED;
-        sys.inodes[ino as usize].writeback_index = 5;
+        sys.mm_mut().pages_mut()[pfns[2] as usize].flags |= flags::MAPPED;
+        sys.mm_mut().inode_mut(ino).writeback_index = 5;
 
         sys.write_inode_for_journal(0, ino);
 
-        assert_eq!(sys.inodes[ino as usize].writeback_index, 5);
+        assert_eq!(sys.mm().inode(ino).writeback_index, 5);
         for (idx, &pfn) in pfns.iter().enumerate() {
-            let p = &sys.pages[pfn as usize];
+            let p = &sys.mm().pages()[pfn as usize];
             if idx == 2 {
                 assert!(
                     p.has(flags::WRITEBACK) && !p.has(flags::DIRTY),

@@ -7,6 +7,7 @@
 
 use super::pass::WritebackCaller;
 use crate::mm::page::flags;
+use crate::mm::MmHost;
 use crate::sched::HasCore;
 use crate::system::task::Step;
 use crate::system::System;
@@ -21,9 +22,9 @@ impl System {
     /// (start at 0); returns the step to take while it is not finished.
     pub fn filemap_write_and_wait(&mut self, tid: u32, ino: u32, cursor: &mut u32) -> Option<Step> {
         self.blk_start_plug(tid);
-        while let Some(idx) = self.inodes[ino as usize].next_dirty(*cursor, u32::MAX) {
-            let pfn = self.inodes[ino as usize].page(idx);
-            if self.pages[pfn as usize].has(flags::WRITEBACK) {
+        while let Some(idx) = self.mm().inode(ino).next_dirty(*cursor, u32::MAX) {
+            let pfn = self.mm().inode(ino).page(idx);
+            if self.mm().pages()[pfn as usize].has(flags::WRITEBACK) {
                 // wait_on_page_writeback, then write it again: next round.
                 *cursor = idx + 1;
                 continue;
@@ -37,9 +38,9 @@ impl System {
             *cursor = idx + 1;
         }
         self.blk_finish_plug(tid);
-        let bdi = self.inodes[ino as usize].bdi;
+        let bdi = self.mm().inode(ino).bdi;
         self.flush_plug(bdi);
-        let inode = &self.inodes[ino as usize];
+        let inode = &self.mm().inode(ino);
         if inode.nr_dirty == 0 && inode.nr_writeback == 0 {
             return None;
         }

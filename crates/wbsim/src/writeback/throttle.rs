@@ -10,6 +10,7 @@
 
 use super::pass::{PassResult, WbPass, WritebackCaller};
 use crate::kernel::{BdpWait, DirtyThrottle};
+use crate::mm::MmHost;
 use crate::sched::HasCore;
 use crate::system::task::Step;
 use crate::system::System;
@@ -142,8 +143,8 @@ impl System {
                 }
                 return Some(self.bdp_wait(tid, st));
             }
-            let nr_reclaimable = self.nr_dirty;
-            let nr_writeback = self.nr_writeback;
+            let nr_reclaimable = self.mm().gauges().nr_dirty;
+            let nr_writeback = self.mm().gauges().nr_writeback;
             st.last_reclaimable = nr_reclaimable;
             let limits = self.global_dirty_limits();
             if self.profile().bdi_ramp_violation_allowed

@@ -2,9 +2,11 @@
 //! one-zone test machine (min 128, low 160, high 192 free pages).
 
 use crate::mm::page::flags;
+use crate::mm::page_alloc::PageAlloc;
 use crate::mm::page_alloc::{AllocPhase, AllocState};
 use crate::mm::vmstat::{Ev, ZoneEv};
 use crate::mm::Gfp;
+use crate::mm::MmHost;
 use crate::reclaim::tests::Machine;
 use crate::reclaim::DEF_PRIORITY;
 use crate::sched::HasCore;
@@ -93,19 +95,19 @@ fn allocstall_counts_each_slow_path_entry_into_direct_reclaim() {
     m.leave_free(100);
     assert!(m.alloc().is_ok());
     assert!(m.sys.kswapd_awake());
-    assert_eq!(m.sys.vmstat.get(Ev::AllocStall), 1);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::AllocStall), 1);
     assert_eq!(m.sys.core().tracer().stats.totals.direct_reclaims, 1);
     assert_eq!(m.zone_stat(ZoneEv::PgStealDirect), 56);
-    assert_eq!(m.sys.task_alloc[m.tid as usize].phase, AllocPhase::Start);
+    assert_eq!(m.sys.mm().task_alloc(m.tid).phase, AllocPhase::Start);
 
     // Below low but above min: the slow path's min retry succeeds.
     assert!(m.zone().nr_free() - 2 <= 160);
     assert!(m.alloc().is_ok());
-    assert_eq!(m.sys.vmstat.get(Ev::AllocStall), 1);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::AllocStall), 1);
 
     m.leave_free(100);
     assert!(m.alloc().is_ok());
-    assert_eq!(m.sys.vmstat.get(Ev::AllocStall), 2);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::AllocStall), 2);
     assert_eq!(m.sys.core().tracer().stats.totals.direct_reclaims, 2);
     m.check();
 }
@@ -126,9 +128,9 @@ fn allocation_after_reclaim_without_progress_sleeps_and_starts_over() {
     m.leave_free(100);
     let until = m.sys.now() + m.sys.jiffies_ns(m.sys.hz() / 10);
     assert_eq!(m.alloc(), Err(Step::SleepUntil(until)));
-    let st = m.sys.task_alloc[m.tid as usize];
+    let st = m.sys.mm().task_alloc(m.tid);
     assert_eq!((st.phase, st.nr_reclaimed), (AllocPhase::Start, 0));
-    assert_eq!(m.sys.vmstat.get(Ev::AllocStall), 1);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::AllocStall), 1);
     m.check();
 }
 
@@ -141,7 +143,7 @@ fn may_writepage_turns_on_after_scanning_one_and_a_half_swap_cluster_max() {
     let mut m = Machine::new("3.0-vanilla");
     m.sys.core.sysctl_mut().laptop_mode = true;
     let pfns = m.file_pages(m.bdev, 2500, true);
-    let bdi = m.sys.inodes[m.bdev as usize].bdi;
+    let bdi = m.sys.mm().inode(m.bdev).bdi;
     let mut st = entering(false);
     while st.priority > 5 {
         let could_write = st.may_writepage;

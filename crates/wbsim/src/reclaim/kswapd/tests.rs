@@ -5,6 +5,7 @@
 use super::Phase;
 use crate::mm::page::flags;
 use crate::mm::vmstat::{Ev, ZoneEv};
+use crate::mm::MmHost;
 use crate::reclaim::tests::Machine;
 use crate::reclaim::DEF_PRIORITY;
 use crate::sched::HasCore;
@@ -41,14 +42,14 @@ fn allocation_wakes_kswapd_only_below_the_low_watermark() {
     m.sys.wake_all_kswapd(m.tid);
     assert!(!m.sys.kswapd_awake());
     assert_eq!(m.kswapd_phase(), Phase::Sleeping);
-    assert_eq!(m.sys.vmstat.get(Ev::PageOutRun), 0);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::PageOutRun), 0);
 
     m.leave_free(150);
     m.sys.wake_all_kswapd(m.tid);
     assert!(m.sys.kswapd_awake());
     assert_eq!(m.kswapd_phase(), Phase::Balance);
     assert_eq!(m.kswapd_priority(), DEF_PRIORITY);
-    assert_eq!(m.sys.vmstat.get(Ev::PageOutRun), 1);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::PageOutRun), 1);
 }
 
 /// `balance_pgdat` finds every zone at its high watermark and returns;
@@ -86,15 +87,15 @@ fn premature_sleep_is_counted_and_kswapd_balances_again() {
     m.leave_free(180);
     assert_eq!(m.kswapd_step(), Step::Continue);
     assert_eq!(m.kswapd_phase(), Phase::Balance);
-    assert_eq!(m.sys.vmstat.get(Ev::KswapdHighWmarkHitQuickly), 1);
-    assert_eq!(m.sys.vmstat.get(Ev::PageOutRun), 1);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::KswapdHighWmarkHitQuickly), 1);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::PageOutRun), 1);
 
     k.phase = Phase::Napping;
     m.sys.set_kswapd_state(k);
     m.leave_free(150);
     m.sys.wake_all_kswapd(m.tid);
     assert_eq!(m.kswapd_phase(), Phase::Balance);
-    assert_eq!(m.sys.vmstat.get(Ev::KswapdLowWmarkHitQuickly), 1);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::KswapdLowWmarkHitQuickly), 1);
     assert_eq!(m.sys.core().tracer().stats.totals.kswapd_sleeps, 0);
 }
 
@@ -113,14 +114,14 @@ fn kswapd_balances_until_every_zone_is_above_high() {
     assert_eq!(m.zone().nr_free(), 182);
     assert_eq!(m.kswapd_phase(), Phase::Balance);
     assert_eq!(m.kswapd_priority(), DEF_PRIORITY);
-    assert_eq!(m.sys.vmstat.get(Ev::PageOutRun), 2);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::PageOutRun), 2);
 
     let nap_end = m.nap_end();
     assert_eq!(m.kswapd_step(), Step::SleepUntil(nap_end));
     assert_eq!(m.zone().nr_free(), 214);
     assert_eq!(m.kswapd_phase(), Phase::Napping);
     assert_eq!(m.zone_stat(ZoneEv::PgStealKswapd), 64);
-    assert_eq!(m.sys.vmstat.get(Ev::KswapdSteal), 64);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::KswapdSteal), 64);
     m.check();
 }
 
@@ -140,8 +141,8 @@ fn kswapd_priority_drops_while_passes_reclaim_too_little() {
         assert_eq!(m.kswapd_step(), Step::Continue);
         assert_eq!(m.kswapd_priority(), priority);
     }
-    assert_eq!(m.sys.vmstat.get(Ev::PageOutRun), 1);
-    assert_eq!(m.sys.vmstat.get(Ev::NrVmscanImmediateReclaim), 96);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::PageOutRun), 1);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::NrVmscanImmediateReclaim), 96);
     assert_eq!(m.zone_stat(ZoneEv::NrVmscanWrite), 0);
 
     // Priority 9: written, and a congestion wait before priority 8.

@@ -3,6 +3,7 @@
 
 use crate::mm::page::{flags, Holder, LRU_ACTIVE_ANON, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, NIL};
 use crate::mm::vmstat::{Ev, ZoneEv};
+use crate::mm::MmHost;
 use crate::reclaim::tests::Machine;
 use crate::reclaim::DEF_PRIORITY;
 
@@ -15,7 +16,7 @@ fn clean_unmapped_file_page_is_freed() {
     let free = m.zone().nr_free();
     let sc = m.shrink(LRU_INACTIVE_FILE, m.direct(DEF_PRIORITY));
     assert_eq!((sc.nr_scanned, sc.nr_reclaimed), (1, 1));
-    assert_eq!(m.sys.inodes[m.file as usize].page(0), NIL);
+    assert_eq!(m.sys.mm().inode(m.file).page(0), NIL);
     assert_eq!(m.place(pfn).0, Holder::Free);
     assert_eq!(m.zone().nr_free(), free + 1);
     assert_eq!(m.zone_stat(ZoneEv::PgScanDirect), 1);
@@ -49,12 +50,12 @@ fn kswapd_writes_dirty_file_pages_only_at_priority_9_or_below_under_3_1_mmotm() 
     m.shrink(LRU_INACTIVE_FILE, m.kswapd(10));
     assert!(m.has(pfn, flags::DIRTY) && m.has(pfn, flags::RECLAIM));
     assert!(!m.has(pfn, flags::WRITEBACK));
-    assert_eq!(m.sys.vmstat.get(Ev::NrVmscanImmediateReclaim), 1);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::NrVmscanImmediateReclaim), 1);
     assert_eq!(m.zone_stat(ZoneEv::NrVmscanWrite), 0);
 
     m.shrink(LRU_INACTIVE_FILE, m.kswapd(9));
     assert!(m.has(pfn, flags::WRITEBACK) && !m.has(pfn, flags::DIRTY));
-    assert_eq!(m.sys.vmstat.get(Ev::NrVmscanImmediateReclaim), 1);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::NrVmscanImmediateReclaim), 1);
     assert_eq!(m.zone_stat(ZoneEv::NrVmscanWrite), 1);
     m.check();
 }
@@ -87,14 +88,14 @@ fn direct_reclaim_writes_dirty_file_pages_under_3_0_vanilla_only() {
 fn xfs_refuses_writepage_from_direct_reclaim() {
     let mut m = Machine::new("3.0-vanilla");
     let pfn = m.dirty_file_page(m.file, 0);
-    let dirtied = m.sys.vmstat.get(Ev::NrDirtied);
+    let dirtied = m.sys.mm().vmstat().get(Ev::NrDirtied);
     m.shrink(LRU_INACTIVE_FILE, m.direct(DEF_PRIORITY));
     assert!(m.has(pfn, flags::DIRTY));
     assert!(!m.has(pfn, flags::WRITEBACK) && !m.has(pfn, flags::RECLAIM));
     assert_eq!(m.place(pfn), (Holder::InactiveFile, true));
     assert_eq!(m.zone_stat(ZoneEv::NrVmscanWrite), 1);
     // redirty_page_for_writepage dirties it anew.
-    assert_eq!(m.sys.vmstat.get(Ev::NrDirtied), dirtied + 1);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::NrDirtied), dirtied + 1);
     m.check();
 }
 
@@ -109,7 +110,7 @@ fn skipped_dirty_page_is_kept_dirty_under_keep() {
     assert_eq!(sc.nr_reclaimed, 0);
     assert_eq!(m.place(pfn), (Holder::InactiveFile, true));
     assert!(m.has(pfn, flags::DIRTY) && !m.has(pfn, flags::RECLAIM));
-    assert_eq!(m.sys.vmstat.get(Ev::NrVmscanWriteSkip), 1);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::NrVmscanWriteSkip), 1);
     assert_eq!(m.zone_stat(ZoneEv::NrVmscanWrite), 0);
     m.check();
 }
@@ -125,9 +126,9 @@ fn skipped_dirty_page_leaves_the_lru_under_orphan() {
     assert_eq!(m.place(pfn).0, Holder::Orphaned);
     assert_eq!(m.zone().lruvec.lists[LRU_INACTIVE_FILE].len, 0);
     assert!(m.has(pfn, flags::DIRTY));
-    assert_eq!(m.sys.inodes[m.bdev as usize].page(0), pfn);
-    assert_eq!(m.sys.vmstat.get(Ev::NrVmscanInvalidate), 1);
-    assert_eq!(m.sys.vmstat.get(Ev::NrVmscanWriteSkip), 0);
+    assert_eq!(m.sys.mm().inode(m.bdev).page(0), pfn);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::NrVmscanInvalidate), 1);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::NrVmscanWriteSkip), 0);
     m.check();
 }
 
@@ -142,8 +143,8 @@ fn skipped_dirty_page_gets_pg_reclaim_under_immediate_reclaim() {
     m.shrink(LRU_INACTIVE_FILE, m.direct(DEF_PRIORITY));
     assert_eq!(m.place(pfn), (Holder::InactiveFile, true));
     assert!(m.has(pfn, flags::DIRTY) && m.has(pfn, flags::RECLAIM));
-    assert_eq!(m.sys.vmstat.get(Ev::NrVmscanImmediateReclaim), 1);
-    assert_eq!(m.sys.vmstat.get(Ev::NrVmscanWriteSkip), 0);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::NrVmscanImmediateReclaim), 1);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::NrVmscanWriteSkip), 0);
     m.check();
 }
 
@@ -159,7 +160,7 @@ fn page_under_writeback_or_locked_is_kept() {
     let wb = m.dirty_file_page(m.file, 0);
     m.sys.start_page_writeback(wb);
     let locked = m.file_page(m.file, 2);
-    m.sys.pages[locked as usize].flags |= flags::LOCKED;
+    m.sys.mm_mut().pages_mut()[locked as usize].flags |= flags::LOCKED;
     let sc = m.shrink(LRU_INACTIVE_FILE, m.kswapd(DEF_PRIORITY));
     assert_eq!((sc.nr_scanned, sc.nr_reclaimed), (2, 0));
     assert_eq!(m.place(wb).0, Holder::InactiveFile);
@@ -177,19 +178,19 @@ fn page_under_writeback_or_locked_is_kept() {
 fn mapped_file_page_is_kept_once_then_activated() {
     let mut m = Machine::new("3.0-vanilla");
     let pfn = m.file_page(m.file, 0);
-    m.sys.pages[pfn as usize].flags |= flags::PTE_MAPPED | flags::PTE_YOUNG;
+    m.sys.mm_mut().pages_mut()[pfn as usize].flags |= flags::PTE_MAPPED | flags::PTE_YOUNG;
     let sc = m.shrink(LRU_INACTIVE_FILE, m.direct(DEF_PRIORITY));
     assert_eq!((sc.nr_scanned, sc.nr_reclaimed), (2, 0));
     assert_eq!(m.place(pfn), (Holder::InactiveFile, true));
     assert!(m.has(pfn, flags::REFERENCED) && !m.has(pfn, flags::PTE_YOUNG));
-    assert_eq!(m.sys.vmstat.get(Ev::PgActivate), 0);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::PgActivate), 0);
 
     // The process touches it again.
-    m.sys.pages[pfn as usize].flags |= flags::PTE_YOUNG;
+    m.sys.mm_mut().pages_mut()[pfn as usize].flags |= flags::PTE_YOUNG;
     m.shrink(LRU_INACTIVE_FILE, m.direct(DEF_PRIORITY));
     assert_eq!(m.place(pfn).0, Holder::ActiveFile);
     assert!(m.has(pfn, flags::ACTIVE) && m.has(pfn, flags::PTE_MAPPED));
-    assert_eq!(m.sys.vmstat.get(Ev::PgActivate), 1);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::PgActivate), 1);
     m.check();
 }
 
@@ -202,7 +203,7 @@ fn referenced_unmapped_file_page_is_freed_if_clean_but_not_written_if_dirty() {
     let clean = m.file_page(m.file, 0);
     let dirty = m.dirty_file_page(m.file, 2);
     for pfn in [clean, dirty] {
-        m.sys.pages[pfn as usize].flags |= flags::REFERENCED;
+        m.sys.mm_mut().pages_mut()[pfn as usize].flags |= flags::REFERENCED;
     }
     let sc = m.shrink(LRU_INACTIVE_FILE, m.kswapd(DEF_PRIORITY));
     assert_eq!(sc.nr_reclaimed, 1);
@@ -241,13 +242,13 @@ fn direct_reclaim_skips_a_congested_queue_and_flags_the_zone_but_kswapd_writes()
 fn young_anon_page_is_activated() {
     let mut m = Machine::with_swap("3.0-vanilla");
     let pfn = m.anon_page(0);
-    m.sys.pages[pfn as usize].flags |= flags::PTE_YOUNG;
-    let free_slots = m.sys.nr_swap_pages();
+    m.sys.mm_mut().pages_mut()[pfn as usize].flags |= flags::PTE_YOUNG;
+    let free_slots = m.sys.mm().nr_swap_pages();
     m.shrink(LRU_INACTIVE_ANON, m.direct(DEF_PRIORITY));
     assert_eq!(m.place(pfn), (Holder::ActiveAnon, true));
     assert!(!m.has(pfn, flags::SWAPCACHE));
-    assert_eq!(m.sys.nr_swap_pages(), free_slots);
-    assert_eq!(m.sys.vmstat.get(Ev::PgActivate), 1);
+    assert_eq!(m.sys.mm().nr_swap_pages(), free_slots);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::PgActivate), 1);
     m.check();
 }
 
@@ -263,14 +264,14 @@ fn anon_page_is_written_to_swap_by_direct_reclaim_under_3_1_mmotm() {
     let sc = m.shrink(LRU_INACTIVE_ANON, m.direct(DEF_PRIORITY));
     // Mapped, so counted twice.
     assert_eq!((sc.nr_scanned, sc.nr_reclaimed), (2, 0));
-    let p = m.sys.pages[pfn as usize];
+    let p = m.sys.mm().pages()[pfn as usize];
     assert!(p.has(flags::SWAPCACHE) && p.has(flags::WRITEBACK));
     assert!(!p.has(flags::DIRTY) && !p.has(flags::PTE_MAPPED));
-    let swap = m.sys.swap.as_ref().unwrap().inode;
+    let swap = m.sys.mm().swap().as_ref().unwrap().inode;
     assert_eq!(p.inode, swap);
-    assert_eq!(m.sys.anon_regions[0].swap_pte[7], p.index);
+    assert_eq!(m.sys.mm().anon_regions()[0].swap_pte[7], p.index);
     assert_eq!(m.place(pfn), (Holder::InactiveAnon, true));
-    assert_eq!(m.sys.vmstat.get(Ev::PswpOut), 1);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::PswpOut), 1);
     assert_eq!(m.zone_stat(ZoneEv::NrVmscanWrite), 1);
     m.check();
 }
@@ -284,7 +285,7 @@ fn anon_page_without_swap_is_activated() {
     m.shrink(LRU_INACTIVE_ANON, m.kswapd(DEF_PRIORITY));
     assert_eq!(m.place(pfn).0, Holder::ActiveAnon);
     assert!(m.has(pfn, flags::PTE_MAPPED) && !m.has(pfn, flags::SWAPCACHE));
-    assert_eq!(m.sys.vmstat.get(Ev::PgActivate), 1);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::PgActivate), 1);
     assert_eq!(m.zone().lruvec.lists[LRU_ACTIVE_ANON].len, 1);
     m.check();
 }

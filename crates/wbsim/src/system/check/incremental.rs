@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::{Findings, Invariant, Snap, Tally, ADD, SUB};
 use crate::mm::page::Pfn;
+use crate::mm::MmHost;
 use crate::sched::HasCore;
 use crate::system::System;
 
@@ -135,9 +136,9 @@ impl Checker {
 
     /// Count and check every frame from scratch, then the counts.
     fn full_walk(&mut self, sys: &System) {
-        self.tally.reset(sys.zones.len());
+        self.tally.reset(sys.mm().nr_zones());
         self.snaps.clear();
-        for (pfn, p) in sys.pages.iter().enumerate() {
+        for (pfn, p) in sys.mm().pages().iter().enumerate() {
             let s = Snap::of(p);
             self.tally.count(s, ADD);
             self.snaps.push(s);
@@ -153,7 +154,7 @@ impl Checker {
     /// and checked twice, which is harmless.
     fn after_writes(&mut self, sys: &System, written: &[Pfn]) {
         for &pfn in written {
-            let p = &sys.pages[pfn as usize];
+            let p = &sys.mm().pages()[pfn as usize];
             let (old, new) = (self.snaps[pfn as usize], Snap::of(p));
             if old != new {
                 self.tally.count(old, SUB);
@@ -187,11 +188,11 @@ impl System {
         if self.checker.is_some() {
             return;
         }
-        let mut c = Checker::new(self.pages.len());
+        let mut c = Checker::new(self.mm().pages().len());
         c.full_walk(self);
         c.record(self, When::Start);
         self.checker = Some(c);
-        self.pages.start_logging(LOG_SLOTS);
+        self.mm_mut().pages_mut().start_logging(LOG_SLOTS);
     }
 
     /// Check after an event: incrementally, or a full walk when one is due
@@ -203,7 +204,11 @@ impl System {
         c.summary.events_checked += 1;
         c.since_walk += 1;
         let n = self.core().events_processed();
-        let written = self.pages.written().filter(|_| c.since_walk < c.walk_every);
+        let written = self
+            .mm()
+            .pages()
+            .written()
+            .filter(|_| c.since_walk < c.walk_every);
         let when = if let Some(written) = written {
             c.after_writes(self, written);
             When::Event(n)
@@ -212,7 +217,7 @@ impl System {
             When::Walk(n)
         };
         c.record(self, when);
-        self.pages.clear_log();
+        self.mm_mut().pages_mut().clear_log();
         self.checker = Some(c);
     }
 
@@ -223,7 +228,7 @@ impl System {
         };
         c.full_walk(self);
         c.record(self, When::End);
-        self.pages.clear_log();
+        self.mm_mut().pages_mut().clear_log();
         self.checker = Some(c);
     }
 

@@ -9,6 +9,7 @@
 //! per-event checker ([`Checker`]) keeps the tally up to date from the
 //! frames written during the event and re-checks only those.
 
+use crate::mm::MmHost;
 mod incremental;
 #[cfg(test)]
 mod tests;
@@ -235,12 +236,12 @@ impl System {
     /// Walks every frame; `Err` carries the first finding.
     pub fn check_invariants(&self) -> Result<(), String> {
         let mut tally = Tally::default();
-        tally.reset(self.zones.len());
+        tally.reset(self.mm().nr_zones());
         let mut f = Findings {
             keep_message: true,
             ..Findings::default()
         };
-        for (pfn, p) in self.pages.iter().enumerate() {
+        for (pfn, p) in self.mm().pages().iter().enumerate() {
             tally.count(Snap::of(p), ADD);
             self.check_frame(pfn, p, &mut f);
         }
@@ -269,7 +270,11 @@ impl System {
             }
         }
         if p.inode != NIL {
-            let found = self.inodes.get(p.inode as usize).map(|i| i.page(p.index));
+            let found = self
+                .mm()
+                .inodes()
+                .get(p.inode as usize)
+                .map(|i| i.page(p.index));
             if found != Some(pfn as u32) {
                 f.fail(Invariant::FrameInItsMapping, || {
                     format!("page {pfn} not found at its index in inode {}", p.inode)
@@ -286,7 +291,7 @@ impl System {
     /// Compare the frames' tally with the lists and counters. Costs
     /// O(zones × (LRU lists + CPUs) + CPUs + devices), not O(frames).
     pub(crate) fn check_counts(&self, t: &Tally, f: &mut Findings) {
-        for (z, zone) in self.zones.iter().enumerate() {
+        for (z, zone) in self.mm().zones().iter().enumerate() {
             if zone.free.len != t.free[z] {
                 f.fail(Invariant::FreeListLength, || {
                     format!(
@@ -328,7 +333,7 @@ impl System {
                 });
             }
         }
-        let in_pagevecs: u64 = self.pagevecs.iter().map(|p| p.len as u64).sum();
+        let in_pagevecs: u64 = self.mm.pagevecs().iter().map(|p| p.len as u64).sum();
         if t.pagevec != in_pagevecs {
             f.fail(Invariant::PagevecCount, || {
                 format!(
@@ -338,7 +343,8 @@ impl System {
             });
         }
         let isolated_count: u64 = self
-            .zones
+            .mm
+            .zones()
             .iter()
             .map(|z| z.nr_isolated_file + z.nr_isolated_anon)
             .sum();
@@ -356,19 +362,23 @@ impl System {
             .chain(t.lru.iter().flatten())
             .chain([&t.pagevec, &t.isolated, &t.kernel])
             .fold(0u64, |a, &b| a.wrapping_add(b));
-        if total != self.pages.len() as u64 {
+        if total != self.mm().pages().len() as u64 {
             f.fail(Invariant::EveryFrameHeld, || {
                 format!(
                     "frames by holder sum to {total}, machine has {}",
-                    self.pages.len()
+                    self.mm().pages().len()
                 )
             });
         }
-        if t.dirty != self.nr_dirty || t.writeback != self.nr_writeback {
+        if t.dirty != self.mm().gauges().nr_dirty || t.writeback != self.mm().gauges().nr_writeback
+        {
             f.fail(Invariant::GlobalDirtyWriteback, || {
                 format!(
                     "nr_dirty {} / nr_writeback {} disagree with page flags {} / {}",
-                    self.nr_dirty, self.nr_writeback, t.dirty, t.writeback
+                    self.mm().gauges().nr_dirty,
+                    self.mm().gauges().nr_writeback,
+                    t.dirty,
+                    t.writeback
                 )
             });
         }
@@ -389,20 +399,28 @@ impl System {
         };
         let (bdi_rec, bdi_wb) = (sum(|b| b.reclaimable), sum(|b| b.writeback));
         // FUSE's temporary pages are in their bdi's writeback count only.
-        let global_wb = self.nr_writeback.wrapping_add(self.nr_writeback_temp);
-        if bdi_rec != self.nr_dirty || bdi_wb.wrapping_add(t.writeback_anon) != global_wb {
+        let global_wb = self
+            .mm()
+            .gauges()
+            .nr_writeback
+            .wrapping_add(self.mm().gauges().nr_writeback_temp);
+        if bdi_rec != self.mm().gauges().nr_dirty
+            || bdi_wb.wrapping_add(t.writeback_anon) != global_wb
+        {
             f.fail(Invariant::DeviceCounters, || {
                 format!(
                     "device counters {bdi_rec}/{bdi_wb} disagree with global {}/{}",
-                    self.nr_dirty, self.nr_writeback
+                    self.mm().gauges().nr_dirty,
+                    self.mm().gauges().nr_writeback
                 )
             });
         }
-        if self.nr_writeback_temp > t.kernel {
+        if self.mm().gauges().nr_writeback_temp > t.kernel {
             f.fail(Invariant::WritebackTempHeld, || {
                 format!(
                     "{} writeback-temp pages, {} kernel-held frames",
-                    self.nr_writeback_temp, t.kernel
+                    self.mm().gauges().nr_writeback_temp,
+                    t.kernel
                 )
             });
         }
@@ -416,10 +434,10 @@ impl System {
                 });
             }
         }
-        let limit = self.pages.len() as u64;
+        let limit = self.mm().pages().len() as u64;
         for (name, v) in [
-            ("nr_dirty", self.nr_dirty),
-            ("nr_writeback", self.nr_writeback),
+            ("nr_dirty", self.mm().gauges().nr_dirty),
+            ("nr_writeback", self.mm().gauges().nr_writeback),
         ] {
             if v > limit {
                 f.fail(Invariant::NoWrap, || {
@@ -433,7 +451,7 @@ impl System {
     /// counts as used: O(inodes), so checked on full walks only.
     pub(crate) fn check_fs_blocks(&self, f: &mut Findings) {
         for (i, fs) in self.filesystems.iter().enumerate() {
-            let held = (self.inodes.iter())
+            let held = (self.mm().inodes().iter())
                 .filter(|inode| inode.fs == i)
                 .fold(0u64, |a, inode| a.wrapping_add(u64::from(inode.blocks)));
             if held != fs.used_blocks {

@@ -5,6 +5,7 @@
 use super::{CheckSummary, Invariant, Snap, Tally, ADD};
 use crate::kernel::preset;
 use crate::mm::page::{flags, Holder};
+use crate::mm::MmHost;
 use crate::scenario::{parse_scenario, Scenario};
 use crate::sched::HasCore;
 use crate::system::{build_system, Outcome, System};
@@ -61,7 +62,8 @@ fn run_to(sys: &mut System, last: u64, hook: fn(&mut System)) -> CheckSummary {
 }
 
 fn kernel_page(sys: &System) -> usize {
-    sys.pages
+    sys.mm()
+        .pages()
         .iter()
         .position(|p| p.holder == Holder::Kernel)
         .unwrap()
@@ -107,15 +109,15 @@ fn the_running_tally_matches_a_fresh_count_after_every_workload() {
         assert_eq!(sys.run_events(), Outcome::Completed, "{fs} {tasks}");
         let c = sys.checker.as_ref().unwrap();
         let mut fresh = Tally::default();
-        fresh.reset(sys.zones.len());
-        for p in sys.pages.iter() {
+        fresh.reset(sys.mm().nr_zones());
+        for p in sys.mm().pages().iter() {
             fresh.count(Snap::of(p), ADD);
         }
         assert_eq!(c.tally, fresh, "{fs} {tasks}");
         assert!(c
             .snaps
             .iter()
-            .zip(sys.pages.iter())
+            .zip(sys.mm().pages().iter())
             .all(|(s, p)| *s == Snap::of(p)));
         let s = &c.summary;
         assert_eq!(
@@ -136,7 +138,7 @@ fn a_counter_corrupted_between_events_is_found_at_the_next_event() {
     let mut sys = checked_system(&scenario("xfs", DD), "3.0-vanilla");
     let s = run_to(&mut sys, 2001, |sys| {
         assert_eq!(sys.check_summary().unwrap().violations, 0);
-        sys.nr_dirty += 1;
+        sys.mm_mut().gauges_mut().nr_dirty += 1;
     });
     // After event 2001 and at the end-of-run walk.
     assert_eq!(s.violations, 2);
@@ -153,7 +155,7 @@ fn a_page_corrupted_between_events_is_found_at_the_next_event() {
     let s = run_to(&mut sys, 2001, |sys| {
         assert_eq!(sys.check_summary().unwrap().violations, 0);
         let pfn = kernel_page(sys);
-        sys.pages[pfn].flags |= flags::DIRTY;
+        sys.mm_mut().pages_mut()[pfn].flags |= flags::DIRTY;
     });
     let first = s.first_violation.unwrap();
     let pfn = kernel_page(&sys);
@@ -173,7 +175,7 @@ fn an_unlogged_write_is_found_at_the_next_full_walk() {
     let s = run_to(&mut sys, 2150, |sys| {
         assert_eq!(sys.check_summary().unwrap().violations, 0);
         let pfn = kernel_page(sys);
-        sys.pages.unlogged_mut(pfn).flags |= flags::WRITEBACK;
+        sys.mm_mut().pages_mut().unlogged_mut(pfn).flags |= flags::WRITEBACK;
     });
     let first = s.first_violation.unwrap();
     assert!(
