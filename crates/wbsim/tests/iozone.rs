@@ -2,6 +2,7 @@
 //! deterministic, tasks start after one another, and the read path reads
 //! evicted pages back with readahead.
 
+use wbsim::block::BlockHost;
 use wbsim::kernel::preset;
 use wbsim::mm::MmHost;
 use wbsim::scenario::parse_scenario;
@@ -101,7 +102,7 @@ command = "iozone -i 0 -i 1 -r 64k -s 96M -f b/big"
     let (sys, r) = wbsim::simulate_system(&sc, &preset("2.6.24").unwrap(), 1);
     let read = r.iozone.iter().find(|x| x.test.name() == "read").unwrap();
     assert!(read.kib_per_second > 0);
-    let sdb = &sys.devices[1].stats;
+    let sdb = &sys.block().device(1).stats;
     assert!(sdb.read_bytes > 0, "{sdb:?}");
     assert!(
         sdb.read_bytes / sdb.read_requests.max(1) > 4096,

@@ -16,12 +16,30 @@
 //! the queue, mergeable with any queued request, and the device is started
 //! at the end of each writeback pass.
 
+mod layer;
 pub mod plug;
 pub mod submit;
 
 use std::collections::VecDeque;
 
-pub const SECTOR_BYTES: u64 = 512;
+use crate::mm::page::Pfn;
+use crate::mm::MmHost;
+
+pub use layer::BlockLayer;
+
+/// The machine as the block layer sees it: its own state, mm below it, and
+/// the calls it makes into writeback/ above it.
+pub trait BlockHost: MmHost {
+    fn block(&self) -> &BlockLayer;
+    fn block_mut(&mut self) -> &mut BlockLayer;
+
+    /// The device a backing device writes to (`None`: FUSE).
+    fn bdi_device(&self, bdi: usize) -> Option<usize>;
+    /// `end_page_writeback` for a page whose write completed.
+    fn end_page_writeback(&mut self, pfn: Pfn);
+}
+
+pub use crate::device::SECTOR_BYTES;
 pub const SECTORS_PER_PAGE: u64 = 8;
 
 /// A run of consecutive pages of one mapping carried by a request; what

@@ -14,9 +14,9 @@
 //! queue run is then left to kblockd). Flushing sorts the requests by
 //! queue and sector, inserts each with a merge attempt and runs each queue.
 
+use crate::block::submit::Submit;
+use crate::block::BlockHost;
 use crate::kernel::WritebackPlug;
-use crate::sched::HasCore;
-use crate::system::System;
 
 /// `BLK_MAX_REQUEST_COUNT` (3.1+, commit 55c022bb).
 pub const BLK_MAX_REQUEST_COUNT: u32 = 16;
@@ -30,23 +30,24 @@ pub struct Plug {
     pub list: Vec<(u32, u32)>,
 }
 
-impl System {
+/// Explicit per-task plugging (`blk_start_plug`, `blk_finish_plug`, 2.6.39+).
+pub trait TaskPlugging: BlockHost {
     /// Does this kernel profile build requests on per-task plug lists?
-    pub fn per_task_plugging(&self) -> bool {
+    fn per_task_plugging(&self) -> bool {
         self.profile().writeback_plug != WritebackPlug::QueueOnly
     }
 
     /// `blk_start_plug`.
-    pub fn blk_start_plug(&mut self, tid: u32) {
+    fn blk_start_plug(&mut self, tid: u32) {
         if self.per_task_plugging() {
-            self.task_plug[tid as usize].depth += 1;
+            self.block_mut().task_plug[tid as usize].depth += 1;
         }
     }
 
     /// `blk_finish_plug`: the outermost one flushes the list and runs the
     /// queues in the task's own context.
-    pub fn blk_finish_plug(&mut self, tid: u32) {
-        let plug = &mut self.task_plug[tid as usize];
+    fn blk_finish_plug(&mut self, tid: u32) {
+        let plug = &mut self.block_mut().task_plug[tid as usize];
         if plug.depth == 0 {
             return;
         }
@@ -57,8 +58,8 @@ impl System {
     }
 
     /// A task with plugged requests is going to sleep.
-    pub fn sched_submit_work(&mut self, tid: u32) {
-        if !self.task_plug[tid as usize].list.is_empty() {
+    fn sched_submit_work(&mut self, tid: u32) {
+        if !self.block().task_plug[tid as usize].list.is_empty() {
             self.blk_flush_plug_list(tid, true);
         }
     }
@@ -66,7 +67,7 @@ impl System {
     /// `attempt_plug_merge`: try to add a bio to a plugged request of queue
     /// `dev`; returns whether it merged and how many requests of that queue
     /// the list holds.
-    pub fn attempt_plug_merge(
+    fn attempt_plug_merge(
         &mut self,
         tid: u32,
         dev: usize,
@@ -76,14 +77,14 @@ impl System {
         read: bool,
     ) -> (bool, u32) {
         let mut count = 0;
-        let n = self.task_plug[tid as usize].list.len();
+        let n = self.block().task_plug[tid as usize].list.len();
         for i in (0..n).rev() {
-            let (d, slot) = self.task_plug[tid as usize].list[i];
+            let (d, slot) = self.block().task_plug[tid as usize].list[i];
             if d as usize != dev {
                 continue;
             }
             count += 1;
-            let q = &mut self.queues[dev];
+            let q = &mut self.block_mut().queues[dev];
             if let Some(back) = q.bio_fits(slot as usize, sector, nr, read) {
                 q.merge_bio(slot as usize, back, sector, nr, seg);
                 return (true, count);
@@ -93,7 +94,7 @@ impl System {
     }
 
     /// Append a new request for the bio to the task's plug list.
-    pub fn plug_new_request(
+    fn plug_new_request(
         &mut self,
         tid: u32,
         dev: usize,
@@ -102,10 +103,10 @@ impl System {
         seg: super::Segment,
         read: bool,
     ) {
-        let q = &mut self.queues[dev];
+        let q = &mut self.block_mut().queues[dev];
         let slot = q.alloc_request(sector, nr, seg, read);
         q.plugged += 1;
-        self.task_plug[tid as usize]
+        self.block_mut().task_plug[tid as usize]
             .list
             .push((dev as u32, slot as u32));
     }
@@ -113,19 +114,19 @@ impl System {
     /// `blk_flush_plug_list`: sort by (queue, sector), insert each request
     /// with a merge attempt, then run every queue touched. From `schedule()`
     /// the queue runs are kblockd's work, not the sleeping task's.
-    pub fn blk_flush_plug_list(&mut self, tid: u32, from_schedule: bool) {
-        let mut list = std::mem::take(&mut self.task_plug[tid as usize].list);
+    fn blk_flush_plug_list(&mut self, tid: u32, from_schedule: bool) {
+        let mut list = std::mem::take(&mut self.block_mut().task_plug[tid as usize].list);
         if list.is_empty() {
-            self.task_plug[tid as usize].list = list;
+            self.block_mut().task_plug[tid as usize].list = list;
             return;
         }
-        let queues = &self.queues;
+        let queues = &self.block().queues;
         list.sort_unstable_by_key(|&(d, slot)| {
             (d, queues[d as usize].request(slot as usize).start_sector)
         });
         let mut last_dev = u32::MAX;
         for &(d, slot) in &list {
-            let q = &mut self.queues[d as usize];
+            let q = &mut self.block_mut().queues[d as usize];
             q.plugged -= 1;
             q.insert_request(slot as usize);
             if last_dev != u32::MAX && last_dev != d {
@@ -135,6 +136,8 @@ impl System {
         }
         self.run_queue(last_dev as usize, (!from_schedule).then_some(tid));
         list.clear();
-        self.task_plug[tid as usize].list = list;
+        self.block_mut().task_plug[tid as usize].list = list;
     }
 }
+
+impl<T: BlockHost + ?Sized> TaskPlugging for T {}

@@ -4,74 +4,52 @@
 //! completion path `blk_complete_request` → `end_page_writeback`).
 
 use super::{Segment, Submitted, SECTORS_PER_PAGE};
+use crate::block::plug::TaskPlugging;
+use crate::block::{BlockHost, BlockLayer};
 use crate::mm::page::Pfn;
 use crate::mm::swap::Swap;
 use crate::mm::vmstat::Ev;
-use crate::mm::MmHost;
-use crate::sched::HasCore;
 use crate::sim::EventKind;
-use crate::system::System;
 
-impl System {
+/// Bio submission, dispatch to the device and completion (`submit_bio`, `__make_request`, `blk_end_request`).
+pub trait Submit: BlockHost {
     /// Sector of page `idx` of inode `ino` on its device.
-    pub fn page_sector(&self, ino: u32, idx: u32) -> u64 {
+    fn page_sector(&self, ino: u32, idx: u32) -> u64 {
         self.mm().inode(ino).base_sector + idx as u64 * SECTORS_PER_PAGE
     }
 
     /// Device under inode `ino`, if it has a block device.
-    pub fn inode_device(&self, ino: u32) -> Option<usize> {
-        self.bdis[self.mm().inode(ino).bdi].device
-    }
-
-    /// The queue a bio at `sector` of `dev` ends up in (a RAID0 array
-    /// remaps it to a member), with its sector there and the sectors left
-    /// before the next chunk boundary.
-    pub fn map_bio(&self, dev: usize, sector: u64) -> (usize, u64, u64) {
-        match &self.raid[dev] {
-            Some(r) => r.map(sector),
-            None => (dev, sector, u64::MAX),
-        }
+    fn inode_device(&self, ino: u32) -> Option<usize> {
+        self.bdi_device(self.mm().inode(ino).bdi)
     }
 
     /// `get_request_wait` would sleep for this page: the queue has no free
     /// request and the bio cannot merge. Registers `tid` as a waiter and
     /// starts the device on what is queued.
-    pub fn must_wait_for_request_of(&mut self, tid: u32, ino: u32, idx: u32) -> bool {
+    fn must_wait_for_request_of(&mut self, tid: u32, ino: u32, idx: u32) -> bool {
         let Some(dev) = self.inode_device(ino) else {
             return false;
         };
-        let (dev, sector, _) = self.map_bio(dev, self.page_sector(ino, idx));
-        let q = &self.queues[dev];
+        let (dev, sector, _) = self.block().map_bio(dev, self.page_sector(ino, idx));
+        let q = &self.block().queues[dev];
         if q.is_full() && !q.can_merge(sector, SECTORS_PER_PAGE) {
             if self.per_task_plugging() {
                 // The task sleeps: its plug is flushed (sched_submit_work).
                 self.sched_submit_work(tid);
-                if !self.queues[dev].is_full() {
+                if !self.block().queues[dev].is_full() {
                     return false;
                 }
             }
-            self.request_waiters[dev].push_back(tid);
+            self.block_mut().request_waiters[dev].push_back(tid);
             self.run_queue(dev, None);
             return true;
         }
         false
     }
 
-    /// Queue a read of one page (swap-in) at its mapping's sector; the
-    /// caller kicks the device once its batch is queued.
-    /// A FUSE file has no block device: its READ request to the daemon is
-    /// not modelled, and the page is up to date at once.
-    pub fn submit_page_read(&mut self, tid: u32, pfn: Pfn) {
-        if self.submit_page_bio(tid, pfn, true) {
-            self.mm_mut().vmstat_mut().inc(Ev::PgpgIn, 4);
-        } else {
-            self.end_page_read(pfn);
-        }
-    }
-
     /// One page's bio at its mapping's sector, in either direction; false
     /// when the mapping has no block device (FUSE).
-    pub(crate) fn submit_page_bio(&mut self, tid: u32, pfn: Pfn, read: bool) -> bool {
+    fn submit_page_bio(&mut self, tid: u32, pfn: Pfn, read: bool) -> bool {
         let p = self.mm().pages()[pfn as usize];
         let Some(dev) = self.inode_device(p.inode) else {
             return false;
@@ -82,7 +60,7 @@ impl System {
             first_index: p.index,
             nr_pages: 1,
         };
-        let (dev, sector, _) = self.map_bio(dev, sector);
+        let (dev, sector, _) = self.block().map_bio(dev, sector);
         self.submit_bio(tid, dev, sector, SECTORS_PER_PAGE, seg, read);
         true
     }
@@ -93,8 +71,10 @@ impl System {
     /// queue is then run at once, with the 3.0 presets it is started at the
     /// end of the writeback pass or by completions.
     fn submit_bio(&mut self, tid: u32, dev: usize, sector: u64, nr: u64, seg: Segment, read: bool) {
-        if self.task_plug[tid as usize].depth == 0 {
-            if self.queues[dev].submit_dir(sector, nr, seg, read) == Submitted::NewRequest {
+        if self.block().task_plug[tid as usize].depth == 0 {
+            if self.block_mut().queues[dev].submit_dir(sector, nr, seg, read)
+                == Submitted::NewRequest
+            {
                 self.charge_sys(tid, self.cost().request_submit_ns);
                 if self.per_task_plugging() {
                     self.run_queue(dev, Some(tid));
@@ -103,10 +83,10 @@ impl System {
             return;
         }
         if !read {
-            self.queues[dev].stats.write_sectors += nr;
+            self.block_mut().queues[dev].stats.write_sectors += nr;
         }
         let (merged, request_count) = self.attempt_plug_merge(tid, dev, sector, nr, seg, read);
-        if merged || self.queues[dev].try_merge(sector, nr, seg, read) {
+        if merged || self.block_mut().queues[dev].try_merge(sector, nr, seg, read) {
             return;
         }
         self.charge_sys(tid, self.cost().request_submit_ns);
@@ -119,7 +99,7 @@ impl System {
     /// Submit IO that has no page-cache pages behind it (a log or metadata
     /// buffer write), split into bios of at most `max_sectors` and at
     /// RAID chunk boundaries.
-    pub fn submit_raw_write(&mut self, tid: u32, dev: usize, sector: u64, nr_sectors: u64) {
+    fn submit_raw_write(&mut self, tid: u32, dev: usize, sector: u64, nr_sectors: u64) {
         let seg = Segment {
             inode: crate::mm::page::NIL,
             first_index: 0,
@@ -127,8 +107,8 @@ impl System {
         };
         let mut done = 0;
         while done < nr_sectors {
-            let (qdev, qsector, chunk_left) = self.map_bio(dev, sector + done);
-            let max = self.queues[qdev].max_sectors;
+            let (qdev, qsector, chunk_left) = self.block().map_bio(dev, sector + done);
+            let max = self.block().queues[qdev].max_sectors;
             let n = (nr_sectors - done).min(max).min(chunk_left);
             self.submit_bio(tid, qdev, qsector, n, seg, false);
             done += n;
@@ -139,30 +119,9 @@ impl System {
         }
     }
 
-    /// End of a writeback pass on `bdi` (3.0 presets): let the device
-    /// start on what the pass queued.
-    pub fn flush_plug(&mut self, bdi: usize) {
-        if let Some(dev) = self.bdis[bdi].device {
+    fn flush_all_plugs(&mut self) {
+        for dev in 0..self.block().devices.len() {
             self.kick_device(dev);
-        }
-    }
-
-    pub fn flush_all_plugs(&mut self) {
-        for dev in 0..self.devices.len() {
-            self.kick_device(dev);
-        }
-    }
-
-    /// Start `dev` (each member of an array) on queued requests.
-    pub fn kick_device(&mut self, dev: usize) {
-        match &self.raid[dev] {
-            Some(r) => {
-                for i in 0..r.members.len() {
-                    let m = self.raid[dev].as_ref().expect("raid").members[i];
-                    self.run_queue(m, None);
-                }
-            }
-            None => self.run_queue(dev, None),
         }
     }
 
@@ -170,18 +129,18 @@ impl System {
     /// room. Each dispatch costs `request_dispatch_ns` of CPU, charged to
     /// `tid` when a task runs the queue (otherwise it is softirq or
     /// kblockd work, which no task pays for).
-    pub fn run_queue(&mut self, dev: usize, tid: Option<u32>) {
-        while self.devices[dev].can_accept() {
-            let Some(slot) = self.queues[dev].dispatch() else {
+    fn run_queue(&mut self, dev: usize, tid: Option<u32>) {
+        while self.block().devices[dev].can_accept() {
+            let Some(slot) = self.block_mut().queues[dev].dispatch() else {
                 return;
             };
-            let r = self.queues[dev].request(slot);
+            let r = self.block().queues[dev].request(slot);
             let (start, nr, read) = (r.start_sector, r.nr_sectors, r.read);
             if let Some(t) = tid {
                 self.charge_sys(t, self.cost().request_dispatch_ns);
             }
             let now = self.now();
-            let d = &mut self.devices[dev];
+            let d = &mut self.block_mut().devices[dev];
             d.in_flight += 1;
             let done = d.start(now, start, nr, read);
             self.push_event(
@@ -198,16 +157,16 @@ impl System {
     /// carried, free the request, wake a task waiting for one, and start
     /// the next request. The completion interrupt's CPU time
     /// (`request_complete_ns`) is charged by `charge_irq`.
-    pub fn device_complete(&mut self, dev: usize, slot: usize, at: crate::sim::Ns) {
-        let r = self.queues[dev].request(slot);
+    fn device_complete(&mut self, dev: usize, slot: usize, at: crate::sim::Ns) {
+        let r = self.block().queues[dev].request(slot);
         let (nsegs, read, bytes) = (r.segs.len(), r.read, r.nr_sectors * super::SECTOR_BYTES);
         if !read && r.segs.iter().any(|s| s.inode != crate::mm::page::NIL) {
-            let st = &mut self.queues[dev].stats;
+            let st = &mut self.block_mut().queues[dev].stats;
             st.data_write_requests += 1;
             st.data_write_bytes += bytes;
         }
         for s in 0..nsegs {
-            let seg = self.queues[dev].request(slot).segs[s];
+            let seg = self.block().queues[dev].request(slot).segs[s];
             if seg.inode == crate::mm::page::NIL {
                 continue;
             }
@@ -221,9 +180,9 @@ impl System {
             }
         }
         self.charge_irq(self.cost().request_complete_ns);
-        let left_congestion = self.queues[dev].complete(slot);
-        self.devices[dev].in_flight -= 1;
-        if let Some(tid) = self.request_waiters[dev].pop_front() {
+        let left_congestion = self.block_mut().queues[dev].complete(slot);
+        self.block_mut().devices[dev].in_flight -= 1;
+        if let Some(tid) = self.block_mut().request_waiters[dev].pop_front() {
             self.wake_task(tid);
         }
         if left_congestion {
@@ -234,5 +193,52 @@ impl System {
         self.core_mut().set_interrupt_clock(at);
         self.run_queue(dev, None);
         self.core_mut().set_interrupt_clock(saved.max(at));
+    }
+}
+
+impl<T: BlockHost + ?Sized> Submit for T {}
+
+impl BlockLayer {
+    /// The queue a bio at `sector` of `dev` ends up in (a RAID0 array
+    /// remaps it to a member), with its sector there and the sectors left
+    /// before the next chunk boundary.
+    pub fn map_bio(&self, dev: usize, sector: u64) -> (usize, u64, u64) {
+        match &self.raid[dev] {
+            Some(r) => r.map(sector),
+            None => (dev, sector, u64::MAX),
+        }
+    }
+}
+
+/// End of a writeback pass on `bdi` (3.0 presets): let the device
+/// start on what the pass queued.
+pub fn flush_plug<H: BlockHost + ?Sized>(sys: &mut H, bdi: usize) {
+    if let Some(dev) = sys.bdi_device(bdi) {
+        sys.kick_device(dev);
+    }
+}
+
+/// Start `dev` (each member of an array) on queued requests.
+pub fn kick_device<H: BlockHost + ?Sized>(sys: &mut H, dev: usize) {
+    match &sys.block().raid[dev] {
+        Some(r) => {
+            for i in 0..r.members.len() {
+                let m = sys.block().raid[dev].as_ref().expect("raid").members[i];
+                sys.run_queue(m, None);
+            }
+        }
+        None => sys.run_queue(dev, None),
+    }
+}
+
+/// Queue a read of one page (swap-in) at its mapping's sector; the
+/// caller kicks the device once its batch is queued.
+/// A FUSE file has no block device: its READ request to the daemon is
+/// not modelled, and the page is up to date at once.
+pub fn submit_page_read<H: BlockHost + ?Sized>(sys: &mut H, tid: u32, pfn: Pfn) {
+    if sys.submit_page_bio(tid, pfn, true) {
+        sys.mm_mut().vmstat_mut().inc(Ev::PgpgIn, 4);
+    } else {
+        sys.end_page_read(pfn);
     }
 }

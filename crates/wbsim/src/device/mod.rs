@@ -30,10 +30,12 @@ pub mod raid0;
 
 pub use config::{DeviceConfig, DeviceModel};
 
+/// Bytes per sector, the unit devices and the block layer address in.
+pub const SECTOR_BYTES: u64 = 512;
+
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
-use crate::block::SECTOR_BYTES;
 use crate::sim::{Ns, NS_PER_SEC, NS_PER_US};
 
 #[derive(Debug, Clone)]

@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 
 use super::metadata::{NTFS_CLUSTERS_PER_BITMAP_PAGE, XFS_LOG_BYTES_PER_ALLOC};
+use crate::block::submit::Submit;
 use crate::block::SECTORS_PER_PAGE;
 use crate::mm::filemap::Filemap;
 use crate::mm::page::{flags, NIL};

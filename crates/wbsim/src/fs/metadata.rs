@@ -17,6 +17,8 @@
 //! - ntfs-3g: each cluster allocation updates the $Bitmap page covering it
 //!   and the file's $MFT record, both through the block device page cache.
 
+use crate::block::plug::TaskPlugging;
+use crate::block::submit::Submit;
 use crate::fs::FsType;
 use crate::mm::inode::MappingKind;
 use crate::mm::page::{Pfn, NIL};

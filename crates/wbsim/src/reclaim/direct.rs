@@ -7,6 +7,7 @@
 //! the priority loop in its `AllocState` and continues there when it wakes.
 
 use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use crate::block::BlockHost;
 use crate::mm::page_alloc::{AllocPhase, AllocState};
 use crate::mm::slab::SlabShrink;
 use crate::mm::MmHost;
@@ -111,7 +112,7 @@ impl System {
     /// if some device is congested and `zone` is flagged ZONE_CONGESTED;
     /// otherwise just yield.
     pub fn wait_iff_congested(&mut self, tid: u32, zone: usize, timeout_ns: u64) -> Option<Step> {
-        let any_congested = self.queues.iter().any(|q| q.congested);
+        let any_congested = self.block().queues().iter().any(|q| q.congested);
         if !any_congested || !self.mm().zone(zone).congested {
             // cond_resched() only: the tracepoint records no delay.
             let ev = TraceEvent::WaitIffCongested {

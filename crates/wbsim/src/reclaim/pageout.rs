@@ -4,6 +4,8 @@
 //! switches (see `KernelProfile`).
 
 use super::{isolate_event, ScanControl, DEF_PRIORITY};
+use crate::block::submit::Submit;
+use crate::block::BlockHost;
 use crate::fs::WritepageResult;
 use crate::kernel::SkippedDirtyPage;
 use crate::mm::page::{flags, Holder, LRU_INACTIVE_FILE, NIL};
@@ -356,7 +358,7 @@ impl System {
         }
         let congested = self.bdis[bdi]
             .device
-            .is_some_and(|d| self.queues[d].congested);
+            .is_some_and(|d| self.block().queue(d).congested);
         !congested || self.task_backing_dev[sc.tid as usize] == Some(bdi)
     }
 

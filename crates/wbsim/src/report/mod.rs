@@ -18,6 +18,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::block::BlockHost;
 use crate::mm::vmstat::ZoneEv;
 use crate::mm::MmHost;
 use crate::sched::HasCore;
@@ -209,9 +210,10 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
     vmstat.insert("nr_inactive_file".into(), lru_sum(2));
     vmstat.insert("nr_active_file".into(), lru_sum(3));
     let devices = sys
-        .devices
+        .block()
+        .devices()
         .iter()
-        .zip(&sys.queues)
+        .zip(sys.block().queues())
         .zip(&sys.bdis)
         .map(|((d, q), b)| {
             let reqs = d.stats.write_requests;

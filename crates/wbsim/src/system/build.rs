@@ -1,10 +1,9 @@
 //! Boot: build a `System` from a scenario, a kernel profile and a seed.
 
-use std::collections::VecDeque;
-
 use super::task::TaskKind;
 use super::System;
-use crate::block::RequestQueue;
+use crate::block::BlockHost;
+use crate::block::{BlockLayer, RequestQueue};
 use crate::device::Device;
 use crate::fs::daemon::{DaemonKind, FsDaemonState};
 use crate::fs::metadata::MetadataState;
@@ -165,6 +164,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         series: None,
         next_sample_ns: u64::MAX,
         mm: Memory::new(pages, zones, ncpus),
+        block: BlockLayer::new(),
         isolate_buf: Vec::with_capacity(64),
         fsmark_runs: Vec::new(),
         iozone_results: Vec::new(),
@@ -175,16 +175,11 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         ratelimit_pages: ratelimit_pages(total_pages, ncpus as u64),
         bdp_ratelimits: vec![0; ncpus],
         global_dirty_limit: crate::writeback::ioless::GlobalDirtyLimit::new(0),
-        queues: Vec::new(),
-        raid: Vec::new(),
-        devices: Vec::new(),
-        request_waiters: Vec::new(),
         filesystems: Vec::new(),
         task_kind: Vec::new(),
         task_bdp: Vec::new(),
         task_backing_dev: Vec::new(),
         task_dirties: Vec::new(),
-        task_plug: Vec::new(),
         task_fuse_enospc: Vec::new(),
         task_enospc_flushed: Vec::new(),
         kswapd_awake_ns: 0,
@@ -194,31 +189,24 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
     let mut blockdev_inode = Vec::new();
     for (d, dc) in sc.devices.iter().enumerate() {
         // Random stream 1000 + device index, derived from the run seed.
-        sys.devices.push(Device::new(
-            dc,
-            crate::sim::rng_stream(seed, 1000 + d as u64),
-        ));
-        sys.raid
-            .push((dc.model == crate::scenario::DeviceModel::Raid0).then(|| {
-                crate::device::raid0::Raid0 {
-                    members: dc
-                        .members
-                        .iter()
-                        .map(|m| {
-                            sc.devices
-                                .iter()
-                                .position(|x| &x.name == m)
-                                .expect("validated")
-                        })
-                        .collect(),
-                    chunk_sectors: dc.chunk_kib as u64 * 2,
-                }
-            }));
-        sys.queues.push(RequestQueue::new(
-            dc.nr_requests,
-            dc.max_request_kib as u64 * 2,
-        ));
-        sys.request_waiters.push(VecDeque::new());
+        let device = Device::new(dc, crate::sim::rng_stream(seed, 1000 + d as u64));
+        let raid = (dc.model == crate::scenario::DeviceModel::Raid0).then(|| {
+            crate::device::raid0::Raid0 {
+                members: dc
+                    .members
+                    .iter()
+                    .map(|m| {
+                        sc.devices
+                            .iter()
+                            .position(|x| &x.name == m)
+                            .expect("validated")
+                    })
+                    .collect(),
+                chunk_sectors: dc.chunk_kib as u64 * 2,
+            }
+        });
+        let queue = RequestQueue::new(dc.nr_requests, dc.max_request_kib as u64 * 2);
+        sys.block.add_device(device, queue, raid);
         sys.bdis.push(Bdi::new(&dc.name, Some(d)));
         let id = sys.mm.nr_inodes() as u32;
         // The partition starts at 1 MiB (2048 sectors).
@@ -234,7 +222,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             .iter()
             .position(|d| d.name == sw.device)
             .unwrap_or(0);
-        let cap = sys.devices[dev].capacity_sectors;
+        let cap = sys.block().device(dev).capacity_sectors;
         let id = sys.mm.nr_inodes() as u32;
         let base = cap - sw.size_mib * 2048;
         sys.mm
@@ -250,7 +238,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             .iter()
             .position(|d| d.name == fc.device)
             .unwrap_or(0);
-        let cap = sys.devices[dev].capacity_sectors;
+        let cap = sys.block().device(dev).capacity_sectors;
         let bdi = if fc.fs_type == FsType::FuseNtfs {
             let mut b = Bdi::new("fuse", None);
             b.max_ratio = 1; // fuse_bdi_init

@@ -9,8 +9,7 @@ pub mod build;
 pub mod check;
 pub mod task;
 
-use crate::block::RequestQueue;
-use crate::device::Device;
+use crate::block::{BlockHost, BlockLayer};
 use crate::fs::FsInstance;
 use crate::mm::page::Pfn;
 use crate::mm::page_alloc::AllocState;
@@ -21,6 +20,8 @@ use crate::writeback::bdi::Bdi;
 use crate::writeback::proportions::PropGlobal;
 use task::{Step, Task};
 
+use crate::block::plug::TaskPlugging;
+use crate::block::submit::Submit;
 pub use build::build_system;
 
 /// A test's corruption of the state between two events.
@@ -74,13 +75,8 @@ pub struct System {
     /// `global_dirty_limit`, the smoothed hard limit (3.2+).
     pub global_dirty_limit: crate::writeback::ioless::GlobalDirtyLimit,
 
-    // block and devices
-    pub queues: Vec<RequestQueue>,
-    pub devices: Vec<Device>,
-    /// Per device: its RAID0 striping if it is an md array.
-    pub raid: Vec<Option<crate::device::raid0::Raid0>>,
-    /// Tasks sleeping in `get_request_wait`, per device (FIFO, exclusive).
-    pub request_waiters: Vec<std::collections::VecDeque<u32>>,
+    /// Devices, request queues, plugs.
+    pub block: BlockLayer,
 
     // filesystems
     pub filesystems: Vec<FsInstance>,
@@ -96,8 +92,6 @@ pub struct System {
     pub task_backing_dev: Vec<Option<usize>>,
     /// Floating-proportion state of each task's dirtying (`task_dirty_inc`).
     pub task_dirties: Vec<crate::writeback::proportions::PropLocal>,
-    /// `current->plug` (explicit block plugging).
-    pub task_plug: Vec<crate::block::plug::Plug>,
     /// The FUSE daemon answered the task's last WRITE request with ENOSPC.
     pub task_fuse_enospc: Vec<bool>,
     /// xfs: `xfs_file_buffered_aio_write` has flushed once after ENOSPC.
@@ -121,15 +115,15 @@ impl MmHost for System {
     }
 
     fn flush_plug(&mut self, bdi: usize) {
-        System::flush_plug(self, bdi)
+        crate::block::submit::flush_plug(self, bdi)
     }
 
     fn submit_page_read(&mut self, tid: u32, pfn: Pfn) {
-        System::submit_page_read(self, tid, pfn)
+        crate::block::submit::submit_page_read(self, tid, pfn)
     }
 
     fn kick_device(&mut self, dev: usize) {
-        System::kick_device(self, dev)
+        crate::block::submit::kick_device(self, dev)
     }
 
     fn set_page_dirty(&mut self, pfn: Pfn, tid: Option<u32>) -> bool {
@@ -173,6 +167,26 @@ impl MmHost for System {
     }
 }
 
+impl BlockHost for System {
+    #[inline]
+    fn block(&self) -> &BlockLayer {
+        &self.block
+    }
+
+    #[inline]
+    fn block_mut(&mut self) -> &mut BlockLayer {
+        &mut self.block
+    }
+
+    fn bdi_device(&self, bdi: usize) -> Option<usize> {
+        self.bdis[bdi].device
+    }
+
+    fn end_page_writeback(&mut self, pfn: Pfn) {
+        System::end_page_writeback(self, pfn)
+    }
+}
+
 impl HasCore for System {
     #[inline]
     fn core(&self) -> &Core {
@@ -202,7 +216,7 @@ impl System {
         self.task_bdp.push(Default::default());
         self.task_backing_dev.push(None);
         self.task_dirties.push(Default::default());
-        self.task_plug.push(Default::default());
+        self.block.add_task();
         self.task_fuse_enospc.push(false);
         self.task_enospc_flushed.push(false);
         tid

@@ -4,6 +4,7 @@
 //! `test_clear_page_writeback`, `redirty_page_for_writepage`;
 //! `fs/fs-writeback.c: __mark_inode_dirty`).
 
+use crate::block::submit::Submit;
 use crate::mm::inode::InodeList;
 use crate::mm::page::{flags, Pfn};
 use crate::mm::vmstat::Ev;

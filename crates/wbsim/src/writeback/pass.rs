@@ -9,6 +9,8 @@
 //! pass; an inode that used up the budget with pages left goes to
 //! `b_more_io`, one that stopped for another reason to `b_dirty`.
 
+use crate::block::plug::TaskPlugging;
+use crate::block::submit::Submit;
 use crate::kernel::WritebackPlug;
 use crate::mm::inode::InodeList;
 use crate::mm::page::{flags, NIL};

@@ -6,6 +6,8 @@
 //! lists (`do_writepages` is called directly).
 
 use super::pass::WritebackCaller;
+use crate::block::plug::TaskPlugging;
+use crate::block::submit::Submit;
 use crate::mm::page::flags;
 use crate::mm::MmHost;
 use crate::sched::HasCore;

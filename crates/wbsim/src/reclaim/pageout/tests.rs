@@ -1,6 +1,8 @@
 //! `shrink_inactive_list` → `shrink_page_list` on hand-built inactive
 //! lists: each page state's fate, per reclaimer and kernel profile.
 
+use crate::block::submit::Submit;
+use crate::block::BlockHost;
 use crate::mm::page::{flags, Holder, LRU_ACTIVE_ANON, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, NIL};
 use crate::mm::vmstat::{Ev, ZoneEv};
 use crate::mm::MmHost;
@@ -224,7 +226,7 @@ fn direct_reclaim_skips_a_congested_queue_and_flags_the_zone_but_kswapd_writes()
     let mut m = Machine::new("3.0-vanilla");
     let pfn = m.dirty_file_page(m.bdev, 0);
     let dev = m.sys.inode_device(m.bdev).unwrap();
-    m.sys.queues[dev].congested = true;
+    m.sys.block_mut().queue_mut(dev).congested = true;
     m.shrink(LRU_INACTIVE_FILE, m.direct(DEF_PRIORITY));
     assert!(m.has(pfn, flags::DIRTY) && !m.has(pfn, flags::WRITEBACK));
     assert!(m.zone().congested);

@@ -1,0 +1,88 @@
+//! [`BlockLayer`]: the state the block layer owns. Fields are private to
+//! `block/`; other subsystems use the accessors.
+
+use std::collections::VecDeque;
+
+use super::plug::Plug;
+use super::RequestQueue;
+use crate::device::raid0::Raid0;
+use crate::device::Device;
+
+/// The devices, their request queues, the tasks waiting for a request, and
+/// each task's plug.
+pub struct BlockLayer {
+    pub(super) queues: Vec<RequestQueue>,
+    pub(super) devices: Vec<Device>,
+    /// Per device: its RAID0 striping if it is an md array.
+    pub(super) raid: Vec<Option<Raid0>>,
+    /// Tasks sleeping in `get_request_wait`, per device (FIFO, exclusive).
+    pub(super) request_waiters: Vec<VecDeque<u32>>,
+    /// Per task: `current->plug` (explicit block plugging).
+    pub(super) task_plug: Vec<Plug>,
+}
+
+impl BlockLayer {
+    pub fn new() -> BlockLayer {
+        BlockLayer {
+            queues: Vec::new(),
+            devices: Vec::new(),
+            raid: Vec::new(),
+            request_waiters: Vec::new(),
+            task_plug: Vec::new(),
+        }
+    }
+
+    /// A device and its queue (at boot); returns its index.
+    pub fn add_device(
+        &mut self,
+        device: Device,
+        queue: RequestQueue,
+        raid: Option<Raid0>,
+    ) -> usize {
+        self.devices.push(device);
+        self.queues.push(queue);
+        self.raid.push(raid);
+        self.request_waiters.push(VecDeque::new());
+        self.devices.len() - 1
+    }
+
+    /// A new task's (empty) plug.
+    pub fn add_task(&mut self) {
+        self.task_plug.push(Plug::default());
+    }
+
+    pub fn queue(&self, dev: usize) -> &RequestQueue {
+        &self.queues[dev]
+    }
+
+    pub fn queue_mut(&mut self, dev: usize) -> &mut RequestQueue {
+        &mut self.queues[dev]
+    }
+
+    pub fn queues(&self) -> &[RequestQueue] {
+        &self.queues
+    }
+
+    pub fn device(&self, dev: usize) -> &Device {
+        &self.devices[dev]
+    }
+
+    pub fn devices(&self) -> &[Device] {
+        &self.devices
+    }
+
+    pub fn nr_devices(&self) -> usize {
+        self.devices.len()
+    }
+
+    /// Is any queue congested (`wait_iff_congested`'s test)?
+    pub fn any_congested(&self) -> bool {
+        self.queues.iter().any(|q| q.congested)
+    }
+}
+
+impl Default for BlockLayer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
