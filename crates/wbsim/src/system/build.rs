@@ -169,6 +169,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         fsmark_runs: Vec::new(),
         iozone_results: Vec::new(),
         bdis: Vec::new(),
+        flushers: Vec::new(),
         prop_completions: PropGlobal::new(shift),
         prop_dirties: PropGlobal::new(shift),
         flex_completions: Default::default(),
@@ -451,7 +452,8 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
     sys.core.set_kswapd_task(kswapd);
     for b in 0..sys.bdis.len() {
         let name = format!("flush-{}", sys.bdis[b].name);
-        let flusher = TaskKind::Flusher(FlusherState::new(b));
+        let flusher = TaskKind::Flusher(b);
+        sys.flushers.push(FlusherState::new(b));
         sys.bdis[b].flusher = sys.spawn_task(&name, cpu(), flusher, false, TaskStart::OnWakeUp);
     }
     for f in 0..sys.filesystems.len() {

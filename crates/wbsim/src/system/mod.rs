@@ -65,6 +65,8 @@ pub struct System {
 
     // writeback
     pub bdis: Vec<Bdi>,
+    /// Per bdi: its flusher thread's state.
+    pub flushers: Vec<crate::writeback::flusher::FlusherState>,
     pub prop_completions: PropGlobal,
     pub prop_dirties: PropGlobal,
     /// Flexible proportions of completions (3.7+ profiles).
@@ -351,7 +353,7 @@ impl System {
             TaskKind::MemTouch(_) => self.memtouch_step(tid),
             TaskKind::MapWrite(_) => self.mapwrite_step(tid),
             TaskKind::Iozone(_) => self.iozone_step(tid),
-            TaskKind::Flusher(_) => self.flusher_step(tid),
+            &TaskKind::Flusher(bdi) => self.flusher_step(tid, bdi),
             TaskKind::Kswapd(_) => self.kswapd_step(tid),
             TaskKind::FsDaemon(_) => self.fs_daemon_step(tid),
         }

@@ -3,7 +3,6 @@
 use crate::fs::FsDaemonState;
 use crate::reclaim::kswapd::KswapdState;
 use crate::workload::WriterState;
-use crate::writeback::flusher::FlusherState;
 
 pub use crate::sched::{PendingWait, Step, Task};
 
@@ -19,8 +18,9 @@ pub enum TaskKind {
     MapWrite(Box<crate::workload::mapwrite::MapWriteState>),
     /// An IOzone run.
     Iozone(Box<crate::workload::iozone_run::IozoneState>),
-    /// Per-device flusher thread (`bdi_writeback_thread`, 2.6.32 – 3.x).
-    Flusher(FlusherState),
+    /// The flusher thread of a bdi (`bdi_writeback_thread`, 2.6.32 – 3.x);
+    /// its state is writeback's.
+    Flusher(usize),
     /// kswapd0.
     Kswapd(KswapdState),
     /// A filesystem's own thread: the FUSE daemon, jbd2, xfssyncd,

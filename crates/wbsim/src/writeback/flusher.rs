@@ -7,8 +7,8 @@
 use super::pass::{PassResult, WbPass, WritebackCaller, MAX_WRITEBACK_PAGES};
 use crate::mm::MmHost;
 use crate::sched::HasCore;
+use crate::sched::Step;
 use crate::sim::{Ns, NS_PER_MS};
-use crate::system::task::{Step, TaskKind};
 use crate::system::System;
 
 /// `struct wb_writeback_work`.
@@ -50,13 +50,6 @@ impl FlusherState {
 }
 
 impl System {
-    fn flusher_state(&mut self, tid: u32) -> &mut FlusherState {
-        match &mut self.task_kind[tid as usize] {
-            TaskKind::Flusher(f) => f,
-            _ => unreachable!("task {tid} is not a flusher"),
-        }
-    }
-
     fn writeback_interval_ns(&self) -> Ns {
         self.sysctl().dirty_writeback_centisecs as Ns * 10 * NS_PER_MS
     }
@@ -64,7 +57,7 @@ impl System {
     /// Wake a sleeping flusher now.
     pub fn wake_flusher(&mut self, bdi: usize) {
         let tid = self.bdis[bdi].flusher;
-        let f = self.flusher_state(tid);
+        let f = &mut self.flushers[bdi];
         if f.sleeping {
             f.sleeping = false;
             f.timer_at = None;
@@ -81,7 +74,7 @@ impl System {
         }
         let tid = self.bdis[bdi].flusher;
         let at = self.now() + interval;
-        let f = self.flusher_state(tid);
+        let f = &mut self.flushers[bdi];
         if f.sleeping && f.timer_at.is_none() {
             f.timer_at = Some(at);
             let token = self.task(tid).token;
@@ -122,18 +115,13 @@ impl System {
         self.mm().gauges().nr_dirty >= self.global_dirty_limits().background
     }
 
-    /// One scheduling step of a flusher thread.
-    pub fn flusher_step(&mut self, tid: u32) -> Step {
-        let mut f = match &mut self.task_kind[tid as usize] {
-            TaskKind::Flusher(f) => *f,
-            _ => unreachable!(),
-        };
+    /// One scheduling step of the flusher thread `tid` of `bdi`.
+    pub fn flusher_step(&mut self, tid: u32, bdi: usize) -> Step {
+        let mut f = self.flushers[bdi];
         f.sleeping = false;
         f.timer_at = None;
         let step = self.flusher_run(tid, &mut f);
-        if let TaskKind::Flusher(slot) = &mut self.task_kind[tid as usize] {
-            *slot = f;
-        }
+        self.flushers[bdi] = f;
         step
     }
 
