@@ -6,6 +6,7 @@
 //! elapsed/user/system time, /proc/vmstat deltas and device statistics.
 
 use crate::mm::MmHost;
+use crate::writeback::WritebackHost;
 pub mod block;
 pub mod device;
 pub mod estimate;
@@ -82,7 +83,7 @@ fn simulate_inner(
                 .iter()
                 .map(|z| z.name.to_string())
                 .collect(),
-            bdi_names: sys.bdis.iter().map(|b| b.name.clone()).collect(),
+            bdi_names: sys.wb().bdis().iter().map(|b| b.name.clone()).collect(),
             interval_ns: interval_ns.max(1),
             samples: Vec::new(),
         });

@@ -7,6 +7,7 @@ use wbsim::kernel::preset;
 use wbsim::mm::MmHost;
 use wbsim::scenario::parse_scenario;
 use wbsim::sched::HasCore;
+use wbsim::writeback::WritebackHost;
 
 fn scenario(mib: u64, tasks: &str) -> String {
     format!(
@@ -81,7 +82,7 @@ fn two_runs_after_a_history_report_every_test_deterministically() {
     let second = sys.tasks().iter().find(|t| t.name == "second").unwrap();
     assert_eq!(Some(second.started_ns), first.exited_ns);
     // Disk B earned a share: its completions are counted.
-    let sdb = sys.bdis.iter().find(|b| b.name == "sdb").unwrap();
+    let sdb = sys.wb().bdis().iter().find(|b| b.name == "sdb").unwrap();
     assert!(sdb.written_pages > 0);
     let again = wbsim::simulate_system(&sc, &k, 7).1;
     assert_eq!(

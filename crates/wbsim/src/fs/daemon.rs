@@ -13,6 +13,9 @@ use crate::sched::HasCore;
 use crate::sim::Ns;
 use crate::system::task::{Step, TaskKind};
 use crate::system::System;
+use crate::writeback::pass::WritebackPasses;
+use crate::writeback::throttle::Throttle;
+use crate::writeback::WritebackHost;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DaemonKind {
@@ -127,7 +130,7 @@ impl System {
         };
         let blockdev = self.filesystems[fs].blockdev_inode;
         let bdi = self.mm().inode(blockdev).bdi;
-        self.task_backing_dev[tid as usize] = Some(bdi);
+        self.wb_mut().set_task_backing_dev(tid, Some(bdi));
         let md = &self.filesystems[fs].metadata;
         let (first_cluster, bitmap_first, mft_page) = (
             md.ntfs_data_first_cluster,
@@ -142,7 +145,7 @@ impl System {
             let d2 = self.ntfs_touch(tid, blockdev, mft_page);
             self.daemon_state(tid).meta_done = true;
             self.balance_dirty_pages_ratelimited(tid, bdi, d1 + d2);
-            if self.task_bdp[tid as usize].active {
+            if self.wb().task_bdp(tid).active {
                 return Step::Continue;
             }
         }
@@ -159,7 +162,7 @@ impl System {
                 Ok(dirtied) => {
                     self.daemon_state(tid).data_done = true;
                     self.balance_dirty_pages_ratelimited(tid, bdi, dirtied as u64);
-                    if self.task_bdp[tid as usize].active {
+                    if self.wb().task_bdp(tid).active {
                         return Step::Continue;
                     }
                 }
@@ -169,7 +172,7 @@ impl System {
         let d = self.daemon_state(tid);
         d.current = None;
         d.requests_served += 1;
-        self.task_backing_dev[tid as usize] = None;
+        self.wb_mut().set_task_backing_dev(tid, None);
         self.charge_sys(tid, self.cost().fuse_request_ns);
         match req.kind {
             FuseRequestKind::Write { writer } => self.wake_task(writer),

@@ -33,6 +33,9 @@ use crate::mm::MmHost;
 use crate::mm::{Gfp, Mark};
 use crate::sched::HasCore;
 use crate::system::System;
+use crate::writeback::account::Account;
+use crate::writeback::limits::Limits;
+use crate::writeback::WritebackHost;
 
 impl System {
     /// `fuse_writepage` of a dirty page of a FUSE file. `memalloc` is
@@ -59,7 +62,7 @@ impl System {
         let inode = &mut self.mm_mut().inode_mut(ino);
         inode.on_disk_pages = inode.on_disk_pages.max(p.index + 1);
         let bdi = inode.bdi;
-        self.bdis[bdi].writeback += 1;
+        self.wb_mut().bdi_mut(bdi).writeback += 1;
         self.mm_mut().gauges_mut().nr_writeback_temp += 1;
         self.charge_sys(tid, self.cost().fuse_request_ns);
         self.fuse_send(
@@ -91,8 +94,8 @@ impl System {
     /// to a writepage request; the temporary page is freed.
     pub fn fuse_writepage_end(&mut self, tid: u32, ino: u32, tmp: Pfn) {
         let bdi = self.mm().inode(ino).bdi;
-        self.bdis[bdi].writeback -= 1;
-        self.bdis[bdi].written_pages += 1;
+        self.wb_mut().bdi_mut(bdi).writeback -= 1;
+        self.wb_mut().bdi_mut(bdi).written_pages += 1;
         self.mm_mut().gauges_mut().nr_writeback_temp -= 1;
         self.bdi_writeout_inc(bdi);
         self.free_page(tid, tmp);

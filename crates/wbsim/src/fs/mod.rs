@@ -25,6 +25,7 @@ use crate::writeback::pass::WritebackCaller;
 
 use crate::mm::MmHost;
 use crate::sched::HasCore;
+use crate::writeback::account::Account;
 pub use daemon::FsDaemonState;
 
 /// What `pageout()` sees after `->writepage` returned.

@@ -34,6 +34,8 @@ use crate::fs::FsType;
 use crate::mm::inode::MappingKind;
 use crate::mm::MmHost;
 use crate::system::System;
+use crate::writeback::flusher::Flushers;
+use crate::writeback::WritebackHost;
 
 impl System {
     /// Reserve the data block of page `idx` of `ino` if it has none.
@@ -87,9 +89,10 @@ impl System {
         }
         self.task_enospc_flushed[tid as usize] = true;
         let bdi = self.filesystems[fs].bdi;
-        if self.bdis[bdi].has_dirty_io() {
-            let nr_pages = self.bdis[bdi].reclaimable as i64;
-            self.bdis[bdi]
+        if self.wb().bdi(bdi).has_dirty_io() {
+            let nr_pages = self.wb().bdi(bdi).reclaimable as i64;
+            self.wb_mut()
+                .bdi_mut(bdi)
                 .work
                 .push_back(crate::writeback::flusher::WbWork {
                     nr_pages,

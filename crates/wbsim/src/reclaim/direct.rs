@@ -15,6 +15,7 @@ use crate::sched::HasCore;
 use crate::system::task::Step;
 use crate::system::System;
 use crate::trace::TraceEvent;
+use crate::writeback::flusher::Flushers;
 
 #[cfg(test)]
 mod tests;

@@ -17,6 +17,8 @@ use crate::mm::MmHost;
 use crate::sched::HasCore;
 use crate::system::System;
 use crate::trace::{IsolateMode, ReclaimFlags, ReclaimLru, TraceEvent};
+use crate::writeback::flusher::Flushers;
+use crate::writeback::WritebackHost;
 
 #[cfg(test)]
 mod tests;
@@ -356,10 +358,12 @@ impl System {
         if sc.is_kswapd {
             return true;
         }
-        let congested = self.bdis[bdi]
+        let congested = self
+            .wb()
+            .bdi(bdi)
             .device
             .is_some_and(|d| self.block().queue(d).congested);
-        !congested || self.task_backing_dev[sc.tid as usize] == Some(bdi)
+        !congested || self.wb().task_backing_dev(sc.tid) == Some(bdi)
     }
 
     /// `putback_lru_pages`: back to the head of the list its flags name.

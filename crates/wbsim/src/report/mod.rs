@@ -24,6 +24,7 @@ use crate::mm::MmHost;
 use crate::sched::HasCore;
 use crate::sim::NS_PER_SEC;
 use crate::system::{Outcome, System};
+use crate::writeback::WritebackHost;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct DeviceReport {
@@ -214,7 +215,7 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
         .devices()
         .iter()
         .zip(sys.block().queues())
-        .zip(&sys.bdis)
+        .zip(sys.wb().bdis())
         .map(|((d, q), b)| {
             let reqs = d.stats.write_requests;
             DeviceReport {

@@ -25,9 +25,9 @@ use crate::workload::mapwrite::MapWriteState;
 use crate::workload::memtouch::MemTouchState;
 use crate::workload::WriterState;
 use crate::writeback::bdi::Bdi;
-use crate::writeback::flusher::FlusherState;
-use crate::writeback::proportions::{calc_period_shift, PropGlobal};
+use crate::writeback::proportions::calc_period_shift;
 use crate::writeback::throttle::ratelimit_pages;
+use crate::writeback::Writeback;
 
 /// Pages per MiB at 4 KiB pages.
 const PAGES_PER_MIB: u64 = 256;
@@ -165,22 +165,12 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         next_sample_ns: u64::MAX,
         mm: Memory::new(pages, zones, ncpus),
         block: BlockLayer::new(),
+        wb: Writeback::new(shift, ratelimit_pages(total_pages, ncpus as u64), ncpus),
         isolate_buf: Vec::with_capacity(64),
         fsmark_runs: Vec::new(),
         iozone_results: Vec::new(),
-        bdis: Vec::new(),
-        flushers: Vec::new(),
-        prop_completions: PropGlobal::new(shift),
-        prop_dirties: PropGlobal::new(shift),
-        flex_completions: Default::default(),
-        ratelimit_pages: ratelimit_pages(total_pages, ncpus as u64),
-        bdp_ratelimits: vec![0; ncpus],
-        global_dirty_limit: crate::writeback::ioless::GlobalDirtyLimit::new(0),
         filesystems: Vec::new(),
         task_kind: Vec::new(),
-        task_bdp: Vec::new(),
-        task_backing_dev: Vec::new(),
-        task_dirties: Vec::new(),
         task_fuse_enospc: Vec::new(),
         task_enospc_flushed: Vec::new(),
         kswapd_awake_ns: 0,
@@ -208,7 +198,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         });
         let queue = RequestQueue::new(dc.nr_requests, dc.max_request_kib as u64 * 2);
         sys.block.add_device(device, queue, raid);
-        sys.bdis.push(Bdi::new(&dc.name, Some(d)));
+        sys.wb.add_bdi(Bdi::new(&dc.name, Some(d)));
         let id = sys.mm.nr_inodes() as u32;
         // The partition starts at 1 MiB (2048 sectors).
         sys.mm
@@ -243,8 +233,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         let bdi = if fc.fs_type == FsType::FuseNtfs {
             let mut b = Bdi::new("fuse", None);
             b.max_ratio = 1; // fuse_bdi_init
-            sys.bdis.push(b);
-            sys.bdis.len() - 1
+            sys.wb.add_bdi(b)
         } else {
             dev
         };
@@ -450,11 +439,11 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         TaskStart::OnWakeUp,
     );
     sys.core.set_kswapd_task(kswapd);
-    for b in 0..sys.bdis.len() {
-        let name = format!("flush-{}", sys.bdis[b].name);
+    for b in 0..sys.wb.nr_bdis() {
+        let name = format!("flush-{}", sys.wb.bdi(b).name);
         let flusher = TaskKind::Flusher(b);
-        sys.flushers.push(FlusherState::new(b));
-        sys.bdis[b].flusher = sys.spawn_task(&name, cpu(), flusher, false, TaskStart::OnWakeUp);
+        let tid = sys.spawn_task(&name, cpu(), flusher, false, TaskStart::OnWakeUp);
+        sys.wb.attach_flusher(b, tid);
     }
     for f in 0..sys.filesystems.len() {
         if sys.filesystems[f].fs_type == FsType::Xfs {

@@ -16,12 +16,14 @@ use crate::mm::page_alloc::AllocState;
 use crate::mm::{Memory, MmHost};
 use crate::sched::{Core, HasCore, TaskStart};
 use crate::sim::{EventKind, Ns};
-use crate::writeback::bdi::Bdi;
-use crate::writeback::proportions::PropGlobal;
+use crate::writeback::pass::WritebackCaller;
+use crate::writeback::{Writeback, WritebackHost};
 use task::{Step, Task};
 
 use crate::block::plug::TaskPlugging;
 use crate::block::submit::Submit;
+use crate::writeback::flusher::Flushers;
+use crate::writeback::limits::Limits;
 pub use build::build_system;
 
 /// A test's corruption of the state between two events.
@@ -63,19 +65,8 @@ pub struct System {
     /// Results of the IOzone tests run so far.
     pub iozone_results: Vec<crate::workload::iozone_run::IozoneResult>,
 
-    // writeback
-    pub bdis: Vec<Bdi>,
-    /// Per bdi: its flusher thread's state.
-    pub flushers: Vec<crate::writeback::flusher::FlusherState>,
-    pub prop_completions: PropGlobal,
-    pub prop_dirties: PropGlobal,
-    /// Flexible proportions of completions (3.7+ profiles).
-    pub flex_completions: crate::writeback::flex_proportions::FlexGlobal,
-    pub ratelimit_pages: u64,
-    /// Per-CPU `bdp_ratelimits` counters (3.0 `ratelimits`).
-    pub bdp_ratelimits: Vec<u64>,
-    /// `global_dirty_limit`, the smoothed hard limit (3.2+).
-    pub global_dirty_limit: crate::writeback::ioless::GlobalDirtyLimit,
+    /// Backing devices, flushers, dirty limits and throttling.
+    pub wb: Writeback,
 
     /// Devices, request queues, plugs.
     pub block: BlockLayer,
@@ -86,14 +77,6 @@ pub struct System {
     // tasks
     /// What each task runs (indexed like `tasks`).
     pub task_kind: Vec<task::TaskKind>,
-    /// Per-task `balance_dirty_pages` state.
-    pub task_bdp: Vec<crate::writeback::throttle::BdpState>,
-    /// `current->backing_dev_info` while in a write(2) (3.0
-    /// `__generic_file_aio_write`), which lets direct reclaim write to a
-    /// congested queue the task is itself writing to.
-    pub task_backing_dev: Vec<Option<usize>>,
-    /// Floating-proportion state of each task's dirtying (`task_dirty_inc`).
-    pub task_dirties: Vec<crate::writeback::proportions::PropLocal>,
     /// The FUSE daemon answered the task's last WRITE request with ENOSPC.
     pub task_fuse_enospc: Vec<bool>,
     /// xfs: `xfs_file_buffered_aio_write` has flushed once after ENOSPC.
@@ -129,31 +112,31 @@ impl MmHost for System {
     }
 
     fn set_page_dirty(&mut self, pfn: Pfn, tid: Option<u32>) -> bool {
-        System::set_page_dirty(self, pfn, tid)
+        crate::writeback::account::set_page_dirty(self, pfn, tid)
     }
 
     fn clear_page_dirty_for_io(&mut self, pfn: Pfn) {
-        System::clear_page_dirty_for_io(self, pfn)
+        crate::writeback::account::clear_page_dirty_for_io(self, pfn)
     }
 
     fn submit_page_write(&mut self, tid: u32, pfn: Pfn) {
-        System::submit_page_write(self, tid, pfn)
+        crate::writeback::account::submit_page_write(self, tid, pfn)
     }
 
     fn balance_dirty_pages_ratelimited(&mut self, tid: u32, bdi: usize, nr_dirtied: u64) {
-        System::balance_dirty_pages_ratelimited(self, tid, bdi, nr_dirtied)
+        crate::writeback::throttle::balance_dirty_pages_ratelimited(self, tid, bdi, nr_dirtied)
     }
 
     fn bdi_start_background_writeback(&mut self, bdi: usize) {
-        System::bdi_start_background_writeback(self, bdi)
+        crate::writeback::flusher::bdi_start_background_writeback(self, bdi)
     }
 
     fn zone_dirty_ok(&self, z: usize) -> bool {
-        System::zone_dirty_ok(self, z)
+        crate::writeback::limits::zone_dirty_ok(self, z)
     }
 
     fn nr_bdis(&self) -> usize {
-        self.bdis.len()
+        self.wb.nr_bdis()
     }
 
     fn wake_all_kswapd(&mut self, tid: u32) {
@@ -181,11 +164,31 @@ impl BlockHost for System {
     }
 
     fn bdi_device(&self, bdi: usize) -> Option<usize> {
-        self.bdis[bdi].device
+        self.wb.bdi(bdi).device
     }
 
     fn end_page_writeback(&mut self, pfn: Pfn) {
-        System::end_page_writeback(self, pfn)
+        crate::writeback::account::end_page_writeback(self, pfn)
+    }
+}
+
+impl WritebackHost for System {
+    #[inline]
+    fn wb(&self) -> &Writeback {
+        &self.wb
+    }
+
+    #[inline]
+    fn wb_mut(&mut self) -> &mut Writeback {
+        &mut self.wb
+    }
+
+    fn fs_writepage_writeback(&mut self, tid: u32, pfn: Pfn, caller: WritebackCaller) -> bool {
+        System::fs_writepage_writeback(self, tid, pfn, caller)
+    }
+
+    fn is_fuse_file(&self, ino: u32) -> bool {
+        System::is_fuse_file(self, ino)
     }
 }
 
@@ -215,9 +218,7 @@ impl System {
         let tid = self.core.add_task(Task::new(name, cpu, is_workload), start);
         self.task_kind.push(kind);
         self.mm.add_task();
-        self.task_bdp.push(Default::default());
-        self.task_backing_dev.push(None);
-        self.task_dirties.push(Default::default());
+        self.wb.add_task();
         self.block.add_task();
         self.task_fuse_enospc.push(false);
         self.task_enospc_flushed.push(false);
@@ -393,10 +394,10 @@ impl System {
             })
             .collect();
         let thresh = self.global_dirty_limits().thresh;
-        let sum_min: u32 = self.bdis.iter().map(|b| b.min_ratio).sum();
-        let bdis = (0..self.bdis.len())
+        let sum_min: u32 = self.wb().bdis().iter().map(|b| b.min_ratio).sum();
+        let bdis = (0..self.wb().nr_bdis())
             .map(|i| {
-                let b = &self.bdis[i];
+                let b = &self.wb().bdi(i);
                 let (num, den) = self.bdi_writeout_fraction_now(i);
                 crate::report::series::BdiSample {
                     share: if den > 0 {

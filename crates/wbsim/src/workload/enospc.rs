@@ -15,6 +15,7 @@
 use crate::sched::HasCore;
 use crate::system::task::{Step, TaskKind};
 use crate::system::System;
+use crate::writeback::WritebackHost;
 
 /// Exit status of a process killed by SIGBUS (128 + 7).
 pub const SIGBUS_STATUS: i32 = 135;
@@ -24,7 +25,7 @@ impl System {
     /// reports it and exits.
     pub fn write_enospc(&mut self, tid: u32) -> Step {
         let elapsed = self.step_now() - self.task(tid).started_ns;
-        self.task_backing_dev[tid as usize] = None;
+        self.wb_mut().set_task_backing_dev(tid, None);
         let (status, message, run) = match &self.task_kind[tid as usize] {
             TaskKind::Writer(w) => {
                 let output = crate::workload::dd::parse_dd(&self.task(tid).command)

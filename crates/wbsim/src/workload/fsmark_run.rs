@@ -22,6 +22,7 @@ use crate::system::task::{Step, TaskKind};
 use crate::system::System;
 use crate::workload::fsmark::FsMarkCommand;
 use crate::workload::WriterState;
+use crate::writeback::WritebackHost;
 
 /// One fs_mark output line.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -168,7 +169,7 @@ impl System {
                 // close(2): the inode is unused from now on.
                 let ino = st.writer.inode;
                 self.charge_sys(tid, self.cost().syscall_ns);
-                self.task_backing_dev[tid as usize] = None;
+                self.wb_mut().set_task_backing_dev(tid, None);
                 self.mm_mut().icache_release(ino);
                 let end = self.step_now();
                 let st = self.fsmark_state(tid);

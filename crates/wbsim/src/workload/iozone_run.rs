@@ -42,6 +42,8 @@ use crate::sched::HasCore;
 use crate::sim::Ns;
 use crate::system::task::{Step, TaskKind};
 use crate::system::System;
+use crate::writeback::sync::Fsync;
+use crate::writeback::throttle::Throttle;
 
 /// One test's result, as IOzone prints it.
 #[derive(Debug, Clone, PartialEq, Serialize)]

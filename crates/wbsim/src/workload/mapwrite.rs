@@ -12,6 +12,8 @@ use crate::mm::MmHost;
 use crate::sched::HasCore;
 use crate::system::task::{Step, TaskKind};
 use crate::system::System;
+use crate::writeback::sync::Fsync;
+use crate::writeback::throttle::Throttle;
 
 #[derive(Debug)]
 pub struct MapWriteState {

@@ -33,6 +33,9 @@ use crate::mm::MmHost;
 use crate::sched::HasCore;
 use crate::system::task::{Step, TaskKind};
 use crate::system::System;
+use crate::writeback::sync::Fsync;
+use crate::writeback::throttle::Throttle;
+use crate::writeback::WritebackHost;
 
 #[derive(Debug, Clone)]
 pub struct WriterState {
@@ -147,7 +150,7 @@ impl System {
             } else {
                 self.charge_sys(tid, self.cost().syscall_ns);
             }
-            self.task_backing_dev[tid as usize] = Some(bdi);
+            self.wb_mut().set_task_backing_dev(tid, Some(bdi));
         }
         let w = self.writer_state(tid);
         let (ino, pos, call_left, daemon) = (w.inode, w.pos_bytes, w.call_left, w.fuse_daemon);
@@ -180,7 +183,7 @@ impl System {
                 },
             );
             if call_done {
-                self.task_backing_dev[tid as usize] = None;
+                self.wb_mut().set_task_backing_dev(tid, None);
             }
             return Step::Wait(None);
         }
@@ -188,7 +191,7 @@ impl System {
         // after every page copied.
         self.balance_dirty_pages_ratelimited(tid, bdi, 1);
         if call_done {
-            self.task_backing_dev[tid as usize] = None;
+            self.wb_mut().set_task_backing_dev(tid, None);
         }
         Step::Continue
     }

@@ -8,40 +8,12 @@ use crate::block::submit::Submit;
 use crate::mm::inode::InodeList;
 use crate::mm::page::{flags, Pfn};
 use crate::mm::vmstat::Ev;
-use crate::mm::MmHost;
-use crate::sched::HasCore;
-use crate::system::System;
+use crate::writeback::flusher::Flushers;
+use crate::writeback::limits::Limits;
+use crate::writeback::WritebackHost;
 
-impl System {
-    /// `set_page_dirty` → `account_page_dirtied` → `__mark_inode_dirty`.
-    /// Returns true if the page was clean. `tid` is the dirtying task (for
-    /// the per-task dirtying proportion), `None` for kernel threads.
-    pub fn set_page_dirty(&mut self, pfn: Pfn, tid: Option<u32>) -> bool {
-        let p = self.mm().pages()[pfn as usize];
-        if p.has(flags::DIRTY) {
-            return false;
-        }
-        // set_page_dirty clears PG_reclaim (it shares the bit with readahead).
-        self.mm_mut().pages_mut()[pfn as usize].flags = (p.flags | flags::DIRTY) & !flags::RECLAIM;
-        self.mm_mut().zone_mut(p.zone as usize).nr_dirty += 1;
-        self.mm_mut().gauges_mut().nr_dirty += 1;
-        self.mm_mut().vmstat_mut().inc(Ev::NrDirtied, 1);
-        let ino = p.inode as usize;
-        self.mm_mut().inode_mut(ino as u32).set_dirty_tag(p.index);
-        let bdi = self.mm().inode(ino as u32).bdi;
-        self.bdis[bdi].reclaimable += 1;
-        self.bdis[bdi].dirtied_pages += 1;
-        if let Some(t) = tid {
-            if self.profile().task_dirty_limit {
-                let mut local = std::mem::take(&mut self.task_dirties[t as usize]);
-                self.prop_dirties.inc(&mut local);
-                self.task_dirties[t as usize] = local;
-            }
-        }
-        self.mark_inode_dirty(ino as u32);
-        true
-    }
-
+/// Page-state accounting as pages are dirtied, cleaned and written (`account_page_dirtied`, `test_set_page_writeback`, `end_page_writeback`).
+pub trait Account: WritebackHost {
     /// `__mark_inode_dirty(I_DIRTY_PAGES)`: a clean inode goes to the head
     /// of its device's `b_dirty` with `dirtied_when = now`; the first dirty
     /// inode of a device arms the flusher's periodic wake-up.
@@ -50,7 +22,7 @@ impl System {
     /// `btree_writepages` writes nothing for WB_SYNC_NONE until 32 MiB of
     /// metadata are dirty, which the modelled workloads never reach; its
     /// pages are written by the transaction commit.
-    pub fn mark_inode_dirty(&mut self, ino: u32) {
+    fn mark_inode_dirty(&mut self, ino: u32) {
         let now = self.now();
         let inode = &mut self.mm_mut().inode_mut(ino);
         if inode.list != InodeList::None || inode.kind == crate::mm::inode::MappingKind::Metadata {
@@ -59,28 +31,16 @@ impl System {
         inode.list = InodeList::Dirty;
         inode.dirtied_when = now;
         let bdi = inode.bdi;
-        let had_dirty = self.bdis[bdi].has_dirty_io();
-        self.bdis[bdi].b_dirty.push_front(ino);
+        let had_dirty = self.wb().bdis[bdi].has_dirty_io();
+        self.wb_mut().bdis[bdi].b_dirty.push_front(ino);
         if !had_dirty {
             self.flusher_arm_periodic(bdi);
         }
     }
 
-    /// Put one page under writeback and hand its bio to the block layer
-    /// (`test_set_page_writeback`, then `submit_bio`; `pgpgout` counts it
-    /// as `submit_bio` does). A page being written has its blocks
-    /// allocated from then on (`MAPPED`).
-    pub fn submit_page_write(&mut self, tid: u32, pfn: Pfn) {
-        self.start_page_writeback(pfn);
-        self.mm_mut().pages_mut()[pfn as usize].flags |= flags::MAPPED;
-        if self.submit_page_bio(tid, pfn, false) {
-            self.mm_mut().vmstat_mut().inc(Ev::PgpgOut, 4);
-        }
-    }
-
     /// `clear_page_dirty_for_io` + `set_page_writeback`: the page leaves the
     /// dirty counts and enters the writeback counts.
-    pub fn start_page_writeback(&mut self, pfn: Pfn) {
+    fn start_page_writeback(&mut self, pfn: Pfn) {
         self.clear_page_dirty_for_io(pfn);
         let p = &mut self.mm_mut().pages_mut()[pfn as usize];
         p.flags |= flags::WRITEBACK;
@@ -89,7 +49,7 @@ impl System {
         self.mm_mut().gauges_mut().nr_writeback += 1;
         if !anon {
             let bdi = self.mm().inode(ino as u32).bdi;
-            self.bdis[bdi].writeback += 1;
+            self.wb_mut().bdis[bdi].writeback += 1;
             let index = self.mm().pages()[pfn as usize].index;
             let inode = self.mm_mut().inode_mut(ino as u32);
             inode.nr_writeback += 1;
@@ -97,52 +57,95 @@ impl System {
         }
     }
 
-    /// `clear_page_dirty_for_io`: dirty bit and counts cleared; a page
-    /// mapped writable is write-protected again (`page_mkclean`), so the
-    /// next write through the mapping faults and dirties it anew.
-    pub fn clear_page_dirty_for_io(&mut self, pfn: Pfn) {
-        let p = self.mm().pages()[pfn as usize];
-        debug_assert!(p.has(flags::DIRTY));
-        self.mm_mut().pages_mut()[pfn as usize].flags &= !(flags::DIRTY | flags::PTE_WRITE);
-        if p.has(flags::ANON) {
-            // Anonymous pages are never in the dirty counts.
-            return;
-        }
-        self.mm_mut().zone_mut(p.zone as usize).nr_dirty -= 1;
-        self.mm_mut().gauges_mut().nr_dirty -= 1;
-        let ino = p.inode as usize;
-        self.mm_mut().inode_mut(ino as u32).clear_dirty_tag(p.index);
-        let bdi = self.mm().inode(ino as u32).bdi;
-        self.bdis[bdi].reclaimable -= 1;
-    }
-
     /// `redirty_page_for_writepage`: the filesystem refused; in 3.0 this is
     /// a full re-dirtying, so `nr_dirtied` counts it again.
-    pub fn redirty_page_for_writepage(&mut self, pfn: Pfn) {
+    fn redirty_page_for_writepage(&mut self, pfn: Pfn) {
         self.set_page_dirty(pfn, None);
     }
+}
 
-    /// `end_page_writeback`: counts drop, the device gets a completion
-    /// event for its proportion, and a PG_reclaim page is rotated.
-    pub fn end_page_writeback(&mut self, pfn: Pfn) {
-        let p = self.mm().pages()[pfn as usize];
-        debug_assert!(p.has(flags::WRITEBACK));
-        self.mm_mut().pages_mut()[pfn as usize].flags &= !flags::WRITEBACK;
-        self.mm_mut().zone_mut(p.zone as usize).nr_writeback -= 1;
-        self.mm_mut().gauges_mut().nr_writeback -= 1;
-        self.mm_mut().vmstat_mut().inc(Ev::NrWritten, 1);
-        if !p.has(flags::ANON) {
-            // Swap (BDI_CAP_NO_ACCT_AND_WRITEBACK) counts no device
-            // writeback and earns no writeback proportion.
-            let bdi = self.mm().inode(p.inode).bdi;
-            self.mm_mut().inode_mut(p.inode).nr_writeback -= 1;
-            self.bdis[bdi].writeback -= 1;
-            self.bdis[bdi].written_pages += 1;
-            self.bdi_writeout_inc(bdi);
+impl<T: WritebackHost + ?Sized> Account for T {}
+
+/// `set_page_dirty` → `account_page_dirtied` → `__mark_inode_dirty`.
+/// Returns true if the page was clean. `tid` is the dirtying task (for
+/// the per-task dirtying proportion), `None` for kernel threads.
+pub fn set_page_dirty<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn, tid: Option<u32>) -> bool {
+    let p = sys.mm().pages()[pfn as usize];
+    if p.has(flags::DIRTY) {
+        return false;
+    }
+    // set_page_dirty clears PG_reclaim (it shares the bit with readahead).
+    sys.mm_mut().pages_mut()[pfn as usize].flags = (p.flags | flags::DIRTY) & !flags::RECLAIM;
+    sys.mm_mut().zone_mut(p.zone as usize).nr_dirty += 1;
+    sys.mm_mut().gauges_mut().nr_dirty += 1;
+    sys.mm_mut().vmstat_mut().inc(Ev::NrDirtied, 1);
+    let ino = p.inode as usize;
+    sys.mm_mut().inode_mut(ino as u32).set_dirty_tag(p.index);
+    let bdi = sys.mm().inode(ino as u32).bdi;
+    sys.wb_mut().bdis[bdi].reclaimable += 1;
+    sys.wb_mut().bdis[bdi].dirtied_pages += 1;
+    if let Some(t) = tid {
+        if sys.profile().task_dirty_limit {
+            let mut local = std::mem::take(&mut sys.wb_mut().task_dirties[t as usize]);
+            sys.wb_mut().prop_dirties.inc(&mut local);
+            sys.wb_mut().task_dirties[t as usize] = local;
         }
-        if p.has(flags::RECLAIM) {
-            self.mm_mut().pages_mut()[pfn as usize].flags &= !flags::RECLAIM;
-            self.mm_mut().rotate_reclaimable_page(pfn);
-        }
+    }
+    sys.mark_inode_dirty(ino as u32);
+    true
+}
+
+/// `clear_page_dirty_for_io`: dirty bit and counts cleared; a page
+/// mapped writable is write-protected again (`page_mkclean`), so the
+/// next write through the mapping faults and dirties it anew.
+pub fn clear_page_dirty_for_io<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn) {
+    let p = sys.mm().pages()[pfn as usize];
+    debug_assert!(p.has(flags::DIRTY));
+    sys.mm_mut().pages_mut()[pfn as usize].flags &= !(flags::DIRTY | flags::PTE_WRITE);
+    if p.has(flags::ANON) {
+        // Anonymous pages are never in the dirty counts.
+        return;
+    }
+    sys.mm_mut().zone_mut(p.zone as usize).nr_dirty -= 1;
+    sys.mm_mut().gauges_mut().nr_dirty -= 1;
+    let ino = p.inode as usize;
+    sys.mm_mut().inode_mut(ino as u32).clear_dirty_tag(p.index);
+    let bdi = sys.mm().inode(ino as u32).bdi;
+    sys.wb_mut().bdis[bdi].reclaimable -= 1;
+}
+
+/// Put one page under writeback and hand its bio to the block layer
+/// (`test_set_page_writeback`, then `submit_bio`; `pgpgout` counts it
+/// as `submit_bio` does). A page being written has its blocks
+/// allocated from then on (`MAPPED`).
+pub fn submit_page_write<H: WritebackHost + ?Sized>(sys: &mut H, tid: u32, pfn: Pfn) {
+    sys.start_page_writeback(pfn);
+    sys.mm_mut().pages_mut()[pfn as usize].flags |= flags::MAPPED;
+    if sys.submit_page_bio(tid, pfn, false) {
+        sys.mm_mut().vmstat_mut().inc(Ev::PgpgOut, 4);
+    }
+}
+
+/// `end_page_writeback`: counts drop, the device gets a completion
+/// event for its proportion, and a PG_reclaim page is rotated.
+pub fn end_page_writeback<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn) {
+    let p = sys.mm().pages()[pfn as usize];
+    debug_assert!(p.has(flags::WRITEBACK));
+    sys.mm_mut().pages_mut()[pfn as usize].flags &= !flags::WRITEBACK;
+    sys.mm_mut().zone_mut(p.zone as usize).nr_writeback -= 1;
+    sys.mm_mut().gauges_mut().nr_writeback -= 1;
+    sys.mm_mut().vmstat_mut().inc(Ev::NrWritten, 1);
+    if !p.has(flags::ANON) {
+        // Swap (BDI_CAP_NO_ACCT_AND_WRITEBACK) counts no device
+        // writeback and earns no writeback proportion.
+        let bdi = sys.mm().inode(p.inode).bdi;
+        sys.mm_mut().inode_mut(p.inode).nr_writeback -= 1;
+        sys.wb_mut().bdis[bdi].writeback -= 1;
+        sys.wb_mut().bdis[bdi].written_pages += 1;
+        sys.bdi_writeout_inc(bdi);
+    }
+    if p.has(flags::RECLAIM) {
+        sys.mm_mut().pages_mut()[pfn as usize].flags &= !flags::RECLAIM;
+        sys.mm_mut().rotate_reclaimable_page(pfn);
     }
 }

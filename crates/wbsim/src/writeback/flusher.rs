@@ -5,11 +5,12 @@
 //! `wakeup_flusher_threads`).
 
 use super::pass::{PassResult, WbPass, WritebackCaller, MAX_WRITEBACK_PAGES};
-use crate::mm::MmHost;
-use crate::sched::HasCore;
 use crate::sched::Step;
 use crate::sim::{Ns, NS_PER_MS};
-use crate::system::System;
+use crate::writeback::limits::Limits;
+use crate::writeback::pass::WritebackPasses;
+use crate::writeback::throttle::Throttle;
+use crate::writeback::WritebackHost;
 
 /// `struct wb_writeback_work`.
 #[derive(Debug, Clone, Copy)]
@@ -49,15 +50,16 @@ impl FlusherState {
     }
 }
 
-impl System {
+/// The flusher threads and the work queued for them.
+pub trait Flushers: WritebackHost {
     fn writeback_interval_ns(&self) -> Ns {
         self.sysctl().dirty_writeback_centisecs as Ns * 10 * NS_PER_MS
     }
 
     /// Wake a sleeping flusher now.
-    pub fn wake_flusher(&mut self, bdi: usize) {
-        let tid = self.bdis[bdi].flusher;
-        let f = &mut self.flushers[bdi];
+    fn wake_flusher(&mut self, bdi: usize) {
+        let tid = self.wb().bdis[bdi].flusher;
+        let f = &mut self.wb_mut().flushers[bdi];
         if f.sleeping {
             f.sleeping = false;
             f.timer_at = None;
@@ -67,14 +69,14 @@ impl System {
 
     /// The first dirty inode of a device: make sure the flusher looks at it
     /// within `dirty_writeback_interval`.
-    pub fn flusher_arm_periodic(&mut self, bdi: usize) {
+    fn flusher_arm_periodic(&mut self, bdi: usize) {
         let interval = self.writeback_interval_ns();
         if interval == 0 {
             return;
         }
-        let tid = self.bdis[bdi].flusher;
+        let tid = self.wb().bdis[bdi].flusher;
         let at = self.now() + interval;
-        let f = &mut self.flushers[bdi];
+        let f = &mut self.wb_mut().flushers[bdi];
         if f.sleeping && f.timer_at.is_none() {
             f.timer_at = Some(at);
             let token = self.task(tid).token;
@@ -82,25 +84,19 @@ impl System {
         }
     }
 
-    /// `bdi_start_background_writeback`: just wake the flusher; it runs
-    /// background writeback once it has no queued work.
-    pub fn bdi_start_background_writeback(&mut self, bdi: usize) {
-        self.wake_flusher(bdi);
-    }
-
     /// `wakeup_flusher_threads(nr_pages)` from reclaim: queue non-cyclic
     /// work on every device with dirty IO (0 = all dirty pages).
-    pub fn wakeup_flusher_threads(&mut self, nr_pages: u64) {
+    fn wakeup_flusher_threads(&mut self, nr_pages: u64) {
         let nr = if nr_pages == 0 {
             self.mm().gauges().nr_dirty
         } else {
             nr_pages
         };
-        for bdi in 0..self.bdis.len() {
-            if !self.bdis[bdi].has_dirty_io() {
+        for bdi in 0..self.wb().bdis.len() {
+            if !self.wb().bdis[bdi].has_dirty_io() {
                 continue;
             }
-            self.bdis[bdi].work.push_back(WbWork {
+            self.wb_mut().bdis[bdi].work.push_back(WbWork {
                 nr_pages: nr as i64,
                 for_kupdate: false,
                 for_background: false,
@@ -111,23 +107,23 @@ impl System {
     }
 
     /// `over_bground_thresh` (2.6.32 – 3.1): global dirty ≥ background.
-    pub fn over_bground_thresh(&self) -> bool {
+    fn over_bground_thresh(&self) -> bool {
         self.mm().gauges().nr_dirty >= self.global_dirty_limits().background
     }
 
     /// One scheduling step of the flusher thread `tid` of `bdi`.
-    pub fn flusher_step(&mut self, tid: u32, bdi: usize) -> Step {
-        let mut f = self.flushers[bdi];
+    fn flusher_step(&mut self, tid: u32, bdi: usize) -> Step {
+        let mut f = self.wb().flushers[bdi];
         f.sleeping = false;
         f.timer_at = None;
         let step = self.flusher_run(tid, &mut f);
-        self.flushers[bdi] = f;
+        self.wb_mut().flushers[bdi] = f;
         step
     }
 
     fn flusher_run(&mut self, tid: u32, f: &mut FlusherState) -> Step {
         let bdi = f.bdi;
-        self.bdis[bdi].writeback_running = true;
+        self.wb_mut().bdis[bdi].writeback_running = true;
         // wb_do_writeback checks for background work once per wake-up.
         let mut background_checked = false;
         loop {
@@ -154,7 +150,7 @@ impl System {
                 if pass.nr_to_write <= 0 {
                     continue;
                 }
-                if self.bdis[bdi].b_more_io.is_empty() {
+                if self.wb().bdis[bdi].b_more_io.is_empty() {
                     f.work = None;
                     continue;
                 }
@@ -168,7 +164,7 @@ impl System {
                 // wb_writeback loop head.
                 let stop = work.nr_pages <= 0
                     || ((work.for_background || work.for_kupdate)
-                        && !self.bdis[bdi].work.is_empty())
+                        && !self.wb().bdis[bdi].work.is_empty())
                     || (work.for_background && !self.over_bground_thresh());
                 if stop {
                     f.work = None;
@@ -183,14 +179,14 @@ impl System {
             }
             // wb_do_writeback: queued work, then kupdate, then background.
             f.work_start_ns = self.now();
-            if let Some(w) = self.bdis[bdi].work.pop_front() {
+            if let Some(w) = self.wb_mut().bdis[bdi].work.pop_front() {
                 f.work = Some(w);
                 continue;
             }
             let interval = self.writeback_interval_ns();
             if interval > 0 && self.now() >= f.last_old_flush + interval {
                 f.last_old_flush = self.now();
-                let nr = self.mm().gauges().nr_dirty + self.bdis[bdi].b_dirty.len() as u64;
+                let nr = self.mm().gauges().nr_dirty + self.wb().bdis[bdi].b_dirty.len() as u64;
                 if nr > 0 {
                     f.work = Some(WbWork {
                         nr_pages: nr as i64,
@@ -201,7 +197,10 @@ impl System {
                     continue;
                 }
             }
-            if !background_checked && self.over_bground_thresh() && self.bdis[bdi].reclaimable > 0 {
+            if !background_checked
+                && self.over_bground_thresh()
+                && self.wb().bdis[bdi].reclaimable > 0
+            {
                 background_checked = true;
                 f.work = Some(WbWork {
                     nr_pages: i64::MAX,
@@ -213,9 +212,9 @@ impl System {
             }
             break;
         }
-        self.bdis[bdi].writeback_running = false;
+        self.wb_mut().bdis[bdi].writeback_running = false;
         f.sleeping = true;
-        if self.bdis[bdi].has_dirty_io() && self.writeback_interval_ns() > 0 {
+        if self.wb().bdis[bdi].has_dirty_io() && self.writeback_interval_ns() > 0 {
             let at = self.now() + self.writeback_interval_ns();
             f.timer_at = Some(at);
             Step::Wait(Some(at))
@@ -223,4 +222,12 @@ impl System {
             Step::Wait(None)
         }
     }
+}
+
+impl<T: WritebackHost + ?Sized> Flushers for T {}
+
+/// `bdi_start_background_writeback`: just wake the flusher; it runs
+/// background writeback once it has no queued work.
+pub fn bdi_start_background_writeback<H: WritebackHost + ?Sized>(sys: &mut H, bdi: usize) {
+    sys.wake_flusher(bdi);
 }

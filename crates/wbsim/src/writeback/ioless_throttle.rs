@@ -11,16 +11,16 @@ use super::ioless::{
     bdi_update_bandwidth, dirty_freerun_ceiling, dirty_poll_interval, max_pause_jiffies, min_pause,
     position_ratio, BandwidthCaller, BdiCounters, DirtySnapshot, RATELIMIT_CALC_SHIFT,
 };
-use crate::mm::MmHost;
-use crate::sched::HasCore;
 use crate::sim::Ns;
 use crate::system::task::Step;
-use crate::system::System;
+use crate::writeback::limits::Limits;
+use crate::writeback::WritebackHost;
 
 const PAGE_SHIFT: u32 = 12;
 
-impl System {
-    pub fn now_jiffies(&self) -> u64 {
+/// IO-less `balance_dirty_pages` (3.2+): the writer sleeps, paced by the bdi's write bandwidth.
+pub trait IoLessThrottle: WritebackHost {
+    fn now_jiffies(&self) -> u64 {
         (self.now() as u128 * self.hz() as u128 / 1_000_000_000) as u64
     }
 
@@ -28,14 +28,15 @@ impl System {
     /// against `nr_dirtied_pause` (8 pages while the device is over its
     /// limit), with the per-CPU `bdp_ratelimits` safety net of
     /// `ratelimit_pages = thresh / (cpus * 32)`.
-    pub fn balance_dirty_pages_ratelimited_ioless(&mut self, tid: u32, bdi: usize, nr: u64) {
+    fn balance_dirty_pages_ratelimited_ioless(&mut self, tid: u32, bdi: usize, nr: u64) {
         let cpu = self.task(tid).cpu;
         let ncpus = self.core().nr_cpus() as u64;
         let ratelimit_pages = (self.global_dirty_limits().thresh / (ncpus * 32)).max(16);
-        let exceeded = self.bdis[bdi].dirty_exceeded;
-        let st = &mut self.task_bdp[tid as usize];
+        let wb = self.wb_mut();
+        let exceeded = wb.bdis[bdi].dirty_exceeded;
+        let st = &mut wb.task_bdp[tid as usize];
         st.nr_dirtied += nr;
-        self.bdp_ratelimits[cpu] += nr;
+        wb.bdp_ratelimits[cpu] += nr;
         // A new task starts with 32 pages (128 KiB) before its first check.
         let mut ratelimit = match st.nr_dirtied_pause {
             0 => 128 >> (PAGE_SHIFT - 10),
@@ -45,9 +46,9 @@ impl System {
             ratelimit = ratelimit.min(32 >> (PAGE_SHIFT - 10));
         }
         if st.nr_dirtied >= ratelimit {
-            self.bdp_ratelimits[cpu] = 0;
-        } else if self.bdp_ratelimits[cpu] >= ratelimit_pages {
-            self.bdp_ratelimits[cpu] = 0;
+            wb.bdp_ratelimits[cpu] = 0;
+        } else if wb.bdp_ratelimits[cpu] >= ratelimit_pages {
+            wb.bdp_ratelimits[cpu] = 0;
             ratelimit = 0;
         }
         if st.nr_dirtied >= ratelimit {
@@ -59,7 +60,7 @@ impl System {
 
     /// The flusher's bandwidth estimate after a writeback pass
     /// (`wb_writeback` → `bdi_update_bandwidth(bdi, 0, 0, 0, 0, 0, start)`).
-    pub fn flusher_update_bandwidth(&mut self, bdi: usize, wb_start_ns: Ns) {
+    fn flusher_update_bandwidth(&mut self, bdi: usize, wb_start_ns: Ns) {
         let start_j = (wb_start_ns as u128 * self.hz() as u128 / 1_000_000_000) as u64;
         self.update_bandwidth(bdi, start_j, BandwidthCaller::Flusher);
     }
@@ -68,14 +69,15 @@ impl System {
     /// BDI_WRITTEN counts now.
     fn update_bandwidth(&mut self, bdi: usize, start_j: u64, caller: BandwidthCaller) {
         let (hz, now_j) = (self.hz(), self.now_jiffies());
-        let b = &mut self.bdis[bdi];
+        let wb = self.wb_mut();
+        let b = &mut wb.bdis[bdi];
         let counters = BdiCounters {
             dirtied_pages: b.dirtied_pages,
             written_pages: b.written_pages,
         };
         bdi_update_bandwidth(
             &mut b.bandwidth,
-            &mut self.global_dirty_limit,
+            &mut wb.global_dirty_limit,
             hz,
             now_j,
             start_j,
@@ -87,11 +89,11 @@ impl System {
     /// One pass of the IO-less `balance_dirty_pages` loop; `Some(step)` to
     /// sleep (the loop resumes on waking only while the task is at the hard
     /// limit), `None` when the writer may go on.
-    pub fn balance_dirty_pages_ioless(&mut self, tid: u32) -> Option<Step> {
+    fn balance_dirty_pages_ioless(&mut self, tid: u32) -> Option<Step> {
         let hz = self.hz();
         let now_j = self.now_jiffies();
-        let bdi = self.task_bdp[tid as usize].bdi;
-        let start_j = *self.task_bdp[tid as usize]
+        let bdi = self.wb().task_bdp[tid as usize].bdi;
+        let start_j = *self.wb_mut().task_bdp[tid as usize]
             .start_jiffies
             .get_or_insert(now_j);
         let nr_reclaimable = self.mm().gauges().nr_dirty;
@@ -99,32 +101,32 @@ impl System {
         let limits = self.global_dirty_limits();
         let (thresh, bg) = (limits.thresh, limits.background);
         if dirty <= dirty_freerun_ceiling(thresh, bg) {
-            let st = &mut self.task_bdp[tid as usize];
+            let st = &mut self.wb_mut().task_bdp[tid as usize];
             st.dirty_paused_when_jiffies = now_j;
             st.nr_dirtied = 0;
             st.nr_dirtied_pause = dirty_poll_interval(dirty, thresh);
             return self.bdp_ioless_done(tid, bdi, false, nr_reclaimable, bg);
         }
-        if !self.bdis[bdi].writeback_running {
+        if !self.wb().bdis[bdi].writeback_running {
             self.bdi_start_background_writeback(bdi);
         }
         let bdi_thresh = self.bdi_thresh(bdi, thresh, None);
-        let bdi_dirty = self.bdis[bdi].reclaimable + self.bdis[bdi].writeback;
+        let bdi_dirty = self.wb().bdis[bdi].reclaimable + self.wb().bdis[bdi].writeback;
         let dirty_exceeded = bdi_dirty > bdi_thresh && dirty > thresh;
         if dirty_exceeded {
-            self.bdis[bdi].dirty_exceeded = true;
+            self.wb_mut().bdis[bdi].dirty_exceeded = true;
         }
         let mut snap = DirtySnapshot {
             thresh_pages: thresh,
             bg_thresh_pages: bg,
             dirty_pages: dirty,
-            global_dirty_limit_pages: self.global_dirty_limit.dirty_limit_pages,
+            global_dirty_limit_pages: self.wb().global_dirty_limit.dirty_limit_pages,
             bdi_thresh_pages: bdi_thresh,
             bdi_dirty_pages: bdi_dirty,
         };
         self.update_bandwidth(bdi, start_j, BandwidthCaller::BalanceDirtyPages(snap));
-        snap.global_dirty_limit_pages = self.global_dirty_limit.dirty_limit_pages;
-        let bw = self.bdis[bdi].bandwidth;
+        snap.global_dirty_limit_pages = self.wb().global_dirty_limit.dirty_limit_pages;
+        let bw = self.wb().bdis[bdi].bandwidth;
         let pos_ratio = position_ratio(&snap, bw.avg_write_bandwidth_pps);
         let task_rl = (bw.dirty_ratelimit_pps * pos_ratio) >> RATELIMIT_CALC_SHIFT;
         let max_pause = max_pause_jiffies(hz, bw.avg_write_bandwidth_pps, bdi_dirty);
@@ -137,7 +139,7 @@ impl System {
             max_pause,
         );
         let max_pause_ns = self.jiffies_ns(max_pause);
-        let st = &mut self.task_bdp[tid as usize];
+        let st = &mut self.wb_mut().task_bdp[tid as usize];
         let pages_dirtied = st.nr_dirtied;
         let mut pause: i64;
         if let Some(period) = (hz * pages_dirtied).checked_div(task_rl) {
@@ -175,7 +177,7 @@ impl System {
             // Leave the loop after this sleep.
             st.active = false;
             if !dirty_exceeded {
-                self.bdis[bdi].dirty_exceeded = false;
+                self.wb_mut().bdis[bdi].dirty_exceeded = false;
             }
         }
         Some(Step::SleepUntil(
@@ -193,13 +195,15 @@ impl System {
         nr_reclaimable: u64,
         bg: u64,
     ) -> Option<Step> {
-        self.task_bdp[tid as usize].active = false;
-        if !dirty_exceeded && self.bdis[bdi].dirty_exceeded {
-            self.bdis[bdi].dirty_exceeded = false;
+        self.wb_mut().task_bdp[tid as usize].active = false;
+        if !dirty_exceeded && self.wb().bdis[bdi].dirty_exceeded {
+            self.wb_mut().bdis[bdi].dirty_exceeded = false;
         }
-        if !self.bdis[bdi].writeback_running && nr_reclaimable > bg {
+        if !self.wb().bdis[bdi].writeback_running && nr_reclaimable > bg {
             self.bdi_start_background_writeback(bdi);
         }
         None
     }
 }
+
+impl<T: WritebackHost + ?Sized> IoLessThrottle for T {}

@@ -4,9 +4,7 @@
 //! `clip_bdi_dirty_limit`.
 
 use crate::kernel::Proportions;
-use crate::mm::MmHost;
-use crate::sched::HasCore;
-use crate::system::System;
+use crate::writeback::WritebackHost;
 
 /// (background threshold, hard threshold) in pages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,12 +67,13 @@ pub fn task_limit(bdi_thresh: u64, num: u64, den: u64) -> u64 {
     (bdi_thresh - inv.min(bdi_thresh)).max(bdi_thresh / 2)
 }
 
-impl System {
+/// Dirty limits: global, per bdi, per task and per zone.
+pub trait Limits: WritebackHost {
     /// `determine_dirtyable_memory` (3.0): free pages plus reclaimable
     /// (file LRU; anon too while swap has free slots) + 1.
     /// With per-zone limits the free part excludes `dirty_balance_reserve`
     /// (pages the allocator keeps back anyway).
-    pub fn dirtyable_memory(&self) -> u64 {
+    fn dirtyable_memory(&self) -> u64 {
         let mut free = self.mm().nr_free_pages();
         if self.profile().dirty_limit_scope.per_zone() {
             let reserve: u64 = (0..self.mm().nr_zones())
@@ -88,7 +87,7 @@ impl System {
     /// A zone's `dirty_balance_reserve`: its largest `lowmem_reserve` plus
     /// its high watermark (3.3 `calculate_totalreserve_pages`; formula
     /// UNVERIFIED, taken from the spec), at most the zone's size.
-    pub fn zone_dirty_balance_reserve(&self, z: usize) -> u64 {
+    fn zone_dirty_balance_reserve(&self, z: usize) -> u64 {
         let zone = &self.mm().zone(z);
         let max_reserve = zone.lowmem_reserve.iter().copied().max().unwrap_or(0);
         (max_reserve + zone.wmark_high).min(zone.present_pages)
@@ -96,14 +95,14 @@ impl System {
 
     /// `zone_dirtyable_memory`: the zone's free pages above its reserve plus
     /// its reclaimable pages.
-    pub fn zone_dirtyable_memory(&self, z: usize) -> u64 {
+    fn zone_dirtyable_memory(&self, z: usize) -> u64 {
         let free = self.mm().zone(z).nr_free();
         free - free.min(self.zone_dirty_balance_reserve(z)) + self.mm().zone_reclaimable_pages(z)
     }
 
     /// `zone_dirty_limit`: the global hard limit in proportion to the zone's
     /// dirtyable memory (`dirty_ratio` of it, or `dirty_bytes` scaled).
-    pub fn zone_dirty_limit(&self, z: usize) -> u64 {
+    fn zone_dirty_limit(&self, z: usize) -> u64 {
         let zone_mem = self.zone_dirtyable_memory(z);
         if self.sysctl().dirty_bytes > 0 {
             let global = self.dirtyable_memory();
@@ -114,35 +113,31 @@ impl System {
         }
     }
 
-    /// `zone_dirty_ok`: the zone's dirty + writeback pages within its limit.
-    pub fn zone_dirty_ok(&self, z: usize) -> bool {
-        let zone = &self.mm().zone(z);
-        zone.nr_dirty + zone.nr_writeback <= self.zone_dirty_limit(z)
-    }
-
-    pub fn global_dirty_limits(&self) -> DirtyLimits {
+    fn global_dirty_limits(&self) -> DirtyLimits {
         dirty_limits(self.dirtyable_memory(), self.sysctl(), 4096)
     }
 
     /// `bdi_writeout_fraction`: the device's share of recent writeback
     /// completions as (numerator, denominator), from the floating or the
     /// flexible proportions as the profile says.
-    pub fn bdi_writeout_fraction(&mut self, bdi: usize) -> (u64, u64) {
-        let mut local = std::mem::take(&mut self.bdis[bdi].completions);
-        let fraction = match self.profile().proportions {
-            Proportions::Floating => self.prop_completions.fraction(&mut local),
-            Proportions::Flexible => self.flex_completions.fraction(&mut local, self.now()),
+    fn bdi_writeout_fraction(&mut self, bdi: usize) -> (u64, u64) {
+        let (proportions, now) = (self.profile().proportions, self.now());
+        let mut local = std::mem::take(&mut self.wb_mut().bdis[bdi].completions);
+        let fraction = match proportions {
+            Proportions::Floating => self.wb().prop_completions.fraction(&mut local),
+            Proportions::Flexible => self.wb_mut().flex_completions.fraction(&mut local, now),
         };
-        self.bdis[bdi].completions = local;
+        self.wb_mut().bdis[bdi].completions = local;
         fraction
     }
 
     /// `bdi_writeout_fraction` without changing any state (for sampling).
-    pub fn bdi_writeout_fraction_now(&self, bdi: usize) -> (u64, u64) {
-        let mut local = self.bdis[bdi].completions.clone();
+    fn bdi_writeout_fraction_now(&self, bdi: usize) -> (u64, u64) {
+        let mut local = self.wb().bdis[bdi].completions.clone();
         match self.profile().proportions {
-            Proportions::Floating => self.prop_completions.fraction(&mut local),
+            Proportions::Floating => self.wb().prop_completions.fraction(&mut local),
             Proportions::Flexible => self
+                .wb()
                 .flex_completions
                 .clone()
                 .fraction(&mut local, self.now()),
@@ -150,21 +145,22 @@ impl System {
     }
 
     /// `__bdi_writeout_inc`: one completion for the device's proportion.
-    pub fn bdi_writeout_inc(&mut self, bdi: usize) {
-        let mut local = std::mem::take(&mut self.bdis[bdi].completions);
-        match self.profile().proportions {
-            Proportions::Floating => self.prop_completions.inc(&mut local),
-            Proportions::Flexible => self.flex_completions.add(&mut local, 1, self.now()),
+    fn bdi_writeout_inc(&mut self, bdi: usize) {
+        let (proportions, now) = (self.profile().proportions, self.now());
+        let mut local = std::mem::take(&mut self.wb_mut().bdis[bdi].completions);
+        match proportions {
+            Proportions::Floating => self.wb_mut().prop_completions.inc(&mut local),
+            Proportions::Flexible => self.wb_mut().flex_completions.add(&mut local, 1, now),
         }
-        self.bdis[bdi].completions = local;
+        self.wb_mut().bdis[bdi].completions = local;
     }
 
     /// `bdi_dirty_limit`, then (2.6.24) `clip_bdi_dirty_limit`, then
     /// `task_dirty_limit` for `tid`.
-    pub fn bdi_thresh(&mut self, bdi: usize, thresh: u64, tid: Option<u32>) -> u64 {
-        let sum_min: u32 = self.bdis.iter().map(|b| b.min_ratio).sum();
+    fn bdi_thresh(&mut self, bdi: usize, thresh: u64, tid: Option<u32>) -> u64 {
+        let sum_min: u32 = self.wb().bdis.iter().map(|b| b.min_ratio).sum();
         let (num, den) = self.bdi_writeout_fraction(bdi);
-        let b = &self.bdis[bdi];
+        let b = &self.wb().bdis[bdi];
         let mut limit = bdi_share(thresh, num, den, b.min_ratio, b.max_ratio, sum_min);
         if self.profile().clip_bdi_dirty_limit {
             let global_dirty = self.mm().gauges().nr_dirty + self.mm().gauges().nr_writeback;
@@ -172,13 +168,21 @@ impl System {
             limit = limit.min(thresh.saturating_sub(global_dirty) + held);
         }
         if let (Some(t), true) = (tid, self.profile().task_dirty_limit) {
-            let mut local = std::mem::take(&mut self.task_dirties[t as usize]);
-            let (n, d) = self.prop_dirties.fraction(&mut local);
-            self.task_dirties[t as usize] = local;
+            let mut local = std::mem::take(&mut self.wb_mut().task_dirties[t as usize]);
+            let (n, d) = self.wb().prop_dirties.fraction(&mut local);
+            self.wb_mut().task_dirties[t as usize] = local;
             limit = task_limit(limit, n, d);
         }
         limit
     }
+}
+
+impl<T: WritebackHost + ?Sized> Limits for T {}
+
+/// `zone_dirty_ok`: the zone's dirty + writeback pages within its limit.
+pub fn zone_dirty_ok<H: WritebackHost + ?Sized>(sys: &H, z: usize) -> bool {
+    let zone = &sys.mm().zone(z);
+    zone.nr_dirty + zone.nr_writeback <= sys.zone_dirty_limit(z)
 }
 
 #[cfg(test)]

@@ -10,5 +10,26 @@ pub mod ioless_throttle;
 pub mod limits;
 pub mod pass;
 pub mod proportions;
+mod state;
 pub mod sync;
 pub mod throttle;
+
+use crate::block::BlockHost;
+use crate::mm::page::Pfn;
+use pass::WritebackCaller;
+
+pub use state::Writeback;
+
+/// The machine as writeback sees it: its own state, mm and block below
+/// it, and the calls it makes into the filesystems above it.
+pub trait WritebackHost: BlockHost {
+    fn wb(&self) -> &Writeback;
+    fn wb_mut(&mut self) -> &mut Writeback;
+
+    // fs/
+    /// The filesystem's `->writepage` for one page of a writeback pass;
+    /// false if it redirtied the page instead.
+    fn fs_writepage_writeback(&mut self, tid: u32, pfn: Pfn, caller: WritebackCaller) -> bool;
+    /// Is `ino` a file of a FUSE filesystem (no block device)?
+    fn is_fuse_file(&self, ino: u32) -> bool;
+}

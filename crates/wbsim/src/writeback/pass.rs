@@ -14,10 +14,8 @@ use crate::block::submit::Submit;
 use crate::kernel::WritebackPlug;
 use crate::mm::inode::InodeList;
 use crate::mm::page::{flags, NIL};
-use crate::mm::MmHost;
-use crate::sched::HasCore;
 use crate::sim::Ns;
-use crate::system::System;
+use crate::writeback::WritebackHost;
 
 /// `MAX_WRITEBACK_PAGES`.
 pub const MAX_WRITEBACK_PAGES: i64 = 1024;
@@ -83,23 +81,24 @@ pub enum WritebackCaller {
     Journal,
 }
 
-impl System {
+/// Writeback passes over a bdi's dirty inodes (`writeback_inodes_wb`, `write_cache_pages`).
+pub trait WritebackPasses: WritebackHost {
     /// `queue_io`: splice `b_more_io` onto `b_io`, then move inodes dirtied
     /// before `older_than_this` from the tail of `b_dirty`. With Gorman's
     /// RFC patch 5, `move_expired_inodes` first takes every I_DIRTY_RECLAIM
     /// inode whatever its age; they go where `b_io` is consumed first.
     fn queue_io(&mut self, bdi: usize, older_than_this: Option<Ns>) {
-        while let Some(ino) = self.bdis[bdi].b_more_io.pop_back() {
-            self.bdis[bdi].b_io.push_front(ino);
+        while let Some(ino) = self.wb_mut().bdis[bdi].b_more_io.pop_back() {
+            self.wb_mut().bdis[bdi].b_io.push_front(ino);
             self.mm_mut().inode_mut(ino).list = InodeList::Io;
         }
         if self.profile().flush_reclaim_inodes_first {
             let mut i = 0;
-            while i < self.bdis[bdi].b_dirty.len() {
-                let ino = self.bdis[bdi].b_dirty[i];
+            while i < self.wb().bdis[bdi].b_dirty.len() {
+                let ino = self.wb().bdis[bdi].b_dirty[i];
                 if self.mm().inode(ino).dirty_reclaim {
-                    self.bdis[bdi].b_dirty.remove(i);
-                    self.bdis[bdi].b_io.push_back(ino);
+                    self.wb_mut().bdis[bdi].b_dirty.remove(i);
+                    self.wb_mut().bdis[bdi].b_io.push_back(ino);
                     let inode = &mut self.mm_mut().inode_mut(ino);
                     inode.list = InodeList::Io;
                     inode.dirty_reclaim = false;
@@ -108,20 +107,20 @@ impl System {
                 }
             }
         }
-        while let Some(&ino) = self.bdis[bdi].b_dirty.back() {
+        while let Some(&ino) = self.wb().bdis[bdi].b_dirty.back() {
             if let Some(cutoff) = older_than_this {
                 if self.mm().inode(ino).dirtied_when > cutoff {
                     break;
                 }
             }
-            self.bdis[bdi].b_dirty.pop_back();
-            self.bdis[bdi].b_io.push_front(ino);
+            self.wb_mut().bdis[bdi].b_dirty.pop_back();
+            self.wb_mut().bdis[bdi].b_io.push_front(ino);
             self.mm_mut().inode_mut(ino).list = InodeList::Io;
         }
     }
 
     /// Run `writeback_inodes_wb` for `pass` until it finishes or must wait.
-    pub fn writeback_pass(
+    fn writeback_pass(
         &mut self,
         tid: u32,
         pass: &mut WbPass,
@@ -133,7 +132,7 @@ impl System {
             if self.profile().writeback_plug == WritebackPlug::PerPass {
                 self.blk_start_plug(tid);
             }
-            if self.bdis[bdi].b_io.is_empty() {
+            if self.wb().bdis[bdi].b_io.is_empty() {
                 self.queue_io(bdi, pass.older_than_this);
             }
         }
@@ -142,14 +141,14 @@ impl System {
                 if pass.nr_to_write <= 0 {
                     return PassResult::Done;
                 }
-                let Some(ino) = self.bdis[bdi].b_io.pop_back() else {
+                let Some(ino) = self.wb_mut().bdis[bdi].b_io.pop_back() else {
                     return PassResult::Done;
                 };
                 let inode = &mut self.mm_mut().inode_mut(ino);
                 if inode.in_writeback {
                     // I_SYNC held by another task: requeue_io.
                     inode.list = InodeList::MoreIo;
-                    self.bdis[bdi].b_more_io.push_front(ino);
+                    self.wb_mut().bdis[bdi].b_more_io.push_front(ino);
                     continue;
                 }
                 inode.in_writeback = true;
@@ -177,7 +176,7 @@ impl System {
     /// The end of a writeback pass: the high-level plug (if any) is
     /// finished; with the 3.0 presets' queue-only model the device is
     /// started on what the pass queued.
-    pub fn writeback_pass_end(&mut self, tid: u32, bdi: usize) {
+    fn writeback_pass_end(&mut self, tid: u32, bdi: usize) {
         match self.profile().writeback_plug {
             WritebackPlug::QueueOnly => self.flush_plug(bdi),
             WritebackPlug::PerMapping => {}
@@ -202,16 +201,16 @@ impl System {
         }
         if pass.nr_to_write <= 0 {
             inode.list = InodeList::MoreIo;
-            self.bdis[bdi].b_more_io.push_front(ino);
+            self.wb_mut().bdis[bdi].b_more_io.push_front(ino);
         } else {
             // redirty_tail: keep b_dirty time-ordered.
             inode.list = InodeList::Dirty;
-            if let Some(&newest) = self.bdis[bdi].b_dirty.front() {
+            if let Some(&newest) = self.wb().bdis[bdi].b_dirty.front() {
                 if self.mm().inode(newest).dirtied_when > self.mm().inode(ino).dirtied_when {
                     self.mm_mut().inode_mut(ino).dirtied_when = now;
                 }
             }
-            self.bdis[bdi].b_dirty.push_front(ino);
+            self.wb_mut().bdis[bdi].b_dirty.push_front(ino);
         }
     }
 
@@ -221,7 +220,7 @@ impl System {
     /// cyclic nor "whole" (`range_end` is `i_size`, not LLONG_MAX), so
     /// `writeback_index` is left where the flusher put it. Pages under
     /// writeback are skipped (the model does not wait on them).
-    pub fn write_inode_for_journal(&mut self, tid: u32, ino: u32) {
+    fn write_inode_for_journal(&mut self, tid: u32, ino: u32) {
         let bdi = self.mm().inode(ino).bdi;
         let mut pass = WbPass::new(bdi, i64::MAX, None);
         pass.started = true;
@@ -285,12 +284,16 @@ impl System {
     }
 }
 
+impl<T: WritebackHost + ?Sized> WritebackPasses for T {}
+
 #[cfg(test)]
 mod tests {
     use crate::mm::filemap::Filemap;
     use crate::mm::inode::InodeList;
     use crate::mm::MmHost;
     use crate::test_support::usb_stick_files;
+    use crate::writeback::pass::WritebackPasses;
+    use crate::writeback::WritebackHost;
 
     /// Two files on one xfs device; returns (system, older inode, newer inode).
     fn two_files(kernel: &str) -> (crate::system::System, u32, u32) {
@@ -301,7 +304,7 @@ mod tests {
         sys.mm_mut().inode_mut(old).dirtied_when = 1_000;
         sys.mm_mut().inode_mut(new).dirtied_when = 50_000_000_000;
         for ino in [new, old] {
-            sys.bdis[bdi].b_dirty.push_back(ino);
+            sys.wb_mut().bdi_mut(bdi).b_dirty.push_back(ino);
             sys.mm_mut().inode_mut(ino).list = InodeList::Dirty;
         }
         sys.mm_mut().inode_mut(new).dirty_reclaim = true;
@@ -316,7 +319,7 @@ mod tests {
         let (mut sys, old, new) = two_files("3.0-rc6+reclaim-1-5");
         let bdi = sys.mm().inode(old).bdi;
         sys.queue_io(bdi, cutoff);
-        let b_io: Vec<u32> = sys.bdis[bdi].b_io.iter().copied().collect();
+        let b_io: Vec<u32> = sys.wb().bdi(bdi).b_io.iter().copied().collect();
         // b_io is consumed from the back: the marked inode goes first.
         assert_eq!(b_io, vec![old, new]);
         assert!(!sys.mm().inode(new).dirty_reclaim);
@@ -325,7 +328,7 @@ mod tests {
         let (mut sys, old, new) = two_files("3.0-rc6+reclaim-1-4");
         sys.queue_io(bdi, cutoff);
         assert_eq!(
-            sys.bdis[bdi].b_io.iter().copied().collect::<Vec<_>>(),
+            sys.wb().bdi(bdi).b_io.iter().copied().collect::<Vec<_>>(),
             vec![old]
         );
         assert_eq!(sys.mm().inode(new).list, InodeList::Dirty);

@@ -9,20 +9,19 @@ use super::pass::WritebackCaller;
 use crate::block::plug::TaskPlugging;
 use crate::block::submit::Submit;
 use crate::mm::page::flags;
-use crate::mm::MmHost;
-use crate::sched::HasCore;
 use crate::system::task::Step;
-use crate::system::System;
+use crate::writeback::WritebackHost;
 
 /// How often a task waiting in `filemap_fdatawait` looks again (the model
 /// polls instead of keeping per-page wait queues).
 const FDATAWAIT_POLL_NS: u64 = 1_000_000;
 
-impl System {
+/// Writing and waiting for one file's pages (`filemap_write_and_wait`).
+pub trait Fsync: WritebackHost {
     /// Write every dirty page of `ino` and wait until none is dirty or
     /// under writeback. `cursor` is the next page index to look at
     /// (start at 0); returns the step to take while it is not finished.
-    pub fn filemap_write_and_wait(&mut self, tid: u32, ino: u32, cursor: &mut u32) -> Option<Step> {
+    fn filemap_write_and_wait(&mut self, tid: u32, ino: u32, cursor: &mut u32) -> Option<Step> {
         self.blk_start_plug(tid);
         while let Some(idx) = self.mm().inode(ino).next_dirty(*cursor, u32::MAX) {
             let pfn = self.mm().inode(ino).page(idx);
@@ -50,3 +49,5 @@ impl System {
         Some(Step::SleepUntil(self.now() + FDATAWAIT_POLL_NS))
     }
 }
+
+impl<T: WritebackHost + ?Sized> Fsync for T {}

@@ -10,10 +10,11 @@
 
 use super::pass::{PassResult, WbPass, WritebackCaller};
 use crate::kernel::{BdpWait, DirtyThrottle};
-use crate::mm::MmHost;
-use crate::sched::HasCore;
 use crate::system::task::Step;
-use crate::system::System;
+use crate::writeback::ioless_throttle::IoLessThrottle;
+use crate::writeback::limits::Limits;
+use crate::writeback::pass::WritebackPasses;
+use crate::writeback::WritebackHost;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BdpState {
@@ -40,56 +41,22 @@ pub fn ratelimit_pages(total_pages: u64, cpus: u64) -> u64 {
     (total_pages / (cpus * 32)).clamp(16, (4 << 20) / 4096)
 }
 
-impl System {
-    /// `balance_dirty_pages_ratelimited_nr`: count pages dirtied on this CPU
-    /// and enter `balance_dirty_pages` once the CPU's count reaches
-    /// `ratelimit_pages` (8 while the device is over its limit).
-    pub fn balance_dirty_pages_ratelimited(&mut self, tid: u32, bdi: usize, nr_dirtied: u64) {
-        if nr_dirtied == 0 {
-            return;
-        }
-        if self.profile().dirty_throttle == DirtyThrottle::IoLess {
-            return self.balance_dirty_pages_ratelimited_ioless(tid, bdi, nr_dirtied);
-        }
-        let cpu = self.task(tid).cpu;
-        let limit = if self.bdis[bdi].dirty_exceeded {
-            8
-        } else {
-            self.ratelimit_pages
-        };
-        self.bdp_ratelimits[cpu] += nr_dirtied;
-        if self.bdp_ratelimits[cpu] >= limit {
-            let count = self.bdp_ratelimits[cpu];
-            self.bdp_ratelimits[cpu] = 0;
-            let old = self.task_bdp[tid as usize];
-            self.task_bdp[tid as usize] = BdpState {
-                active: true,
-                bdi,
-                write_chunk: count.max(self.ratelimit_pages) * 3 / 2,
-                pages_written: 0,
-                pause_ns: self.jiffies_ns(1),
-                dirty_exceeded: false,
-                last_reclaimable: 0,
-                pass: None,
-                ..old
-            };
-        }
-    }
-
+/// `balance_dirty_pages` entry and the writer-writeback scheme (≤ 3.1).
+pub trait Throttle: WritebackHost {
     /// Run `balance_dirty_pages` for `tid`, if a ratelimited check left it
     /// pending, until it returns (`None`) or the task must sleep
     /// (`Some(step)`); resumable. A dirtying task calls this first in each
     /// step.
-    pub fn balance_dirty_pages(&mut self, tid: u32) -> Option<Step> {
-        if !self.task_bdp[tid as usize].active {
+    fn balance_dirty_pages(&mut self, tid: u32) -> Option<Step> {
+        if !self.wb().task_bdp[tid as usize].active {
             return None;
         }
         if self.profile().dirty_throttle == DirtyThrottle::IoLess {
             return self.balance_dirty_pages_ioless(tid);
         }
-        let mut st = self.task_bdp[tid as usize];
+        let mut st = self.wb().task_bdp[tid as usize];
         let step = self.bdp_loop(tid, &mut st);
-        self.task_bdp[tid as usize] = st;
+        self.wb_mut().task_bdp[tid as usize] = st;
         step
     }
 
@@ -99,7 +66,7 @@ impl System {
     /// `bdi_update_bandwidth`); writer-writeback throttling keeps none.
     /// With the two entries above, the only places the throttling scheme
     /// is chosen.
-    pub fn throttle_after_writeback_pass(&mut self, bdi: usize, wb_start_ns: crate::sim::Ns) {
+    fn throttle_after_writeback_pass(&mut self, bdi: usize, wb_start_ns: crate::sim::Ns) {
         if self.profile().dirty_throttle == DirtyThrottle::IoLess {
             self.flusher_update_bandwidth(bdi, wb_start_ns);
         }
@@ -153,13 +120,16 @@ impl System {
                 break;
             }
             let bdi_thresh = self.bdi_thresh(bdi, limits.thresh, Some(tid));
-            let (bdi_rec, bdi_wb) = (self.bdis[bdi].reclaimable, self.bdis[bdi].writeback);
+            let (bdi_rec, bdi_wb) = (
+                self.wb().bdis[bdi].reclaimable,
+                self.wb().bdis[bdi].writeback,
+            );
             st.dirty_exceeded =
                 bdi_rec + bdi_wb > bdi_thresh || nr_reclaimable + nr_writeback > limits.thresh;
             if !st.dirty_exceeded {
                 break;
             }
-            self.bdis[bdi].dirty_exceeded = true;
+            self.wb_mut().bdis[bdi].dirty_exceeded = true;
             if bdi_rec > bdi_thresh {
                 st.pass = Some(WbPass::new(bdi, st.write_chunk as i64, None));
                 continue;
@@ -167,10 +137,10 @@ impl System {
             return Some(self.bdp_wait(tid, st));
         }
         st.active = false;
-        if !st.dirty_exceeded && self.bdis[bdi].dirty_exceeded {
-            self.bdis[bdi].dirty_exceeded = false;
+        if !st.dirty_exceeded && self.wb().bdis[bdi].dirty_exceeded {
+            self.wb_mut().bdis[bdi].dirty_exceeded = false;
         }
-        if self.bdis[bdi].writeback_running {
+        if self.wb().bdis[bdi].writeback_running {
             return None;
         }
         let bg = self.global_dirty_limits().background;
@@ -183,6 +153,48 @@ impl System {
             self.bdi_start_background_writeback(bdi);
         }
         None
+    }
+}
+
+impl<T: WritebackHost + ?Sized> Throttle for T {}
+
+/// `balance_dirty_pages_ratelimited_nr`: count pages dirtied on this CPU
+/// and enter `balance_dirty_pages` once the CPU's count reaches
+/// `ratelimit_pages` (8 while the device is over its limit).
+pub fn balance_dirty_pages_ratelimited<H: WritebackHost + ?Sized>(
+    sys: &mut H,
+    tid: u32,
+    bdi: usize,
+    nr_dirtied: u64,
+) {
+    if nr_dirtied == 0 {
+        return;
+    }
+    if sys.profile().dirty_throttle == DirtyThrottle::IoLess {
+        return sys.balance_dirty_pages_ratelimited_ioless(tid, bdi, nr_dirtied);
+    }
+    let cpu = sys.task(tid).cpu;
+    let limit = if sys.wb().bdis[bdi].dirty_exceeded {
+        8
+    } else {
+        sys.wb().ratelimit_pages
+    };
+    sys.wb_mut().bdp_ratelimits[cpu] += nr_dirtied;
+    if sys.wb().bdp_ratelimits[cpu] >= limit {
+        let count = sys.wb().bdp_ratelimits[cpu];
+        sys.wb_mut().bdp_ratelimits[cpu] = 0;
+        let old = sys.wb().task_bdp[tid as usize];
+        sys.wb_mut().task_bdp[tid as usize] = BdpState {
+            active: true,
+            bdi,
+            write_chunk: count.max(sys.wb().ratelimit_pages) * 3 / 2,
+            pages_written: 0,
+            pause_ns: sys.jiffies_ns(1),
+            dirty_exceeded: false,
+            last_reclaimable: 0,
+            pass: None,
+            ..old
+        };
     }
 }
 

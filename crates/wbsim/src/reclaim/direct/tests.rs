@@ -11,6 +11,8 @@ use crate::reclaim::tests::Machine;
 use crate::reclaim::DEF_PRIORITY;
 use crate::sched::HasCore;
 use crate::system::task::Step;
+use crate::writeback::account::Account;
+use crate::writeback::WritebackHost;
 
 /// The state `__alloc_pages_slowpath` enters `do_try_to_free_pages` with.
 fn entering(may_writepage: bool) -> AllocState {
@@ -149,7 +151,7 @@ fn may_writepage_turns_on_after_scanning_one_and_a_half_swap_cluster_max() {
         let could_write = st.may_writepage;
         m.direct_pass(&mut st);
         assert_eq!(st.may_writepage, st.total_scanned > 48, "{st:?}");
-        assert_eq!(m.sys.bdis[bdi].work.is_empty(), !st.may_writepage);
+        assert_eq!(m.sys.wb().bdi(bdi).work.is_empty(), !st.may_writepage);
         if !could_write {
             assert_eq!(m.zone_stat(ZoneEv::NrVmscanWrite), 0);
         }
@@ -157,7 +159,7 @@ fn may_writepage_turns_on_after_scanning_one_and_a_half_swap_cluster_max() {
     // The passes at 11 to 6 scanned 1 + 2 + 4 + 9 + 19 (35 in all: not
     // yet) + 39 pages of the 2500.
     assert_eq!(st.total_scanned, 74);
-    assert_eq!(m.sys.bdis[bdi].work[0].nr_pages, 2500);
+    assert_eq!(m.sys.wb().bdi(bdi).work[0].nr_pages, 2500);
     assert!(!m.has(pfns[74], flags::WRITEBACK));
 
     // Priority 5 writes the 78 pages it scans.

@@ -8,6 +8,7 @@ use crate::mm::vmstat::{Ev, ZoneEv};
 use crate::mm::MmHost;
 use crate::reclaim::tests::Machine;
 use crate::reclaim::DEF_PRIORITY;
+use crate::writeback::account::Account;
 
 /// A clean, unmapped, unreferenced file page is taken out of its mapping
 /// (`__remove_mapping`) and freed; pgscan and pgsteal count it.

@@ -10,6 +10,7 @@
 //! frames written during the event and re-checks only those.
 
 use crate::mm::MmHost;
+use crate::writeback::WritebackHost;
 mod incremental;
 #[cfg(test)]
 mod tests;
@@ -395,7 +396,10 @@ impl System {
         }
         // Wrapping sums: a wrapped counter is a finding, not a panic.
         let sum = |v: fn(&crate::writeback::bdi::Bdi) -> u64| {
-            self.bdis.iter().fold(0u64, |a, b| a.wrapping_add(v(b)))
+            self.wb()
+                .bdis()
+                .iter()
+                .fold(0u64, |a, b| a.wrapping_add(v(b)))
         };
         let (bdi_rec, bdi_wb) = (sum(|b| b.reclaimable), sum(|b| b.writeback));
         // FUSE's temporary pages are in their bdi's writeback count only.

@@ -1,0 +1,111 @@
+//! [`Writeback`]: the state writeback owns. Fields are private to
+//! `writeback/`; other subsystems use the accessors.
+
+use super::bdi::Bdi;
+use super::flex_proportions::FlexGlobal;
+use super::flusher::FlusherState;
+use super::ioless::GlobalDirtyLimit;
+use super::proportions::{PropGlobal, PropLocal};
+use super::throttle::BdpState;
+
+/// Backing devices and their flushers, the proportions that share the
+/// dirty limit among them, and each task's dirty-throttling state.
+pub struct Writeback {
+    pub(super) bdis: Vec<Bdi>,
+    /// Per bdi: its flusher thread's state.
+    pub(super) flushers: Vec<FlusherState>,
+    pub(super) prop_completions: PropGlobal,
+    pub(super) prop_dirties: PropGlobal,
+    /// Flexible proportions of completions (3.7+ profiles).
+    pub(super) flex_completions: FlexGlobal,
+    pub(super) ratelimit_pages: u64,
+    /// Per-CPU `bdp_ratelimits` counters (3.0 `ratelimits`).
+    pub(super) bdp_ratelimits: Vec<u64>,
+    /// `global_dirty_limit`, the smoothed hard limit (3.2+).
+    pub(super) global_dirty_limit: GlobalDirtyLimit,
+    /// Per task: `balance_dirty_pages` state.
+    pub(super) task_bdp: Vec<BdpState>,
+    /// Per task: floating-proportion state of its dirtying (`task_dirty_inc`).
+    pub(super) task_dirties: Vec<PropLocal>,
+    /// Per task: `current->backing_dev_info` while in a write(2) (3.0
+    /// `__generic_file_aio_write`), which lets direct reclaim write to a
+    /// congested queue the task is itself writing to.
+    pub(super) task_backing_dev: Vec<Option<usize>>,
+}
+
+impl Writeback {
+    /// `prop_shift`: the floating proportions' period shift;
+    /// `ratelimit_pages`: pages a task dirties between limit checks.
+    pub fn new(prop_shift: u32, ratelimit_pages: u64, cpus: usize) -> Writeback {
+        Writeback {
+            bdis: Vec::new(),
+            flushers: Vec::new(),
+            prop_completions: PropGlobal::new(prop_shift),
+            prop_dirties: PropGlobal::new(prop_shift),
+            flex_completions: FlexGlobal::default(),
+            ratelimit_pages,
+            bdp_ratelimits: vec![0; cpus],
+            global_dirty_limit: GlobalDirtyLimit::new(0),
+            task_bdp: Vec::new(),
+            task_dirties: Vec::new(),
+            task_backing_dev: Vec::new(),
+        }
+    }
+
+    /// A backing device (at boot); returns its index.
+    pub fn add_bdi(&mut self, bdi: Bdi) -> usize {
+        self.bdis.push(bdi);
+        self.bdis.len() - 1
+    }
+
+    /// `bdi`'s flusher thread is task `tid`.
+    pub fn attach_flusher(&mut self, bdi: usize, tid: u32) {
+        debug_assert_eq!(self.flushers.len(), bdi);
+        self.flushers.push(FlusherState::new(bdi));
+        self.bdis[bdi].flusher = tid;
+    }
+
+    /// A new task's throttling state.
+    pub fn add_task(&mut self) {
+        self.task_bdp.push(BdpState::default());
+        self.task_dirties.push(PropLocal::default());
+        self.task_backing_dev.push(None);
+    }
+
+    pub fn bdi(&self, bdi: usize) -> &Bdi {
+        &self.bdis[bdi]
+    }
+
+    pub fn bdi_mut(&mut self, bdi: usize) -> &mut Bdi {
+        &mut self.bdis[bdi]
+    }
+
+    pub fn bdis(&self) -> &[Bdi] {
+        &self.bdis
+    }
+
+    pub fn nr_bdis(&self) -> usize {
+        self.bdis.len()
+    }
+
+    pub fn flusher(&self, bdi: usize) -> &FlusherState {
+        &self.flushers[bdi]
+    }
+
+    pub fn task_bdp(&self, tid: u32) -> &BdpState {
+        &self.task_bdp[tid as usize]
+    }
+
+    pub fn task_bdp_mut(&mut self, tid: u32) -> &mut BdpState {
+        &mut self.task_bdp[tid as usize]
+    }
+
+    /// The bdi task `tid` is writing to, if it is in a write(2).
+    pub fn task_backing_dev(&self, tid: u32) -> Option<usize> {
+        self.task_backing_dev[tid as usize]
+    }
+
+    pub fn set_task_backing_dev(&mut self, tid: u32, bdi: Option<usize>) {
+        self.task_backing_dev[tid as usize] = bdi;
+    }
+}
