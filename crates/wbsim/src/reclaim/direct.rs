@@ -12,7 +12,7 @@ use crate::mm::page_alloc::{AllocPhase, AllocState};
 use crate::mm::slab::SlabShrink;
 use crate::mm::MmHost;
 use crate::sched::HasCore;
-use crate::system::task::Step;
+use crate::sched::Step;
 use crate::system::System;
 use crate::trace::TraceEvent;
 use crate::writeback::flusher::Flushers;

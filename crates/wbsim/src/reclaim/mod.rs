@@ -22,7 +22,7 @@ use crate::mm::page::{
     NR_LRU_LISTS,
 };
 use crate::mm::vmstat::{Ev, ZoneEv};
-use crate::system::task::Step;
+use crate::sched::Step;
 use crate::system::System;
 use crate::trace::{IsolateMode, TraceEvent};
 

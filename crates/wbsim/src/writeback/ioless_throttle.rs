@@ -12,7 +12,7 @@ use super::ioless::{
     position_ratio, BandwidthCaller, BdiCounters, DirtySnapshot, RATELIMIT_CALC_SHIFT,
 };
 use crate::sim::Ns;
-use crate::system::task::Step;
+use crate::sched::Step;
 use crate::writeback::limits::Limits;
 use crate::writeback::WritebackHost;
 

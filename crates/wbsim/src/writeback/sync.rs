@@ -9,7 +9,7 @@ use super::pass::WritebackCaller;
 use crate::block::plug::TaskPlugging;
 use crate::block::submit::Submit;
 use crate::mm::page::flags;
-use crate::system::task::Step;
+use crate::sched::Step;
 use crate::writeback::WritebackHost;
 
 /// How often a task waiting in `filemap_fdatawait` looks again (the model

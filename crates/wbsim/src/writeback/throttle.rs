@@ -10,7 +10,7 @@
 
 use super::pass::{PassResult, WbPass, WritebackCaller};
 use crate::kernel::{BdpWait, DirtyThrottle};
-use crate::system::task::Step;
+use crate::sched::Step;
 use crate::writeback::ioless_throttle::IoLessThrottle;
 use crate::writeback::limits::Limits;
 use crate::writeback::pass::WritebackPasses;

@@ -10,7 +10,7 @@ use crate::mm::MmHost;
 use crate::reclaim::tests::Machine;
 use crate::reclaim::DEF_PRIORITY;
 use crate::sched::HasCore;
-use crate::system::task::Step;
+use crate::sched::Step;
 use crate::writeback::account::Account;
 use crate::writeback::WritebackHost;
 

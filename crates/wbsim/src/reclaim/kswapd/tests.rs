@@ -9,7 +9,7 @@ use crate::mm::MmHost;
 use crate::reclaim::tests::Machine;
 use crate::reclaim::DEF_PRIORITY;
 use crate::sched::HasCore;
-use crate::system::task::Step;
+use crate::sched::Step;
 
 impl Machine {
     fn kswapd_phase(&self) -> Phase {
