@@ -3,6 +3,7 @@
 
 mod common;
 
+use wbsim::fs::FsHost;
 use wbsim::scenario::Scenario;
 use wbsim::{kernel, simulate, RunOptions};
 
@@ -212,7 +213,7 @@ fn run_checked_on_fs_of(
     fs_mib: u64,
 ) -> (wbsim::system::System, wbsim::report::RunReport) {
     let mut sys = wbsim::system::build_system(sc, &kernel::preset(kernel_name).unwrap(), 1);
-    sys.filesystems[0].capacity_blocks = fs_mib * 256;
+    sys.fs_mut().get_mut(0).capacity_blocks = fs_mib * 256;
     sys.check_every_event = true;
     let outcome = sys.run();
     sys.check_invariants().unwrap();
@@ -239,7 +240,7 @@ fn dd_of_2_gib_to_a_1_gib_device_fails_with_enospc() {
         t.message
     );
     assert!(t.message.ends_with(" MB/s"), "{}", t.message);
-    let fs = &sys.filesystems[0];
+    let fs = &sys.fs().get(0);
     assert_eq!(fs.capacity_blocks, 1 << 18);
     assert_eq!(fs.used_blocks, fs.capacity_blocks);
     assert!(v(&r, "nr_dirtied") <= 1 << 18, "{}", v(&r, "nr_dirtied"));
@@ -250,7 +251,7 @@ fn swap_on_the_device_is_not_filesystem_space() {
     let tasks = format!("{SWAP}[[task]]\ncommand = \"dd if=/dev/zero of=disk/f bs=1M count=1\"");
     let sc = on_small_stick("ext4", &tasks, "swap.toml");
     let sys = wbsim::system::build_system(&sc, &kernel::preset("3.0-vanilla").unwrap(), 1);
-    assert_eq!(sys.filesystems[0].capacity_blocks, (1024 - 256) * 256);
+    assert_eq!(sys.fs().get(0).capacity_blocks, (1024 - 256) * 256);
 }
 
 #[test]
@@ -269,7 +270,7 @@ fn every_filesystem_fails_the_write_that_finds_it_full() {
             "{fs}: {}",
             r.tasks[0].message
         );
-        assert_eq!(sys.filesystems[0].used_blocks, 64 * 256, "{fs}");
+        assert_eq!(sys.fs().get(0).used_blocks, 64 * 256, "{fs}");
     }
 }
 
@@ -305,7 +306,7 @@ fn fs_mark_and_iozone_report_enospc_as_the_real_tools_do() {
     assert_eq!(r.tasks[0].message, "write: No space left on device");
     assert!(r.iozone.is_empty());
     // IOzone's signal_handler unlinked the file: its blocks are free again.
-    assert_eq!(sys.filesystems[0].used_blocks, 0);
+    assert_eq!(sys.fs().get(0).used_blocks, 0);
 }
 
 /// A FUSE scenario running `cmd` on `machine`, with a 300 s time limit.

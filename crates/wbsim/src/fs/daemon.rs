@@ -6,16 +6,17 @@ use std::collections::VecDeque;
 use super::metadata::{NTFS_CLUSTERS_PER_BITMAP_PAGE, XFS_LOG_BYTES_PER_ALLOC};
 use crate::block::submit::Submit;
 use crate::block::SECTORS_PER_PAGE;
+use crate::fs::fuse::Fuse;
+use crate::fs::metadata::MetadataWrites;
+use crate::fs::space::SpaceReservation;
+use crate::fs::Filesystems;
+use crate::fs::FsHost;
 use crate::mm::filemap::Filemap;
 use crate::mm::page::{flags, NIL};
-use crate::mm::MmHost;
-use crate::sched::HasCore;
+use crate::sched::Step;
 use crate::sim::Ns;
-use crate::system::task::{Step, TaskKind};
-use crate::system::System;
 use crate::writeback::pass::WritebackPasses;
 use crate::writeback::throttle::Throttle;
-use crate::writeback::WritebackHost;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DaemonKind {
@@ -79,17 +80,11 @@ impl FsDaemonState {
     }
 }
 
-impl System {
-    fn daemon_state(&mut self, tid: u32) -> &mut FsDaemonState {
-        match &mut self.task_kind[tid as usize] {
-            TaskKind::FsDaemon(d) => d,
-            _ => unreachable!("task {tid} is not a filesystem thread"),
-        }
-    }
-
+/// The filesystems' own threads: the FUSE daemon, jbd2, xfssyncd, btrfs-transaction, xfsaild.
+pub trait FsDaemons: FsHost {
     /// Queue a FUSE WRITE request (`fuse_request_send`) and wake the daemon.
-    pub fn fuse_send(&mut self, daemon: u32, req: FuseRequest) {
-        let d = self.daemon_state(daemon);
+    fn fuse_send(&mut self, daemon: u32, req: FuseRequest) {
+        let d = self.fs_mut().daemon_state(daemon);
         d.queue.push_back(req);
         if d.idle {
             d.idle = false;
@@ -97,13 +92,13 @@ impl System {
         }
     }
 
-    pub fn fs_daemon_step(&mut self, tid: u32) -> Step {
-        let kind = self.daemon_state(tid).kind;
+    fn fs_daemon_step(&mut self, tid: u32) -> Step {
+        let kind = self.fs_mut().daemon_state(tid).kind;
         match kind {
             DaemonKind::Fuse => self.fuse_daemon_step(tid),
             _ => {
                 self.periodic_commit(tid, kind);
-                let interval = self.daemon_state(tid).interval_ns;
+                let interval = self.fs_mut().daemon_state(tid).interval_ns;
                 Step::SleepUntil(self.now() + interval)
             }
         }
@@ -116,51 +111,53 @@ impl System {
         if let Some(step) = self.balance_dirty_pages(tid) {
             return step;
         }
-        let fs = self.daemon_state(tid).fs;
-        let Some(req) = self.daemon_state(tid).current.or_else(|| {
-            let d = self.daemon_state(tid);
+        let fs = self.fs_mut().daemon_state(tid).fs;
+        let Some(req) = self.fs_mut().daemon_state(tid).current.or_else(|| {
+            let d = self.fs_mut().daemon_state(tid);
             let r = d.queue.pop_front();
             d.current = r;
             d.meta_done = false;
             d.data_done = false;
             r
         }) else {
-            self.daemon_state(tid).idle = true;
+            self.fs_mut().daemon_state(tid).idle = true;
             return Step::Wait(None);
         };
-        let blockdev = self.filesystems[fs].blockdev_inode;
+        let blockdev = self.fs().filesystems[fs].blockdev_inode;
         let bdi = self.mm().inode(blockdev).bdi;
         self.wb_mut().set_task_backing_dev(tid, Some(bdi));
-        let md = &self.filesystems[fs].metadata;
+        let md = &self.fs().filesystems[fs].metadata;
         let (first_cluster, bitmap_first, mft_page) = (
             md.ntfs_data_first_cluster,
             md.ntfs_bitmap_first_page,
             md.ntfs_mft_page,
         );
         let cluster = first_cluster + req.file_index as u64;
-        if !self.daemon_state(tid).meta_done {
+        if !self.fs_mut().daemon_state(tid).meta_done {
             self.charge_sys(tid, self.cost().fuse_request_ns);
             let bitmap = bitmap_first + (cluster / NTFS_CLUSTERS_PER_BITMAP_PAGE) as u32;
             let d1 = self.ntfs_touch(tid, blockdev, bitmap);
             let d2 = self.ntfs_touch(tid, blockdev, mft_page);
-            self.daemon_state(tid).meta_done = true;
+            self.fs_mut().daemon_state(tid).meta_done = true;
             self.balance_dirty_pages_ratelimited(tid, bdi, d1 + d2);
             if self.wb().task_bdp(tid).active {
                 return Step::Continue;
             }
         }
-        if !self.daemon_state(tid).data_done && !self.fs_reserve_block(req.ino, req.file_index) {
+        if !self.fs_mut().daemon_state(tid).data_done
+            && !self.fs_reserve_block(req.ino, req.file_index)
+        {
             // ntfs-3g finds no free cluster: the request fails with ENOSPC.
-            self.daemon_state(tid).data_done = true;
+            self.fs_mut().daemon_state(tid).data_done = true;
             if let FuseRequestKind::Write { writer } = req.kind {
-                self.task_fuse_enospc[writer as usize] = true;
+                self.fs_mut().task_fuse_enospc[writer as usize] = true;
             }
         }
-        if !self.daemon_state(tid).data_done {
+        if !self.fs_mut().daemon_state(tid).data_done {
             match self.write_page_cached(tid, blockdev, cluster as u32, 4096, true) {
                 Err(step) => return step,
                 Ok(dirtied) => {
-                    self.daemon_state(tid).data_done = true;
+                    self.fs_mut().daemon_state(tid).data_done = true;
                     self.balance_dirty_pages_ratelimited(tid, bdi, dirtied as u64);
                     if self.wb().task_bdp(tid).active {
                         return Step::Continue;
@@ -169,7 +166,7 @@ impl System {
             }
         }
         // Reply: the writer's request completes.
-        let d = self.daemon_state(tid);
+        let d = self.fs_mut().daemon_state(tid);
         d.current = None;
         d.requests_served += 1;
         self.wb_mut().set_task_backing_dev(tid, None);
@@ -193,11 +190,12 @@ impl System {
 
     /// jbd2 commit, xfs log force or btrfs transaction commit.
     fn periodic_commit(&mut self, tid: u32, kind: DaemonKind) {
-        let fs = self.daemon_state(tid).fs;
-        let dev = self.filesystems[fs].device;
+        let fs = self.fs_mut().daemon_state(tid).fs;
+        let dev = self.fs().filesystems[fs].device;
         match kind {
             DaemonKind::Jbd2 => {
-                let inodes = std::mem::take(&mut self.filesystems[fs].metadata.ordered_inodes);
+                let inodes =
+                    std::mem::take(&mut self.fs_mut().filesystems[fs].metadata.ordered_inodes);
                 for ino in inodes {
                     self.journal_write_inode(tid, ino);
                 }
@@ -205,14 +203,14 @@ impl System {
                 self.log_write(tid, fs, dev, 4);
             }
             DaemonKind::XfsSyncd => {
-                let n = std::mem::take(&mut self.filesystems[fs].metadata.unlogged_allocs);
+                let n = std::mem::take(&mut self.fs_mut().filesystems[fs].metadata.unlogged_allocs);
                 if n > 0 {
                     let blocks = (n * XFS_LOG_BYTES_PER_ALLOC).div_ceil(4096);
                     self.log_write(tid, fs, dev, blocks);
                 }
             }
             DaemonKind::BtrfsTransaction => {
-                if let Some(meta) = self.filesystems[fs].metadata.meta_inode {
+                if let Some(meta) = self.fs().filesystems[fs].metadata.meta_inode {
                     let mut idx = 0;
                     while let Some(i) = self.mm().inode(meta).next_dirty(idx, u32::MAX) {
                         let pfn = self.mm().inode(meta).page(i);
@@ -222,7 +220,7 @@ impl System {
                         }
                         idx = i + 1;
                     }
-                    self.filesystems[fs].metadata.cow_pending = true;
+                    self.fs_mut().filesystems[fs].metadata.cow_pending = true;
                     // Superblock at 64 KiB.
                     self.submit_raw_write(tid, dev, 128, SECTORS_PER_PAGE);
                 }
@@ -234,8 +232,8 @@ impl System {
     }
 
     /// Sequential write of `blocks` 4 KiB log blocks in the log region.
-    pub fn log_write(&mut self, tid: u32, fs: usize, dev: usize, blocks: u64) {
-        let md = &mut self.filesystems[fs].metadata;
+    fn log_write(&mut self, tid: u32, fs: usize, dev: usize, blocks: u64) {
+        let md = &mut self.fs_mut().filesystems[fs].metadata;
         if md.log_sectors == 0 {
             return;
         }
@@ -258,5 +256,13 @@ impl System {
     /// move the flusher's position (an earlier model assumed it did).
     fn journal_write_inode(&mut self, tid: u32, ino: u32) {
         self.write_inode_for_journal(tid, ino);
+    }
+}
+
+impl<T: FsHost + ?Sized> FsDaemons for T {}
+
+impl Filesystems {
+    pub fn daemon_state(&mut self, tid: u32) -> &mut FsDaemonState {
+        self.daemon_mut(tid)
     }
 }

@@ -25,28 +25,27 @@
 //! which stops `write_cache_pages` (the page stays clean, its data lost);
 //! the model stops there too but redirties the page.
 
+use crate::fs::daemon::FsDaemons;
 use crate::fs::daemon::{FuseRequest, FuseRequestKind};
+use crate::fs::FsHost;
 use crate::mm::page::Pfn;
 use crate::mm::vmstat::Ev;
 use crate::mm::MemoryOps;
-use crate::mm::MmHost;
 use crate::mm::{Gfp, Mark};
-use crate::sched::HasCore;
-use crate::system::System;
 use crate::writeback::account::Account;
 use crate::writeback::limits::Limits;
-use crate::writeback::WritebackHost;
 
-impl System {
+/// FUSE writes: a WRITE request to the daemon per page (`fuse_writepage`).
+pub trait Fuse: FsHost {
     /// `fuse_writepage` of a dirty page of a FUSE file. `memalloc` is
     /// PF_MEMALLOC (reclaim), which may take the temporary page below the
     /// watermarks. Returns whether a request was queued.
-    pub fn fuse_writepage(&mut self, tid: u32, pfn: Pfn, memalloc: bool) -> bool {
+    fn fuse_writepage(&mut self, tid: u32, pfn: Pfn, memalloc: bool) -> bool {
         let p = self.mm().pages()[pfn as usize];
         let ino = p.inode;
         let fs = self.mm().inode(ino).fs;
         self.clear_page_dirty_for_io(pfn);
-        let daemon = self.filesystems[fs].fuse_daemon;
+        let daemon = self.fs().filesystems[fs].fuse_daemon;
         let tmp = daemon.and_then(|_| self.fuse_alloc_tmp_page(tid, memalloc));
         let (Some(daemon), Some(tmp)) = (daemon, tmp) else {
             self.redirty_page_for_writepage(pfn);
@@ -92,7 +91,7 @@ impl System {
 
     /// `fuse_writepage_end` → `fuse_writepage_finish`: the daemon replied
     /// to a writepage request; the temporary page is freed.
-    pub fn fuse_writepage_end(&mut self, tid: u32, ino: u32, tmp: Pfn) {
+    fn fuse_writepage_end(&mut self, tid: u32, ino: u32, tmp: Pfn) {
         let bdi = self.mm().inode(ino).bdi;
         self.wb_mut().bdi_mut(bdi).writeback -= 1;
         self.wb_mut().bdi_mut(bdi).written_pages += 1;
@@ -100,12 +99,14 @@ impl System {
         self.bdi_writeout_inc(bdi);
         self.free_page(tid, tmp);
     }
+}
 
-    /// Whether `ino` is a regular file of a FUSE filesystem.
-    #[inline]
-    pub fn is_fuse_file(&self, ino: u32) -> bool {
-        let inode = &self.mm().inode(ino);
-        inode.kind == crate::mm::inode::MappingKind::Regular
-            && self.filesystems[inode.fs].fs_type == crate::fs::FsType::FuseNtfs
-    }
+impl<T: FsHost + ?Sized> Fuse for T {}
+
+/// Whether `ino` is a regular file of a FUSE filesystem.
+#[inline]
+pub fn is_fuse_file<H: FsHost + ?Sized>(sys: &H, ino: u32) -> bool {
+    let inode = &sys.mm().inode(ino);
+    inode.kind == crate::mm::inode::MappingKind::Regular
+        && sys.fs().filesystems[inode.fs].fs_type == crate::fs::FsType::FuseNtfs
 }

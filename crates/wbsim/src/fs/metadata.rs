@@ -19,15 +19,15 @@
 
 use crate::block::plug::TaskPlugging;
 use crate::block::submit::Submit;
+use crate::fs::daemon::FsDaemons;
+use crate::fs::Filesystems;
+use crate::fs::FsHost;
 use crate::fs::FsType;
 use crate::mm::inode::MappingKind;
 use crate::mm::page::{Pfn, NIL};
 use crate::mm::pcp::PerCpuLists;
 use crate::mm::MemoryOps;
-use crate::mm::MmHost;
 use crate::mm::{Gfp, Mark};
-use crate::sched::HasCore;
-use crate::system::System;
 
 /// Checksums per btrfs leaf: (4096 − 101) / 4.
 pub const BTRFS_CSUMS_PER_LEAF: u64 = 998;
@@ -82,31 +82,18 @@ pub struct MetadataState {
     pub ntfs_data_first_cluster: u64,
 }
 
-impl System {
-    /// An xfs file created in a directory of allocation group `ag`
-    /// (`xfs_create`): a new inode next to the group's previous one, and
-    /// the transaction's log bytes. Both reach the disk through xfsaild.
-    pub fn xfs_file_created(&mut self, fs: usize, ag: usize) {
-        let md = &mut self.filesystems[fs].metadata;
-        md.unlogged_create_bytes += XFS_LOG_BYTES_PER_CREATE;
-        let offset = md.ag_inode_cursor[ag];
-        md.ag_inode_cursor[ag] += md.inode_size;
-        let pending = &mut md.ag_inode_pending[ag];
-        if pending.1 == 0 {
-            *pending = (offset, 0);
-        }
-        pending.1 += md.inode_size;
-    }
-
+/// Metadata and journal writes of the filesystems.
+pub trait MetadataWrites: FsHost {
     /// xfsaild: write the created inodes' log (log-buffer-sized sequential
     /// writes) and push the dirty inode clusters, sorted by location and
     /// submitted under one plug (`xfs_buf_delwri_submit`), so consecutive
     /// inodes of a group go out as large IOs. Inode sectors are rounded
     /// out to whole 4 KiB blocks (the cluster buffer is written whole).
-    pub fn xfs_metadata_writeback(&mut self, tid: u32, fs: usize) {
-        let dev = self.filesystems[fs].device;
+    fn xfs_metadata_writeback(&mut self, tid: u32, fs: usize) {
+        let dev = self.fs().filesystems[fs].device;
         self.blk_start_plug(tid);
-        let bytes = std::mem::take(&mut self.filesystems[fs].metadata.unlogged_create_bytes);
+        let bytes =
+            std::mem::take(&mut self.fs_mut().filesystems[fs].metadata.unlogged_create_bytes);
         let mut blocks = bytes.div_ceil(4096);
         let per_buffer = XFS_LOG_BUFFER_BYTES / 4096;
         while blocks > 0 {
@@ -115,9 +102,9 @@ impl System {
             self.log_write(tid, fs, dev, n);
             blocks -= n;
         }
-        for ag in 0..self.filesystems[fs].metadata.ag_inode_pending.len() {
+        for ag in 0..self.fs().filesystems[fs].metadata.ag_inode_pending.len() {
             let (start, len) =
-                std::mem::take(&mut self.filesystems[fs].metadata.ag_inode_pending[ag]);
+                std::mem::take(&mut self.fs_mut().filesystems[fs].metadata.ag_inode_pending[ag]);
             if len == 0 {
                 continue;
             }
@@ -131,11 +118,11 @@ impl System {
 
     /// Side effects of writing back (and, for delayed allocation,
     /// allocating) one data page of a regular file.
-    pub fn fs_data_written(&mut self, tid: u32, fs: usize, ino: u32, index: u32, fs_type: FsType) {
+    fn fs_data_written(&mut self, tid: u32, fs: usize, ino: u32, index: u32, fs_type: FsType) {
         match fs_type {
             FsType::Btrfs => self.btrfs_csum_insert(tid, fs),
             FsType::Ext4 => {
-                let md = &mut self.filesystems[fs].metadata;
+                let md = &mut self.fs_mut().filesystems[fs].metadata;
                 if !md.ordered_inodes.contains(&ino) {
                     md.ordered_inodes.push(ino);
                 }
@@ -144,7 +131,7 @@ impl System {
             FsType::Xfs => {
                 // One allocation transaction per writeback run of an inode
                 // is logged; approximated per 1024 pages (one pass chunk).
-                let md = &mut self.filesystems[fs].metadata;
+                let md = &mut self.fs_mut().filesystems[fs].metadata;
                 md.unlogged_allocs += 1;
             }
             FsType::FuseNtfs => {}
@@ -170,12 +157,12 @@ impl System {
         let page = self.mm().inode(ino).base_sector / 8 + index as u64;
         let group = page / GROUP_PAGES;
         let bitmap = (group - group % FLEX_GROUPS) * GROUP_PAGES + 2 + group % FLEX_GROUPS;
-        let bdev = self.filesystems[fs].blockdev_inode;
+        let bdev = self.fs().filesystems[fs].blockdev_inode;
         self.touch_metadata_page(tid, bdev, bitmap as u32, false);
     }
 
     fn btrfs_csum_insert(&mut self, tid: u32, fs: usize) {
-        let md = &mut self.filesystems[fs].metadata;
+        let md = &mut self.fs_mut().filesystems[fs].metadata;
         let Some(meta) = md.meta_inode else { return };
         if md.cow_pending {
             // COW of the search path after a commit: new root and leaf.
@@ -200,7 +187,7 @@ impl System {
     /// Metadata allocations do not enter direct reclaim in the model
     /// (GFP_NOFS, and they are few); they dip below the low watermark and
     /// wake kswapd instead.
-    pub fn touch_metadata_page(&mut self, tid: u32, ino: u32, index: u32, modify: bool) -> Pfn {
+    fn touch_metadata_page(&mut self, tid: u32, ino: u32, index: u32, modify: bool) -> Pfn {
         let mut pfn = self.mm().inode(ino).page(index);
         if pfn == NIL {
             pfn = match self.get_page_from_freelist(tid, Mark::Low, Gfp { write: false }) {
@@ -222,8 +209,8 @@ impl System {
     }
 
     /// Create the btree inode of a btrfs instance.
-    pub fn btrfs_init_metadata(&mut self, fs: usize, meta_base_sector: u64) {
-        let bdi = self.filesystems[fs].bdi;
+    fn btrfs_init_metadata(&mut self, fs: usize, meta_base_sector: u64) {
+        let bdi = self.fs().filesystems[fs].bdi;
         let id = self.mm().nr_inodes() as u32;
         self.mm_mut().add_inode(crate::mm::inode::Inode::new(
             id,
@@ -232,10 +219,29 @@ impl System {
             MappingKind::Metadata,
             meta_base_sector,
         ));
-        let md = &mut self.filesystems[fs].metadata;
+        let md = &mut self.fs_mut().filesystems[fs].metadata;
         md.meta_inode = Some(id);
         md.csum_root_index = 0;
         md.csum_leaf_index = 1;
         md.next_meta_index = 2;
+    }
+}
+
+impl<T: FsHost + ?Sized> MetadataWrites for T {}
+
+impl Filesystems {
+    /// An xfs file created in a directory of allocation group `ag`
+    /// (`xfs_create`): a new inode next to the group's previous one, and
+    /// the transaction's log bytes. Both reach the disk through xfsaild.
+    pub fn xfs_file_created(&mut self, fs: usize, ag: usize) {
+        let md = &mut self.filesystems[fs].metadata;
+        md.unlogged_create_bytes += XFS_LOG_BYTES_PER_CREATE;
+        let offset = md.ag_inode_cursor[ag];
+        md.ag_inode_cursor[ag] += md.inode_size;
+        let pending = &mut md.ag_inode_pending[ag];
+        if pending.1 == 0 {
+            *pending = (offset, 0);
+        }
+        pending.1 += md.inode_size;
     }
 }

@@ -18,15 +18,24 @@ pub mod daemon;
 pub mod fuse;
 pub mod metadata;
 pub mod space;
+mod state;
 
 use crate::mm::page::{flags, Pfn};
-use crate::system::System;
 use crate::writeback::pass::WritebackCaller;
+use crate::writeback::WritebackHost;
 
-use crate::mm::MmHost;
-use crate::sched::HasCore;
+use crate::fs::fuse::Fuse;
+use crate::fs::metadata::MetadataWrites;
 use crate::writeback::account::Account;
 pub use daemon::FsDaemonState;
+pub use state::Filesystems;
+
+/// The machine as the filesystem models see them: their own state, and
+/// everything below (writeback, block, mm). They call nothing above.
+pub trait FsHost: WritebackHost {
+    fn fs(&self) -> &Filesystems;
+    fn fs_mut(&mut self) -> &mut Filesystems;
+}
 
 /// What `pageout()` sees after `->writepage` returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,14 +79,15 @@ pub struct FsInstance {
 /// Sectors in 1 GiB.
 pub const SECTORS_PER_GIB: u64 = (1 << 30) / 512;
 
-impl System {
+/// `->writepage` as writeback and reclaim call it.
+pub trait Writepage: FsHost {
     /// `->writepage` called by `pageout()` on a dirty page at the LRU tail.
     /// Does `clear_page_dirty_for_io` and the filesystem's answer.
-    pub fn fs_writepage_reclaim(&mut self, tid: u32, pfn: Pfn, is_kswapd: bool) -> WritepageResult {
+    fn fs_writepage_reclaim(&mut self, tid: u32, pfn: Pfn, is_kswapd: bool) -> WritepageResult {
         let p = self.mm().pages()[pfn as usize];
         let ino = p.inode;
         let inode = &self.mm().inode(ino);
-        let fs_type = self.filesystems[inode.fs].fs_type;
+        let fs_type = self.fs().filesystems[inode.fs].fs_type;
         let kind = inode.kind;
         use crate::mm::inode::MappingKind;
         let writes = match (kind, fs_type) {
@@ -128,33 +138,9 @@ impl System {
             budget -= 1;
         }
     }
-
-    /// `->writepage` / `->writepages` from `write_cache_pages` on behalf of
-    /// a flusher, a throttled writer or a journal commit. Returns whether IO
-    /// was submitted.
-    pub fn fs_writepage_writeback(&mut self, tid: u32, pfn: Pfn, caller: WritebackCaller) -> bool {
-        let p = self.mm().pages()[pfn as usize];
-        let inode = &self.mm().inode(p.inode);
-        let fs = inode.fs;
-        let fs_type = self.filesystems[fs].fs_type;
-        let regular = inode.kind == crate::mm::inode::MappingKind::Regular;
-        if caller == WritebackCaller::Journal && !p.has(flags::MAPPED) {
-            // ext4_writepage from the jbd2 data=ordered pass refuses pages
-            // with delayed-allocation buffers.
-            self.clear_page_dirty_for_io(pfn);
-            self.redirty_page_for_writepage(pfn);
-            return false;
-        }
-        if regular && fs_type == FsType::FuseNtfs {
-            return self.fuse_writepage(tid, pfn, false);
-        }
-        self.submit_page_write(tid, pfn);
-        if regular {
-            self.fs_data_written(tid, fs, p.inode, p.index, fs_type);
-        }
-        true
-    }
 }
+
+impl<T: FsHost + ?Sized> Writepage for T {}
 
 /// A filesystem type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -179,4 +165,35 @@ impl FsType {
             FsType::FuseNtfs => "fuse-ntfs",
         }
     }
+}
+
+/// `->writepage` / `->writepages` from `write_cache_pages` on behalf of
+/// a flusher, a throttled writer or a journal commit. Returns whether IO
+/// was submitted.
+pub fn fs_writepage_writeback<H: FsHost + ?Sized>(
+    sys: &mut H,
+    tid: u32,
+    pfn: Pfn,
+    caller: WritebackCaller,
+) -> bool {
+    let p = sys.mm().pages()[pfn as usize];
+    let inode = &sys.mm().inode(p.inode);
+    let fs = inode.fs;
+    let fs_type = sys.fs().filesystems[fs].fs_type;
+    let regular = inode.kind == crate::mm::inode::MappingKind::Regular;
+    if caller == WritebackCaller::Journal && !p.has(flags::MAPPED) {
+        // ext4_writepage from the jbd2 data=ordered pass refuses pages
+        // with delayed-allocation buffers.
+        sys.clear_page_dirty_for_io(pfn);
+        sys.redirty_page_for_writepage(pfn);
+        return false;
+    }
+    if regular && fs_type == FsType::FuseNtfs {
+        return sys.fuse_writepage(tid, pfn, false);
+    }
+    sys.submit_page_write(tid, pfn);
+    if regular {
+        sys.fs_data_written(tid, fs, p.inode, p.index, fs_type);
+    }
+    true
 }

@@ -30,25 +30,24 @@
 //!
 //! `truncate_inode_pages` at unlink gives the file's blocks back.
 
+use crate::fs::FsHost;
 use crate::fs::FsType;
 use crate::mm::inode::MappingKind;
-use crate::mm::MmHost;
-use crate::system::System;
 use crate::writeback::flusher::Flushers;
-use crate::writeback::WritebackHost;
 
-impl System {
+/// Block reservation and ENOSPC.
+pub trait SpaceReservation: FsHost {
     /// Reserve the data block of page `idx` of `ino` if it has none.
     /// False when the filesystem is full (ENOSPC). Inline: `write(2)`
     /// calls it for every page.
     #[inline]
-    pub fn fs_reserve_block(&mut self, ino: u32, idx: u32) -> bool {
+    fn fs_reserve_block(&mut self, ino: u32, idx: u32) -> bool {
         let inode = self.mm().inode(ino);
         if inode.kind != MappingKind::Regular || idx < inode.blocks_end {
             return true;
         }
         let fs = inode.fs;
-        let fs = &mut self.filesystems[fs];
+        let fs = &mut self.fs_mut().filesystems[fs];
         if fs.used_blocks >= fs.capacity_blocks {
             return false;
         }
@@ -62,14 +61,14 @@ impl System {
     /// The write-time reservation of a non-FUSE filesystem (FUSE reserves
     /// in its daemon). False on ENOSPC.
     #[inline]
-    pub fn write_begin_reserve(&mut self, ino: u32, idx: u32) -> bool {
+    fn write_begin_reserve(&mut self, ino: u32, idx: u32) -> bool {
         self.is_fuse_file(ino) || self.fs_reserve_block(ino, idx)
     }
 
     /// The reservation of a `write(2)`, with xfs's flush and retry. False
     /// on ENOSPC.
     #[inline]
-    pub fn write_reserve_or_retry(&mut self, tid: u32, ino: u32, idx: u32) -> bool {
+    fn write_reserve_or_retry(&mut self, tid: u32, ino: u32, idx: u32) -> bool {
         self.write_begin_reserve(ino, idx) || self.write_reserve_retry(tid, ino, idx)
     }
 
@@ -84,11 +83,13 @@ impl System {
     /// caller should retry.
     fn enospc_should_retry(&mut self, tid: u32, ino: u32) -> bool {
         let fs = self.mm().inode(ino).fs;
-        if self.filesystems[fs].fs_type != FsType::Xfs || self.task_enospc_flushed[tid as usize] {
+        if self.fs().filesystems[fs].fs_type != FsType::Xfs
+            || self.fs().task_enospc_flushed[tid as usize]
+        {
             return false;
         }
-        self.task_enospc_flushed[tid as usize] = true;
-        let bdi = self.filesystems[fs].bdi;
+        self.fs_mut().task_enospc_flushed[tid as usize] = true;
+        let bdi = self.fs().filesystems[fs].bdi;
         if self.wb().bdi(bdi).has_dirty_io() {
             let nr_pages = self.wb().bdi(bdi).reclaimable as i64;
             self.wb_mut()
@@ -107,13 +108,15 @@ impl System {
 
     /// The file is gone (unlink after `truncate_inode_pages`): its blocks
     /// go back to the filesystem.
-    pub fn fs_release_blocks(&mut self, ino: u32) {
+    fn fs_release_blocks(&mut self, ino: u32) {
         let inode = &mut self.mm_mut().inode_mut(ino);
         let n = inode.blocks as u64;
         inode.blocks = 0;
         inode.blocks_end = 0;
         let fs = inode.fs;
-        let f = &mut self.filesystems[fs];
+        let f = &mut self.fs_mut().filesystems[fs];
         f.used_blocks = f.used_blocks.saturating_sub(n);
     }
 }
+
+impl<T: FsHost + ?Sized> SpaceReservation for T {}

@@ -6,6 +6,7 @@
 use super::{isolate_event, ScanControl, DEF_PRIORITY};
 use crate::block::submit::Submit;
 use crate::block::BlockHost;
+use crate::fs::Writepage;
 use crate::fs::WritepageResult;
 use crate::kernel::SkippedDirtyPage;
 use crate::mm::page::{flags, Holder, LRU_INACTIVE_FILE, NIL};

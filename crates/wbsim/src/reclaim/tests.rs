@@ -6,6 +6,7 @@
 //! function; this module also holds the tests of `shrink_zone`.
 
 use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use crate::fs::FsHost;
 use crate::kernel::preset;
 use crate::mm::inode::{Inode, MappingKind};
 use crate::mm::page::{flags, Holder, Pfn, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE};
@@ -59,7 +60,7 @@ impl Machine {
         let file = (0..sys.mm().nr_inodes() as u32)
             .find(|&i| sys.mm().inode(i).kind == MappingKind::Regular)
             .unwrap();
-        let bdev = sys.filesystems[0].blockdev_inode;
+        let bdev = sys.fs().get(0).blockdev_inode;
         // An anonymous region, as a memtouch task's would be.
         let id = sys.mm().nr_inodes() as u32;
         let bdi = sys.mm().swap().map_or(0, |s| s.device);

@@ -7,6 +7,9 @@ use crate::block::{BlockLayer, RequestQueue};
 use crate::device::Device;
 use crate::fs::daemon::{DaemonKind, FsDaemonState};
 use crate::fs::metadata::MetadataState;
+use crate::fs::metadata::MetadataWrites;
+use crate::fs::Filesystems;
+use crate::fs::FsHost;
 use crate::fs::{FsInstance, SECTORS_PER_GIB};
 use crate::kernel::KernelProfile;
 use crate::mm::inode::{Inode, MappingKind};
@@ -169,10 +172,8 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         isolate_buf: Vec::with_capacity(64),
         fsmark_runs: Vec::new(),
         iozone_results: Vec::new(),
-        filesystems: Vec::new(),
+        fs: Filesystems::new(),
         task_kind: Vec::new(),
-        task_fuse_enospc: Vec::new(),
-        task_enospc_flushed: Vec::new(),
         kswapd_awake_ns: 0,
     };
 
@@ -274,7 +275,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             .map(|a| (2048 + a * ag_sectors + ag_sectors / 2) * 512)
             .collect();
         md.ag_inode_pending = vec![(0, 0); ag_count as usize];
-        sys.filesystems.push(FsInstance {
+        sys.fs_mut().mount(FsInstance {
             fs_type: fc.fs_type,
             mount: fc.mount.clone(),
             device: dev,
@@ -308,11 +309,11 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             Program::Dd(dd) => {
                 let f = fs_of(sc, &dd.output);
                 let id = sys.create_file(f, dd.total_bytes());
-                let fuse_daemon = (sys.filesystems[f].fs_type == FsType::FuseNtfs).then(|| {
+                let fuse_daemon = (sys.fs().get(f).fs_type == FsType::FuseNtfs).then(|| {
                     pending_daemons.push((tid + 1, f));
                     tid + 1
                 });
-                let bdi = sys.filesystems[f].bdi;
+                let bdi = sys.fs().get(f).bdi;
                 let mut w =
                     WriterState::new(id, bdi, fuse_daemon, dd.bs_bytes, dd.total_bytes(), true);
                 w.fsync_at_end = dd.conv_fsync;
@@ -322,7 +323,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                 let f = fs_of(sc, fm.dirs[0].trim_start_matches('/'));
                 let run = sys.fsmark_runs.len();
                 sys.fsmark_runs.push(FsMarkRun::new(fm));
-                let bdi = sys.filesystems[f].bdi;
+                let bdi = sys.fs().get(f).bdi;
                 // Threads after the first are started below.
                 for t in 1..fm.threads() {
                     let st = FsMarkState::new(run, f, bdi, fm, t);
@@ -351,10 +352,10 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             }
             Program::Iozone(io) => {
                 let f = fs_of(sc, &io.file);
-                if sys.filesystems[f].fs_type == FsType::FuseNtfs {
+                if sys.fs().get(f).fs_type == FsType::FuseNtfs {
                     pending_daemons.push((tid + 1, f));
                 }
-                let bdi = sys.filesystems[f].bdi;
+                let bdi = sys.fs().get(f).bdi;
                 // Random stream 3000 + task index, derived from the run seed.
                 let mut rng = crate::sim::rng_stream(seed, 3000 + ti as u64);
                 let st = IozoneState::new(io.clone(), f, bdi, &mut rng);
@@ -362,13 +363,13 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             }
             Program::MapWrite(mw) => {
                 let f = fs_of(sc, &mw.file);
-                if sys.filesystems[f].fs_type == FsType::FuseNtfs {
+                if sys.fs().get(f).fs_type == FsType::FuseNtfs {
                     pending_daemons.push((tid + 1, f));
                 }
                 let ino = sys.create_file(f, mw.size_bytes);
                 let st = MapWriteState {
                     inode: ino,
-                    bdi: sys.filesystems[f].bdi,
+                    bdi: sys.fs().get(f).bdi,
                     size_pages: mw.size_pages(),
                     next: 0,
                     unmapped: false,
@@ -405,20 +406,16 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             if d == tid + 1 {
                 let st = FsDaemonState::new(DaemonKind::Fuse, f, 0);
                 let daemon = sys.nr_tasks() as u32;
-                sys.filesystems[f].fuse_daemon.get_or_insert(daemon);
-                sys.spawn_task(
-                    "ntfs-3g",
-                    cpu(),
-                    TaskKind::FsDaemon(st),
-                    false,
-                    TaskStart::OnWakeUp,
-                );
+                sys.fs.get_mut(f).fuse_daemon.get_or_insert(daemon);
+                let kind = TaskKind::FsDaemon;
+                let tid = sys.spawn_task("ntfs-3g", cpu(), kind, false, TaskStart::OnWakeUp);
+                sys.fs.attach_daemon(tid, st);
             }
         }
     }
     // Filesystem threads.
-    for f in 0..sys.filesystems.len() {
-        if let Some((kind, secs)) = daemon_interval_s(sys.filesystems[f].fs_type) {
+    for f in 0..sys.fs().len() {
+        if let Some((kind, secs)) = daemon_interval_s(sys.fs().get(f).fs_type) {
             let name = match kind {
                 DaemonKind::Jbd2 => "jbd2",
                 DaemonKind::XfsSyncd => "xfssyncd",
@@ -426,7 +423,8 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             };
             let st = FsDaemonState::new(kind, f, secs * NS_PER_SEC);
             let start = TaskStart::At(secs * NS_PER_SEC);
-            sys.spawn_task(name, cpu(), TaskKind::FsDaemon(st), false, start);
+            let tid = sys.spawn_task(name, cpu(), TaskKind::FsDaemon, false, start);
+            sys.fs.attach_daemon(tid, st);
         }
     }
     // kswapd0 and one flusher per bdi; then xfsaild (last, so that adding it
@@ -445,12 +443,13 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         let tid = sys.spawn_task(&name, cpu(), flusher, false, TaskStart::OnWakeUp);
         sys.wb.attach_flusher(b, tid);
     }
-    for f in 0..sys.filesystems.len() {
-        if sys.filesystems[f].fs_type == FsType::Xfs {
+    for f in 0..sys.fs().len() {
+        if sys.fs().get(f).fs_type == FsType::Xfs {
             let interval = crate::fs::metadata::XFSAILD_INTERVAL_NS;
             let st = FsDaemonState::new(DaemonKind::XfsAild, f, interval);
             let start = TaskStart::At(interval);
-            sys.spawn_task("xfsaild", cpu(), TaskKind::FsDaemon(st), false, start);
+            let tid = sys.spawn_task("xfsaild", cpu(), TaskKind::FsDaemon, false, start);
+            sys.fs.attach_daemon(tid, st);
         }
     }
     sys

@@ -10,7 +10,7 @@ pub mod check;
 pub mod task;
 
 use crate::block::{BlockHost, BlockLayer};
-use crate::fs::FsInstance;
+use crate::fs::{Filesystems, FsHost};
 use crate::mm::page::Pfn;
 use crate::mm::page_alloc::AllocState;
 use crate::mm::{Memory, MmHost};
@@ -22,6 +22,7 @@ use task::{Step, Task};
 
 use crate::block::plug::TaskPlugging;
 use crate::block::submit::Submit;
+use crate::fs::daemon::FsDaemons;
 use crate::writeback::flusher::Flushers;
 use crate::writeback::limits::Limits;
 pub use build::build_system;
@@ -71,16 +72,12 @@ pub struct System {
     /// Devices, request queues, plugs.
     pub block: BlockLayer,
 
-    // filesystems
-    pub filesystems: Vec<FsInstance>,
+    /// Mounted filesystems and their threads.
+    pub fs: Filesystems,
 
     // tasks
     /// What each task runs (indexed like `tasks`).
     pub task_kind: Vec<task::TaskKind>,
-    /// The FUSE daemon answered the task's last WRITE request with ENOSPC.
-    pub task_fuse_enospc: Vec<bool>,
-    /// xfs: `xfs_file_buffered_aio_write` has flushed once after ENOSPC.
-    pub task_enospc_flushed: Vec<bool>,
     pub kswapd_awake_ns: Ns,
 
     /// Per-zone time series, when asked for (`RunOptions::series_interval_ns`).
@@ -184,11 +181,23 @@ impl WritebackHost for System {
     }
 
     fn fs_writepage_writeback(&mut self, tid: u32, pfn: Pfn, caller: WritebackCaller) -> bool {
-        System::fs_writepage_writeback(self, tid, pfn, caller)
+        crate::fs::fs_writepage_writeback(self, tid, pfn, caller)
     }
 
     fn is_fuse_file(&self, ino: u32) -> bool {
-        System::is_fuse_file(self, ino)
+        crate::fs::fuse::is_fuse_file(self, ino)
+    }
+}
+
+impl FsHost for System {
+    #[inline]
+    fn fs(&self) -> &Filesystems {
+        &self.fs
+    }
+
+    #[inline]
+    fn fs_mut(&mut self) -> &mut Filesystems {
+        &mut self.fs
     }
 }
 
@@ -220,8 +229,7 @@ impl System {
         self.mm.add_task();
         self.wb.add_task();
         self.block.add_task();
-        self.task_fuse_enospc.push(false);
-        self.task_enospc_flushed.push(false);
+        self.fs.add_task();
         tid
     }
 
@@ -356,7 +364,7 @@ impl System {
             TaskKind::Iozone(_) => self.iozone_step(tid),
             &TaskKind::Flusher(bdi) => self.flusher_step(tid, bdi),
             TaskKind::Kswapd(_) => self.kswapd_step(tid),
-            TaskKind::FsDaemon(_) => self.fs_daemon_step(tid),
+            TaskKind::FsDaemon => self.fs_daemon_step(tid),
         }
     }
 

@@ -1,6 +1,5 @@
 //! What each task runs: the resumable state machine the engine steps.
 
-use crate::fs::FsDaemonState;
 use crate::reclaim::kswapd::KswapdState;
 use crate::workload::WriterState;
 
@@ -25,5 +24,5 @@ pub enum TaskKind {
     Kswapd(KswapdState),
     /// A filesystem's own thread: the FUSE daemon, jbd2, xfssyncd,
     /// btrfs-transaction.
-    FsDaemon(FsDaemonState),
+    FsDaemon,
 }

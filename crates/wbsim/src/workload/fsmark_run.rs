@@ -14,6 +14,7 @@
 
 use serde::Serialize;
 
+use crate::fs::FsHost;
 use crate::mm::inode::{Inode, MappingKind};
 use crate::mm::MmHost;
 use crate::sched::HasCore;
@@ -245,22 +246,22 @@ impl System {
     /// its group (real xfs rotates those too). Other filesystems: as
     /// `create_file`.
     pub fn create_file_in_dir(&mut self, fs: usize, size_bytes: u64, dir: u32) -> u32 {
-        let f = &mut self.filesystems[fs];
-        if f.fs_type != crate::fs::FsType::Xfs {
+        if self.fs().get(fs).fs_type != crate::fs::FsType::Xfs {
             return self.create_file(fs, size_bytes);
         }
+        let f = self.fs_mut().get_mut(fs);
         let ag = dir as usize % f.ag_data_cursor.len();
         let base = f.ag_data_cursor[ag];
         f.ag_data_cursor[ag] += size_bytes.div_ceil(4096) * 8;
         let id = self.new_file_inode(fs, base);
-        self.xfs_file_created(fs, ag);
+        self.fs_mut().xfs_file_created(fs, ag);
         id
     }
 
     /// A new empty regular file on filesystem `fs`, its data placed after
     /// the previous file's (`size_bytes` reserved).
     pub fn create_file(&mut self, fs: usize, size_bytes: u64) -> u32 {
-        let f = &mut self.filesystems[fs];
+        let f = self.fs_mut().get_mut(fs);
         let base = f.data_cursor_sector;
         f.data_cursor_sector += size_bytes.div_ceil(4096) * 8;
         self.new_file_inode(fs, base)
@@ -268,7 +269,7 @@ impl System {
 
     /// A regular file's inode on `fs`, its data from sector `base`.
     fn new_file_inode(&mut self, fs: usize, base: u64) -> u32 {
-        let bdi = self.filesystems[fs].bdi;
+        let bdi = self.fs().get(fs).bdi;
         let id = self.mm().nr_inodes() as u32;
         self.mm_mut()
             .add_inode(Inode::new(id, fs, bdi, MappingKind::Regular, base));

@@ -34,6 +34,9 @@ use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
 use super::iozone::{IozoneCommand, IozoneTest};
+use crate::fs::daemon::FsDaemons;
+use crate::fs::space::SpaceReservation;
+use crate::fs::FsHost;
 use crate::mm::filemap::Filemap;
 use crate::mm::filemap::ReadKind;
 use crate::mm::page::{flags, NIL};
@@ -44,6 +47,7 @@ use crate::system::task::{Step, TaskKind};
 use crate::system::System;
 use crate::writeback::sync::Fsync;
 use crate::writeback::throttle::Throttle;
+use crate::writeback::WritebackHost;
 
 /// One test's result, as IOzone prints it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -314,13 +318,13 @@ impl System {
     /// to the daemon, the task sleeping until the reply (as dd's).
     fn iozone_fuse_write(&mut self, tid: u32, ino: u32, idx: u32) -> Result<(), Step> {
         if std::mem::take(&mut self.iozone_state(tid).awaiting_reply) {
-            if std::mem::take(&mut self.task_fuse_enospc[tid as usize]) {
+            if self.fs_mut().take_fuse_enospc(tid) {
                 return Err(self.iozone_enospc(tid));
             }
             return Ok(());
         }
         let fs = self.mm().inode(ino).fs;
-        let Some(daemon) = self.filesystems[fs].fuse_daemon else {
+        let Some(daemon) = self.fs().get(fs).fuse_daemon else {
             return Err(self.iozone_enospc(tid));
         };
         self.write_page_cached(tid, ino, idx, 4096, false)?;

@@ -6,6 +6,7 @@
 //! page and calls `balance_dirty_pages_ratelimited`. `munmap` at the end
 //! (`zap_pte_range`) passes each young PTE on as `mark_page_accessed`.
 
+use crate::fs::space::SpaceReservation;
 use crate::mm::filemap::Filemap;
 use crate::mm::page::{flags, NIL};
 use crate::mm::MmHost;
@@ -14,6 +15,7 @@ use crate::system::task::{Step, TaskKind};
 use crate::system::System;
 use crate::writeback::sync::Fsync;
 use crate::writeback::throttle::Throttle;
+use crate::writeback::WritebackHost;
 
 #[derive(Debug)]
 pub struct MapWriteState {

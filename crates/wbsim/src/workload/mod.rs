@@ -27,7 +27,10 @@ pub mod synthetic;
 
 pub use reference::reference_markdown;
 
+use crate::fs::daemon::FsDaemons;
 use crate::fs::daemon::{FuseRequest, FuseRequestKind};
+use crate::fs::space::SpaceReservation;
+use crate::fs::FsHost;
 use crate::mm::filemap::Filemap;
 use crate::mm::MmHost;
 use crate::sched::HasCore;
@@ -106,7 +109,7 @@ impl System {
             return step;
         }
         if std::mem::take(&mut self.writer_state(tid).awaiting_reply)
-            && std::mem::take(&mut self.task_fuse_enospc[tid as usize])
+            && self.fs_mut().take_fuse_enospc(tid)
         {
             // The daemon's reply: ENOSPC; the page was not written.
             let w = self.writer_state(tid);
@@ -124,7 +127,7 @@ impl System {
                     // (`ntfs_fuse_fsync` -> `ntfs_device_sync`): the block
                     // device's page cache, flushed here on its behalf.
                     let target = match w.fuse_daemon {
-                        Some(_) => self.filesystems[self.mm().inode(ino).fs].blockdev_inode,
+                        Some(_) => self.fs().get(self.mm().inode(ino).fs).blockdev_inode,
                         None => ino,
                     };
                     let step = self.filemap_write_and_wait(tid, target, &mut cursor);

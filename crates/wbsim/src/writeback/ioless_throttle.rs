@@ -11,8 +11,8 @@ use super::ioless::{
     bdi_update_bandwidth, dirty_freerun_ceiling, dirty_poll_interval, max_pause_jiffies, min_pause,
     position_ratio, BandwidthCaller, BdiCounters, DirtySnapshot, RATELIMIT_CALC_SHIFT,
 };
-use crate::sim::Ns;
 use crate::sched::Step;
+use crate::sim::Ns;
 use crate::writeback::limits::Limits;
 use crate::writeback::WritebackHost;
 

@@ -9,6 +9,7 @@
 //! per-event checker ([`Checker`]) keeps the tally up to date from the
 //! frames written during the event and re-checks only those.
 
+use crate::fs::FsHost;
 use crate::mm::MmHost;
 use crate::writeback::WritebackHost;
 mod incremental;
@@ -428,7 +429,7 @@ impl System {
                 )
             });
         }
-        for fs in &self.filesystems {
+        for fs in self.fs().all() {
             if fs.used_blocks > fs.capacity_blocks {
                 f.fail(Invariant::FsBlocks, || {
                     format!(
@@ -454,7 +455,7 @@ impl System {
     /// The blocks the files of each filesystem hold add up to what it
     /// counts as used: O(inodes), so checked on full walks only.
     pub(crate) fn check_fs_blocks(&self, f: &mut Findings) {
-        for (i, fs) in self.filesystems.iter().enumerate() {
+        for (i, fs) in self.fs().all().iter().enumerate() {
             let held = (self.mm().inodes().iter())
                 .filter(|inode| inode.fs == i)
                 .fold(0u64, |a, inode| a.wrapping_add(u64::from(inode.blocks)));
