@@ -4,11 +4,11 @@
 use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::mm::slab::SlabShrink;
 use crate::mm::vmstat::Ev;
-use crate::mm::MmHost;
-use crate::sched::HasCore;
+use crate::reclaim::Reclaim;
+use crate::reclaim::ReclaimHost;
+use crate::reclaim::ShrinkZone;
+use crate::sched::Step;
 use crate::sim::Ns;
-use crate::system::task::{Step, TaskKind};
-use crate::system::System;
 use crate::trace::TraceEvent;
 
 #[cfg(test)]
@@ -38,77 +38,17 @@ pub struct KswapdState {
     awake_since: Ns,
 }
 
-impl System {
-    fn kswapd_state(&self) -> KswapdState {
-        match &self.task_kind[self.kswapd_task() as usize] {
-            TaskKind::Kswapd(k) => *k,
-            _ => unreachable!(),
-        }
-    }
-
-    fn set_kswapd_state(&mut self, k: KswapdState) {
-        let tid = self.kswapd_task() as usize;
-        self.task_kind[tid] = TaskKind::Kswapd(k);
-    }
-
-    /// kswapd is awake: in `balance_pgdat` or in the HZ/10 nap of
-    /// `kswapd_try_to_sleep` between two balancing runs (a balancing run
-    /// itself takes microseconds of CPU, so "reclaim is going on" is the
-    /// awake period).
-    pub fn kswapd_awake(&self) -> bool {
-        self.kswapd_state().phase != Phase::Sleeping
-    }
-
+/// kswapd: `balance_pgdat`, `kswapd_try_to_sleep`, `wakeup_kswapd`.
+pub trait Kswapd: ReclaimHost {
     /// Time kswapd has been awake so far, including a period still open.
-    pub fn kswapd_awake_total_ns(&self) -> Ns {
-        let k = self.kswapd_state();
+    fn kswapd_awake_total_ns(&self) -> Ns {
+        let k = self.reclaim().kswapd_state();
         let open = if k.phase == Phase::Sleeping {
             0
         } else {
             self.now().saturating_sub(k.awake_since)
         };
-        self.kswapd_awake_ns + open
-    }
-
-    /// `wake_all_kswapd` → `wakeup_kswapd` for each zone: wake kswapd if it
-    /// is waiting (asleep or napping) and the zone is below its low
-    /// watermark; each such zone is one `mm_vmscan_wakeup_kswapd` event of
-    /// the allocating task `tid`.
-    pub fn wake_all_kswapd(&mut self, tid: u32) {
-        let mut k = self.kswapd_state();
-        if k.phase == Phase::Balance {
-            return;
-        }
-        let mut below_low = false;
-        for zid in (0..self.mm().nr_zones()).rev() {
-            let z = &self.mm().zone(zid);
-            if z.present_pages > 0 && !z.watermark_ok(z.wmark_low, 0) {
-                below_low = true;
-                let ev = TraceEvent::WakeupKswapd {
-                    nid: 0,
-                    zid: zid as u32,
-                    order: 0,
-                };
-                self.trace(tid, ev);
-            }
-        }
-        if !below_low {
-            return;
-        }
-        if k.phase == Phase::Sleeping {
-            k.awake_since = self.now();
-        }
-        // A napping kswapd sees the wake-up as "low watermark hit quickly".
-        if k.phase == Phase::Napping {
-            self.mm_mut()
-                .vmstat_mut()
-                .inc(Ev::KswapdLowWmarkHitQuickly, 1);
-        }
-        k.phase = Phase::Balance;
-        self.kswapd_trace_wake();
-        self.loop_again(&mut k);
-        self.set_kswapd_state(k);
-        self.wake_task(self.kswapd_task());
+        self.reclaim().kswapd_awake_ns + open
     }
 
     /// `mm_vmscan_kswapd_wake`: 3.0's kswapd() emits it before every
@@ -137,8 +77,8 @@ impl System {
         })
     }
 
-    pub fn kswapd_step(&mut self, tid: u32) -> Step {
-        let mut k = self.kswapd_state();
+    fn kswapd_step(&mut self, tid: u32) -> Step {
+        let mut k = self.reclaim().kswapd_state();
         let step = match k.phase {
             Phase::Sleeping => Step::Wait(None),
             Phase::Napping => {
@@ -153,28 +93,14 @@ impl System {
                 } else {
                     k.phase = Phase::Sleeping;
                     self.trace(tid, TraceEvent::KswapdSleep { nid: 0 });
-                    self.kswapd_awake_ns += self.now() - k.awake_since;
+                    self.reclaim_mut().kswapd_awake_ns += self.now() - k.awake_since;
                     Step::Wait(None)
                 }
             }
             Phase::Balance => self.balance_pgdat_step(tid, &mut k),
         };
-        self.set_kswapd_state(k);
+        self.reclaim_mut().set_kswapd_state(k);
         step
-    }
-
-    fn kswapd_scan_control(&self, tid: u32, k: &KswapdState) -> ScanControl {
-        ScanControl {
-            tid,
-            is_kswapd: true,
-            may_writepage: k.may_writepage,
-            nr_to_reclaim: u64::MAX,
-            nr_scanned: 0,
-            nr_reclaimed: k.nr_reclaimed,
-            priority: k.priority,
-            stall: None,
-            stall_same_priority: false,
-        }
     }
 
     /// One priority pass of `balance_pgdat` (3.0).
@@ -192,7 +118,7 @@ impl System {
             if z.present_pages == 0 || (z.all_unreclaimable && k.priority != DEF_PRIORITY) {
                 continue;
             }
-            let mut sc = self.kswapd_scan_control(tid, k);
+            let mut sc = self.reclaim().kswapd_scan_control(tid, k);
             self.age_active_anon(i, &mut sc);
             let z = &self.mm().zone(i);
             if !z.watermark_ok(z.wmark_high, 0) {
@@ -212,7 +138,7 @@ impl System {
             }
             let balance_gap = z.wmark_low.min(z.present_pages.div_ceil(100));
             if !z.watermark_ok(z.wmark_high + balance_gap, end_zone) {
-                let mut sc = self.kswapd_scan_control(tid, k);
+                let mut sc = self.reclaim().kswapd_scan_control(tid, k);
                 self.shrink_zone(i, &mut sc);
                 let lru_pages = (0..=end_zone)
                     .map(|z| self.mm().zone_reclaimable_pages(z))
@@ -279,4 +205,79 @@ impl System {
         k.nap_end = self.now() + self.jiffies_ns(self.hz() / 10);
         Step::SleepUntil(k.nap_end)
     }
+}
+
+impl<T: ReclaimHost + ?Sized> Kswapd for T {}
+
+impl Reclaim {
+    pub fn kswapd_state(&self) -> KswapdState {
+        self.kswapd
+    }
+
+    pub fn set_kswapd_state(&mut self, k: KswapdState) {
+        self.kswapd = k;
+    }
+
+    /// kswapd is awake: in `balance_pgdat` or in the HZ/10 nap of
+    /// `kswapd_try_to_sleep` between two balancing runs (a balancing run
+    /// itself takes microseconds of CPU, so "reclaim is going on" is the
+    /// awake period).
+    pub fn kswapd_awake(&self) -> bool {
+        self.kswapd_state().phase != Phase::Sleeping
+    }
+
+    pub fn kswapd_scan_control(&self, tid: u32, k: &KswapdState) -> ScanControl {
+        ScanControl {
+            tid,
+            is_kswapd: true,
+            may_writepage: k.may_writepage,
+            nr_to_reclaim: u64::MAX,
+            nr_scanned: 0,
+            nr_reclaimed: k.nr_reclaimed,
+            priority: k.priority,
+            stall: None,
+            stall_same_priority: false,
+        }
+    }
+}
+
+/// `wake_all_kswapd` → `wakeup_kswapd` for each zone: wake kswapd if it
+/// is waiting (asleep or napping) and the zone is below its low
+/// watermark; each such zone is one `mm_vmscan_wakeup_kswapd` event of
+/// the allocating task `tid`.
+pub fn wake_all_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32) {
+    let mut k = sys.reclaim().kswapd_state();
+    if k.phase == Phase::Balance {
+        return;
+    }
+    let mut below_low = false;
+    for zid in (0..sys.mm().nr_zones()).rev() {
+        let z = &sys.mm().zone(zid);
+        if z.present_pages > 0 && !z.watermark_ok(z.wmark_low, 0) {
+            below_low = true;
+            let ev = TraceEvent::WakeupKswapd {
+                nid: 0,
+                zid: zid as u32,
+                order: 0,
+            };
+            sys.trace(tid, ev);
+        }
+    }
+    if !below_low {
+        return;
+    }
+    if k.phase == Phase::Sleeping {
+        k.awake_since = sys.now();
+    }
+    // A napping kswapd sees the wake-up as "low watermark hit quickly".
+    if k.phase == Phase::Napping {
+        sys.mm_mut()
+            .vmstat_mut()
+            .inc(Ev::KswapdLowWmarkHitQuickly, 1);
+    }
+    k.phase = Phase::Balance;
+    sys.kswapd_trace_wake();
+    sys.loop_again(&mut k);
+    sys.reclaim_mut().set_kswapd_state(k);
+    sys.wake_task(sys.kswapd_task());
 }

@@ -8,22 +8,22 @@
 //! isolated pages at a time); lumpy reclaim is not modelled (all reference
 //! workloads allocate order-0 pages).
 
-use crate::mm::MmHost;
-use crate::sched::HasCore;
+use crate::reclaim::pageout::ShrinkList;
 
 pub mod direct;
 pub mod kswapd;
 mod pageout;
+mod state;
 #[cfg(test)]
 mod tests;
 
+use crate::fs::FsHost;
 use crate::mm::page::{
     flags, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, NIL,
     NR_LRU_LISTS,
 };
 use crate::mm::vmstat::{Ev, ZoneEv};
 use crate::sched::Step;
-use crate::system::System;
 use crate::trace::{IsolateMode, TraceEvent};
 
 /// `mm_vmscan_lru_isolate` for an order-0 isolation (no lumpy pages).
@@ -41,6 +41,15 @@ fn isolate_event(mode: IsolateMode, nr_requested: u64, nr_taken: u64) -> TraceEv
 }
 
 pub use crate::kernel::DEF_PRIORITY;
+pub use state::Reclaim;
+
+/// The machine as page reclaim sees it: its own state and everything
+/// below it (filesystems, writeback, block, mm). Reclaim calls nothing
+/// above it.
+pub trait ReclaimHost: FsHost {
+    fn reclaim(&self) -> &Reclaim;
+    fn reclaim_mut(&mut self) -> &mut Reclaim;
+}
 /// `SWAP_CLUSTER_MAX`.
 pub const SWAP_CLUSTER_MAX: u64 = 32;
 
@@ -78,13 +87,14 @@ fn scan_fraction(size: u64, priority: u32, fraction: u64, denominator: u64, full
     ((scan as u128 * fraction as u128) / denominator.max(1) as u128) as u64
 }
 
-impl System {
+/// `shrink_zone`: how much of each LRU list to scan, and the scan itself (`mm/vmscan.c`).
+pub trait ShrinkZone: ReclaimHost {
     /// `get_scan_count` (3.0): how many pages of each LRU list to scan at
     /// this priority. Anon and file are balanced by swappiness and by how
     /// many of each kind's recently scanned pages were rotated (referenced);
     /// without free swap only file pages are scanned, and when file plus
     /// free pages are below the high watermark only anon pages.
-    pub fn get_scan_count(&mut self, zone: usize, sc: &ScanControl) -> [u64; NR_LRU_LISTS] {
+    fn get_scan_count(&mut self, zone: usize, sc: &ScanControl) -> [u64; NR_LRU_LISTS] {
         let noswap = self.mm().nr_swap_pages() == 0;
         let anon_prio = self.sysctl().swappiness as u64;
         let z = &mut self.mm_mut().zone_mut(zone);
@@ -139,7 +149,7 @@ impl System {
     /// once direct reclaim has its target; then keep the anon lists
     /// balanced (`inactive_anon_is_low`).
     #[allow(clippy::needless_range_loop)] // `lru` is also the list number
-    pub fn shrink_zone(&mut self, zone: usize, sc: &mut ScanControl) {
+    fn shrink_zone(&mut self, zone: usize, sc: &mut ScanControl) {
         let mut nr = self.get_scan_count(zone, sc);
         while nr[LRU_INACTIVE_ANON] > 0 || nr[LRU_INACTIVE_FILE] > 0 || nr[LRU_ACTIVE_FILE] > 0 {
             for lru in 0..NR_LRU_LISTS {
@@ -162,7 +172,7 @@ impl System {
 
     /// Move active anon pages to the inactive list when it is too small
     /// (end of `shrink_zone`; `balance_pgdat` does it for every zone).
-    pub fn age_active_anon(&mut self, zone: usize, sc: &mut ScanControl) {
+    fn age_active_anon(&mut self, zone: usize, sc: &mut ScanControl) {
         if sc.stall.is_none()
             && self.mm().nr_swap_pages() > 0
             && self.mm().zone(zone).inactive_anon_is_low()
@@ -193,7 +203,7 @@ impl System {
     /// list (executable file pages, which alone stay active when
     /// referenced, are not modelled); referenced ones (a young PTE) count
     /// as rotated, which steers `get_scan_count` away from that kind.
-    pub fn shrink_active_list(
+    fn shrink_active_list(
         &mut self,
         zone: usize,
         lru: usize,
@@ -234,3 +244,5 @@ impl System {
         self.mm_mut().vmstat_mut().inc(Ev::PgDeactivate, moved);
     }
 }
+
+impl<T: ReclaimHost + ?Sized> ShrinkZone for T {}

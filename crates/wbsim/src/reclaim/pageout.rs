@@ -5,7 +5,6 @@
 
 use super::{isolate_event, ScanControl, DEF_PRIORITY};
 use crate::block::submit::Submit;
-use crate::block::BlockHost;
 use crate::fs::Writepage;
 use crate::fs::WritepageResult;
 use crate::kernel::SkippedDirtyPage;
@@ -14,12 +13,9 @@ use crate::mm::page_lru;
 use crate::mm::swap::Swap;
 use crate::mm::vmstat::{Ev, ZoneEv};
 use crate::mm::MemoryOps;
-use crate::mm::MmHost;
-use crate::sched::HasCore;
-use crate::system::System;
+use crate::reclaim::ReclaimHost;
 use crate::trace::{IsolateMode, ReclaimFlags, ReclaimLru, TraceEvent};
 use crate::writeback::flusher::Flushers;
-use crate::writeback::WritebackHost;
 
 #[cfg(test)]
 mod tests;
@@ -38,7 +34,7 @@ fn async_flags(file: bool) -> ReclaimFlags {
 
 /// `enum page_references` (3.0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum PageRef {
+pub(super) enum PageRef {
     Activate,
     Keep,
     Reclaim,
@@ -46,7 +42,7 @@ enum PageRef {
 }
 
 /// What `shrink_page_list` did with one page.
-enum Fate {
+pub(super) enum Fate {
     Freed,
     Kept,
     Activated,
@@ -56,16 +52,17 @@ enum Fate {
 
 /// Tallies of one `shrink_page_list` call.
 #[derive(Default)]
-struct Tally {
+pub(super) struct Tally {
     reclaimed: u64,
     dirty: u64,
     congested: u64,
     flush_first: u64,
 }
 
-impl System {
+/// `shrink_inactive_list` and `shrink_page_list`: what becomes of each page reclaim isolates.
+pub trait ShrinkList: ReclaimHost {
     /// `shrink_inactive_list` (3.0, order 0, async) on list `lru`.
-    pub(super) fn shrink_inactive_list(
+    fn shrink_inactive_list(
         &mut self,
         zone: usize,
         lru: usize,
@@ -76,7 +73,7 @@ impl System {
         let cpu = self.task(sc.tid).cpu;
         self.mm_mut().lru_add_drain(cpu);
         // isolate_lru_pages from the tail.
-        let mut buf = std::mem::take(&mut self.isolate_buf);
+        let mut buf = std::mem::take(&mut self.reclaim_mut().isolate_buf);
         buf.clear();
         for _ in 0..nr_to_scan {
             let pfn = self.mm().lruvec(zone).lists[lru].tail;
@@ -126,7 +123,7 @@ impl System {
         if sc.is_kswapd {
             self.mm_mut().vmstat_mut().inc(Ev::KswapdSteal, t.reclaimed);
         }
-        self.isolate_buf = buf;
+        self.reclaim_mut().isolate_buf = buf;
         let ev = TraceEvent::LruShrinkInactive {
             nid: 0,
             zid: zone as u32,
@@ -292,7 +289,7 @@ impl System {
         // swap cache and its index the slot, which is where it is written.
         let p = self.mm().pages()[pfn as usize];
         if self.must_wait_for_request_of(sc.tid, p.inode, p.index) {
-            sc.stall = Some(crate::system::task::Step::Wait(None));
+            sc.stall = Some(crate::sched::Step::Wait(None));
             sc.stall_same_priority = true;
         }
     }
@@ -373,3 +370,5 @@ impl System {
         self.mm_mut().lru_link_head(pfn, lru);
     }
 }
+
+impl<T: ReclaimHost + ?Sized> ShrinkList for T {}

@@ -14,6 +14,8 @@ use crate::mm::swap::{AnonRegion, NO_SLOT};
 use crate::mm::vmstat::ZoneEv;
 use crate::mm::zone::Zone;
 use crate::mm::MmHost;
+use crate::reclaim::pageout::ShrinkList;
+use crate::reclaim::ShrinkZone;
 use crate::scenario::SwapConfig;
 use crate::sched::HasCore;
 use crate::system::{build_system, System};

@@ -21,6 +21,7 @@ use serde::Serialize;
 use crate::block::BlockHost;
 use crate::mm::vmstat::ZoneEv;
 use crate::mm::MmHost;
+use crate::reclaim::kswapd::Kswapd;
 use crate::sched::HasCore;
 use crate::sim::NS_PER_SEC;
 use crate::system::{Outcome, System};

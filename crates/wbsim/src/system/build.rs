@@ -17,7 +17,7 @@ use crate::mm::page::{list_add_tail, Frames, Holder, Page, NIL};
 use crate::mm::swap::{AnonRegion, SwapArea, NO_SLOT};
 use crate::mm::zone::{default_min_free_kbytes, setup_lowmem_reserve, setup_watermarks, Zone};
 use crate::mm::Memory;
-use crate::reclaim::kswapd::KswapdState;
+use crate::reclaim::Reclaim;
 use crate::scenario::Program;
 use crate::scenario::{FsType, Scenario, ZoneKind};
 use crate::sched::{Core, CoreConfig, HasCore, TaskStart};
@@ -169,12 +169,11 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         mm: Memory::new(pages, zones, ncpus),
         block: BlockLayer::new(),
         wb: Writeback::new(shift, ratelimit_pages(total_pages, ncpus as u64), ncpus),
-        isolate_buf: Vec::with_capacity(64),
+        reclaim: Reclaim::new(),
         fsmark_runs: Vec::new(),
         iozone_results: Vec::new(),
         fs: Filesystems::new(),
         task_kind: Vec::new(),
-        kswapd_awake_ns: 0,
     };
 
     // Devices, their queues, bdis and block-device inodes.
@@ -432,7 +431,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
     let kswapd = sys.spawn_task(
         "kswapd0",
         cpu(),
-        TaskKind::Kswapd(KswapdState::default()),
+        TaskKind::Kswapd,
         false,
         TaskStart::OnWakeUp,
     );

@@ -14,6 +14,7 @@ use crate::fs::{Filesystems, FsHost};
 use crate::mm::page::Pfn;
 use crate::mm::page_alloc::AllocState;
 use crate::mm::{Memory, MmHost};
+use crate::reclaim::{Reclaim, ReclaimHost};
 use crate::sched::{Core, HasCore, TaskStart};
 use crate::sim::{EventKind, Ns};
 use crate::writeback::pass::WritebackCaller;
@@ -23,6 +24,7 @@ use task::{Step, Task};
 use crate::block::plug::TaskPlugging;
 use crate::block::submit::Submit;
 use crate::fs::daemon::FsDaemons;
+use crate::reclaim::kswapd::Kswapd;
 use crate::writeback::flusher::Flushers;
 use crate::writeback::limits::Limits;
 pub use build::build_system;
@@ -59,8 +61,6 @@ pub struct System {
 
     /// Page frames, zones, LRU lists, page cache, swap, vmstat.
     pub mm: Memory,
-    /// Reusable buffer for pages isolated by reclaim (no allocation per batch).
-    pub isolate_buf: Vec<u32>,
     /// fs_mark commands being run (shared by their threads).
     pub fsmark_runs: Vec<crate::workload::fsmark_run::FsMarkRun>,
     /// Results of the IOzone tests run so far.
@@ -72,13 +72,14 @@ pub struct System {
     /// Devices, request queues, plugs.
     pub block: BlockLayer,
 
+    /// kswapd and the reclaim scan.
+    pub reclaim: Reclaim,
     /// Mounted filesystems and their threads.
     pub fs: Filesystems,
 
     // tasks
     /// What each task runs (indexed like `tasks`).
     pub task_kind: Vec<task::TaskKind>,
-    pub kswapd_awake_ns: Ns,
 
     /// Per-zone time series, when asked for (`RunOptions::series_interval_ns`).
     pub series: Option<crate::report::series::Series>,
@@ -137,15 +138,15 @@ impl MmHost for System {
     }
 
     fn wake_all_kswapd(&mut self, tid: u32) {
-        System::wake_all_kswapd(self, tid)
+        crate::reclaim::kswapd::wake_all_kswapd(self, tid)
     }
 
     fn direct_reclaim_priority(&mut self, tid: u32, st: &mut AllocState) -> Option<Step> {
-        System::direct_reclaim_priority(self, tid, st)
+        crate::reclaim::direct::direct_reclaim_priority(self, tid, st)
     }
 
     fn wait_iff_congested(&mut self, tid: u32, zone: usize, timeout_ns: u64) -> Option<Step> {
-        System::wait_iff_congested(self, tid, zone, timeout_ns)
+        crate::reclaim::direct::wait_iff_congested(self, tid, zone, timeout_ns)
     }
 }
 
@@ -198,6 +199,18 @@ impl FsHost for System {
     #[inline]
     fn fs_mut(&mut self) -> &mut Filesystems {
         &mut self.fs
+    }
+}
+
+impl ReclaimHost for System {
+    #[inline]
+    fn reclaim(&self) -> &Reclaim {
+        &self.reclaim
+    }
+
+    #[inline]
+    fn reclaim_mut(&mut self) -> &mut Reclaim {
+        &mut self.reclaim
     }
 }
 
@@ -363,7 +376,7 @@ impl System {
             TaskKind::MapWrite(_) => self.mapwrite_step(tid),
             TaskKind::Iozone(_) => self.iozone_step(tid),
             &TaskKind::Flusher(bdi) => self.flusher_step(tid, bdi),
-            TaskKind::Kswapd(_) => self.kswapd_step(tid),
+            TaskKind::Kswapd => self.kswapd_step(tid),
             TaskKind::FsDaemon => self.fs_daemon_step(tid),
         }
     }
@@ -429,7 +442,7 @@ impl System {
             .collect();
         crate::report::series::Sample {
             time_ns,
-            kswapd_awake: self.kswapd_awake(),
+            kswapd_awake: self.reclaim().kswapd_awake(),
             zones,
             bdis,
         }

@@ -1,6 +1,5 @@
 //! What each task runs: the resumable state machine the engine steps.
 
-use crate::reclaim::kswapd::KswapdState;
 use crate::workload::WriterState;
 
 pub use crate::sched::{PendingWait, Step, Task};
@@ -21,7 +20,7 @@ pub enum TaskKind {
     /// its state is writeback's.
     Flusher(usize),
     /// kswapd0.
-    Kswapd(KswapdState),
+    Kswapd,
     /// A filesystem's own thread: the FUSE daemon, jbd2, xfssyncd,
     /// btrfs-transaction.
     FsDaemon,

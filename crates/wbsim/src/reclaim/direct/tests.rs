@@ -8,6 +8,7 @@ use crate::mm::vmstat::{Ev, ZoneEv};
 use crate::mm::Gfp;
 use crate::mm::MmHost;
 use crate::reclaim::tests::Machine;
+use crate::reclaim::ReclaimHost;
 use crate::reclaim::DEF_PRIORITY;
 use crate::sched::HasCore;
 use crate::sched::Step;
@@ -96,7 +97,7 @@ fn allocstall_counts_each_slow_path_entry_into_direct_reclaim() {
     m.file_pages(m.file, 2000, false);
     m.leave_free(100);
     assert!(m.alloc().is_ok());
-    assert!(m.sys.kswapd_awake());
+    assert!(m.sys.reclaim().kswapd_awake());
     assert_eq!(m.sys.mm().vmstat().get(Ev::AllocStall), 1);
     assert_eq!(m.sys.core().tracer().stats.totals.direct_reclaims, 1);
     assert_eq!(m.zone_stat(ZoneEv::PgStealDirect), 56);

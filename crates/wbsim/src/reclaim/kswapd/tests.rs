@@ -6,18 +6,20 @@ use super::Phase;
 use crate::mm::page::flags;
 use crate::mm::vmstat::{Ev, ZoneEv};
 use crate::mm::MmHost;
+use crate::reclaim::kswapd::Kswapd;
 use crate::reclaim::tests::Machine;
+use crate::reclaim::ReclaimHost;
 use crate::reclaim::DEF_PRIORITY;
 use crate::sched::HasCore;
 use crate::sched::Step;
 
 impl Machine {
     fn kswapd_phase(&self) -> Phase {
-        self.sys.kswapd_state().phase
+        self.sys.reclaim().kswapd_state().phase
     }
 
     fn kswapd_priority(&self) -> u32 {
-        self.sys.kswapd_state().priority
+        self.sys.reclaim().kswapd_state().priority
     }
 
     /// One step of kswapd.
@@ -40,13 +42,13 @@ fn allocation_wakes_kswapd_only_below_the_low_watermark() {
     let mut m = Machine::new("3.0-vanilla");
     m.leave_free(170);
     m.sys.wake_all_kswapd(m.tid);
-    assert!(!m.sys.kswapd_awake());
+    assert!(!m.sys.reclaim().kswapd_awake());
     assert_eq!(m.kswapd_phase(), Phase::Sleeping);
     assert_eq!(m.sys.mm().vmstat().get(Ev::PageOutRun), 0);
 
     m.leave_free(150);
     m.sys.wake_all_kswapd(m.tid);
-    assert!(m.sys.kswapd_awake());
+    assert!(m.sys.reclaim().kswapd_awake());
     assert_eq!(m.kswapd_phase(), Phase::Balance);
     assert_eq!(m.kswapd_priority(), DEF_PRIORITY);
     assert_eq!(m.sys.mm().vmstat().get(Ev::PageOutRun), 1);
@@ -58,9 +60,9 @@ fn allocation_wakes_kswapd_only_below_the_low_watermark() {
 #[test]
 fn balanced_kswapd_naps_then_sleeps() {
     let mut m = Machine::new("3.0-vanilla");
-    let mut k = m.sys.kswapd_state();
+    let mut k = m.sys.reclaim().kswapd_state();
     k.phase = Phase::Balance;
-    m.sys.set_kswapd_state(k);
+    m.sys.reclaim_mut().set_kswapd_state(k);
     let nap_end = m.nap_end();
     assert_eq!(m.kswapd_step(), Step::SleepUntil(nap_end));
     assert_eq!(m.kswapd_phase(), Phase::Napping);
@@ -69,7 +71,7 @@ fn balanced_kswapd_naps_then_sleeps() {
     m.sys.core.advance_to(nap_end);
     assert_eq!(m.kswapd_step(), Step::Wait(None));
     assert_eq!(m.kswapd_phase(), Phase::Sleeping);
-    assert!(!m.sys.kswapd_awake());
+    assert!(!m.sys.reclaim().kswapd_awake());
     assert_eq!(m.sys.core().tracer().stats.totals.kswapd_sleeps, 1);
     assert_eq!(m.zone_stat(ZoneEv::PgScanKswapd), 0);
 }
@@ -81,9 +83,9 @@ fn balanced_kswapd_naps_then_sleeps() {
 #[test]
 fn premature_sleep_is_counted_and_kswapd_balances_again() {
     let mut m = Machine::new("3.0-vanilla");
-    let mut k = m.sys.kswapd_state();
+    let mut k = m.sys.reclaim().kswapd_state();
     k.phase = Phase::Napping;
-    m.sys.set_kswapd_state(k);
+    m.sys.reclaim_mut().set_kswapd_state(k);
     m.leave_free(180);
     assert_eq!(m.kswapd_step(), Step::Continue);
     assert_eq!(m.kswapd_phase(), Phase::Balance);
@@ -91,7 +93,7 @@ fn premature_sleep_is_counted_and_kswapd_balances_again() {
     assert_eq!(m.sys.mm().vmstat().get(Ev::PageOutRun), 1);
 
     k.phase = Phase::Napping;
-    m.sys.set_kswapd_state(k);
+    m.sys.reclaim_mut().set_kswapd_state(k);
     m.leave_free(150);
     m.sys.wake_all_kswapd(m.tid);
     assert_eq!(m.kswapd_phase(), Phase::Balance);
@@ -170,10 +172,10 @@ fn laptop_mode_kswapd_writes_after_scanning_twice_swap_cluster_max() {
     let pfns = m.file_pages(m.bdev, 1000, true);
     m.leave_free(150);
     m.sys.wake_all_kswapd(m.tid);
-    assert!(!m.sys.kswapd_state().may_writepage);
+    assert!(!m.sys.reclaim().kswapd_state().may_writepage);
     for (scanned, may_write) in [(32, false), (64, false), (96, true)] {
         assert_eq!(m.kswapd_step(), Step::Continue);
-        let k = m.sys.kswapd_state();
+        let k = m.sys.reclaim().kswapd_state();
         assert_eq!((k.total_scanned, k.may_writepage), (scanned, may_write));
         assert_eq!(m.zone_stat(ZoneEv::NrVmscanWrite), 0);
     }
