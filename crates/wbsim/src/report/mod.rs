@@ -25,6 +25,7 @@ use crate::reclaim::kswapd::Kswapd;
 use crate::sched::HasCore;
 use crate::sim::NS_PER_SEC;
 use crate::system::{Outcome, System};
+use crate::workload::WorkloadHost;
 use crate::writeback::WritebackHost;
 
 #[derive(Debug, Clone, Serialize)]
@@ -263,11 +264,12 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
         ftrace: ftrace_totals(sys),
         series: None,
         fsmark: sys
-            .fsmark_runs
+            .workload()
+            .fsmark_runs()
             .first()
             .map(|r| r.results.clone())
             .unwrap_or_default(),
-        iozone: sys.iozone_results.clone(),
+        iozone: sys.workload().iozone_results().to_vec(),
         check: None,
         tasks: workload
             .iter()

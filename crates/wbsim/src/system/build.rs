@@ -22,11 +22,12 @@ use crate::scenario::Program;
 use crate::scenario::{FsType, Scenario, ZoneKind};
 use crate::sched::{Core, CoreConfig, HasCore, TaskStart};
 use crate::sim::{CostTable, NS_PER_SEC};
+use crate::workload::fsmark_run::FsMarkRunner;
 use crate::workload::fsmark_run::{FsMarkRun, FsMarkState};
 use crate::workload::iozone_run::IozoneState;
 use crate::workload::mapwrite::MapWriteState;
 use crate::workload::memtouch::MemTouchState;
-use crate::workload::WriterState;
+use crate::workload::{Process, Workloads, WriterState};
 use crate::writeback::bdi::Bdi;
 use crate::writeback::proportions::calc_period_shift;
 use crate::writeback::throttle::ratelimit_pages;
@@ -170,8 +171,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         block: BlockLayer::new(),
         wb: Writeback::new(shift, ratelimit_pages(total_pages, ncpus as u64), ncpus),
         reclaim: Reclaim::new(),
-        fsmark_runs: Vec::new(),
-        iozone_results: Vec::new(),
+        workload: Workloads::new(),
         fs: Filesystems::new(),
         task_kind: Vec::new(),
     };
@@ -300,7 +300,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         c
     };
     let mut pending_daemons: Vec<(u32, usize)> = Vec::new();
-    let mut extra_threads: Vec<(String, TaskKind)> = Vec::new();
+    let mut extra_threads: Vec<(String, Process)> = Vec::new();
     let mut task_ids: Vec<u32> = Vec::new();
     for (ti, tc) in sc.tasks.iter().enumerate() {
         let tid = sys.nr_tasks() as u32;
@@ -316,21 +316,19 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                 let mut w =
                     WriterState::new(id, bdi, fuse_daemon, dd.bs_bytes, dd.total_bytes(), true);
                 w.fsync_at_end = dd.conv_fsync;
-                (TaskKind::Writer(Box::new(w)), true)
+                (Process::Writer(Box::new(w)), true)
             }
             Program::FsMark(fm) => {
                 let f = fs_of(sc, fm.dirs[0].trim_start_matches('/'));
-                let run = sys.fsmark_runs.len();
-                sys.fsmark_runs.push(FsMarkRun::new(fm));
+                let run = sys.workload.add_fsmark_run(FsMarkRun::new(fm));
                 let bdi = sys.fs().get(f).bdi;
                 // Threads after the first are started below.
                 for t in 1..fm.threads() {
                     let st = FsMarkState::new(run, f, bdi, fm, t);
-                    extra_threads
-                        .push((format!("{}.{t}", tc.name), TaskKind::FsMark(Box::new(st))));
+                    extra_threads.push((format!("{}.{t}", tc.name), Process::FsMark(Box::new(st))));
                 }
                 (
-                    TaskKind::FsMark(Box::new(FsMarkState::new(run, f, bdi, fm, 0))),
+                    Process::FsMark(Box::new(FsMarkState::new(run, f, bdi, fm, 0))),
                     true,
                 )
             }
@@ -347,7 +345,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                 // Random stream 2000 + task index, derived from the run seed.
                 let rng = crate::sim::rng_stream(seed, 2000 + ti as u64);
                 let st = MemTouchState::new(region, mt, rng);
-                (TaskKind::MemTouch(Box::new(st)), false)
+                (Process::MemTouch(Box::new(st)), false)
             }
             Program::Iozone(io) => {
                 let f = fs_of(sc, &io.file);
@@ -358,7 +356,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                 // Random stream 3000 + task index, derived from the run seed.
                 let mut rng = crate::sim::rng_stream(seed, 3000 + ti as u64);
                 let st = IozoneState::new(io.clone(), f, bdi, &mut rng);
-                (TaskKind::Iozone(Box::new(st)), true)
+                (Process::Iozone(Box::new(st)), true)
             }
             Program::MapWrite(mw) => {
                 let f = fs_of(sc, &mw.file);
@@ -374,7 +372,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                     unmapped: false,
                     close_cursor: 0,
                 };
-                (TaskKind::MapWrite(Box::new(st)), true)
+                (Process::MapWrite(Box::new(st)), true)
             }
         };
         // A task with `after` is started when that task exits.
@@ -387,14 +385,14 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             task_ids[first]
         });
         task_ids.push(tid);
-        let mut spawn = |sys: &mut System, name: &str, kind: TaskKind| {
-            // A workload task starts at 0 or after `start_after`; a FUSE
-            // daemon waits for requests.
+        let mut spawn = |sys: &mut System, name: &str, process: Process| {
+            // A workload task starts at 0 or after `start_after`.
             let start = match start_after {
                 Some(t) => TaskStart::After(t),
                 None => TaskStart::At(0),
             };
-            sys.spawn_task(name, cpu(), kind, is_workload, start);
+            let tid = sys.spawn_task(name, cpu(), TaskKind::Process, is_workload, start);
+            sys.workload.attach(tid, process);
         };
         spawn(&mut sys, &tc.name, kind);
         sys.task_mut(tid).command = tc.command.clone();

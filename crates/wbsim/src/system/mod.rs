@@ -17,6 +17,7 @@ use crate::mm::{Memory, MmHost};
 use crate::reclaim::{Reclaim, ReclaimHost};
 use crate::sched::{Core, HasCore, TaskStart};
 use crate::sim::{EventKind, Ns};
+use crate::workload::{WorkloadHost, Workloads};
 use crate::writeback::pass::WritebackCaller;
 use crate::writeback::{Writeback, WritebackHost};
 use task::{Step, Task};
@@ -61,10 +62,6 @@ pub struct System {
 
     /// Page frames, zones, LRU lists, page cache, swap, vmstat.
     pub mm: Memory,
-    /// fs_mark commands being run (shared by their threads).
-    pub fsmark_runs: Vec<crate::workload::fsmark_run::FsMarkRun>,
-    /// Results of the IOzone tests run so far.
-    pub iozone_results: Vec<crate::workload::iozone_run::IozoneResult>,
 
     /// Backing devices, flushers, dirty limits and throttling.
     pub wb: Writeback,
@@ -72,6 +69,8 @@ pub struct System {
     /// Devices, request queues, plugs.
     pub block: BlockLayer,
 
+    /// The workload programs.
+    pub workload: Workloads,
     /// kswapd and the reclaim scan.
     pub reclaim: Reclaim,
     /// Mounted filesystems and their threads.
@@ -214,6 +213,18 @@ impl ReclaimHost for System {
     }
 }
 
+impl WorkloadHost for System {
+    #[inline]
+    fn workload(&self) -> &Workloads {
+        &self.workload
+    }
+
+    #[inline]
+    fn workload_mut(&mut self) -> &mut Workloads {
+        &mut self.workload
+    }
+}
+
 impl HasCore for System {
     #[inline]
     fn core(&self) -> &Core {
@@ -243,6 +254,7 @@ impl System {
         self.wb.add_task();
         self.block.add_task();
         self.fs.add_task();
+        self.workload.add_task();
         tid
     }
 
@@ -370,11 +382,7 @@ impl System {
     fn step_task(&mut self, tid: u32) -> Step {
         use task::TaskKind;
         match &self.task_kind[tid as usize] {
-            TaskKind::Writer(_) => self.writer_step(tid),
-            TaskKind::FsMark(_) => self.fsmark_step(tid),
-            TaskKind::MemTouch(_) => self.memtouch_step(tid),
-            TaskKind::MapWrite(_) => self.mapwrite_step(tid),
-            TaskKind::Iozone(_) => self.iozone_step(tid),
+            TaskKind::Process => crate::workload::process_step(self, tid),
             &TaskKind::Flusher(bdi) => self.flusher_step(tid, bdi),
             TaskKind::Kswapd => self.kswapd_step(tid),
             TaskKind::FsDaemon => self.fs_daemon_step(tid),

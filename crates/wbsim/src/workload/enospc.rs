@@ -12,22 +12,22 @@
 //!   and exits with status 0;
 //! - a write fault gets SIGBUS from `->page_mkwrite` (status 135).
 
-use crate::sched::HasCore;
-use crate::system::task::{Step, TaskKind};
-use crate::system::System;
-use crate::writeback::WritebackHost;
+use crate::sched::Step;
+use crate::workload::Process;
+use crate::workload::WorkloadHost;
 
 /// Exit status of a process killed by SIGBUS (128 + 7).
 pub const SIGBUS_STATUS: i32 = 135;
 
-impl System {
+/// What the programs do on ENOSPC (dd and fs_mark exit, IOzone reports).
+pub trait Enospc: WorkloadHost {
     /// `write(2)` of a dd or fs_mark task failed with ENOSPC: the program
     /// reports it and exits.
-    pub fn write_enospc(&mut self, tid: u32) -> Step {
+    fn write_enospc(&mut self, tid: u32) -> Step {
         let elapsed = self.step_now() - self.task(tid).started_ns;
         self.wb_mut().set_task_backing_dev(tid, None);
-        let (status, message, run) = match &self.task_kind[tid as usize] {
-            TaskKind::Writer(w) => {
+        let (status, message, run) = match self.workload().process(tid) {
+            Process::Writer(w) => {
                 let output = crate::workload::dd::parse_dd(&self.task(tid).command)
                     .map(|d| d.output)
                     .unwrap_or_default();
@@ -37,7 +37,7 @@ impl System {
                     None,
                 )
             }
-            TaskKind::FsMark(f) => {
+            Process::FsMark(f) => {
                 let in_call = f.writer.pos_bytes % f.writer.bs_bytes.max(1);
                 let msg = if in_call > 0 {
                     format!("fs_mark: write_file write failed: {in_call} Success")
@@ -62,10 +62,10 @@ impl System {
     /// An fs_mark thread failed: every thread of the run exits with status
     /// 1; the message goes on the task the scenario names.
     fn fsmark_fail(&mut self, run: usize, message: String) {
-        self.fsmark_runs[run].failed = true;
+        self.workload_mut().fsmark_runs[run].failed = true;
         let mut first = true;
         for t in 0..self.nr_tasks() {
-            let TaskKind::FsMark(f) = &self.task_kind[t] else {
+            let Some(Process::FsMark(f)) = self.workload().process_of(t as u32) else {
                 continue;
             };
             if f.run != run {
@@ -85,11 +85,13 @@ impl System {
 
     /// A write fault on a full filesystem: `->page_mkwrite` returns
     /// VM_FAULT_SIGBUS and the process is killed.
-    pub fn fault_sigbus(&mut self, tid: u32) -> Step {
+    fn fault_sigbus(&mut self, tid: u32) -> Step {
         self.task_mut(tid).exit_status = SIGBUS_STATUS;
         Step::Exit
     }
 }
+
+impl<T: WorkloadHost + ?Sized> Enospc for T {}
 
 /// dd's ENOSPC report: the error line, then `print_stats` as coreutils 8.x
 /// prints it.

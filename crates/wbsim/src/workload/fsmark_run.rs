@@ -14,16 +14,14 @@
 
 use serde::Serialize;
 
-use crate::fs::FsHost;
 use crate::mm::inode::{Inode, MappingKind};
-use crate::mm::MmHost;
-use crate::sched::HasCore;
+use crate::sched::Step;
 use crate::sim::{Ns, NS_PER_SEC};
-use crate::system::task::{Step, TaskKind};
-use crate::system::System;
 use crate::workload::fsmark::FsMarkCommand;
+use crate::workload::Process;
+use crate::workload::WorkloadHost;
+use crate::workload::Writer;
 use crate::workload::WriterState;
-use crate::writeback::WritebackHost;
 
 /// One fs_mark output line.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -119,19 +117,20 @@ impl FsMarkRun {
     }
 }
 
-impl System {
+/// Running fs_mark: its threads create, write, fsync and close files.
+pub trait FsMarkRunner: WorkloadHost {
     fn fsmark_state(&mut self, tid: u32) -> &mut FsMarkState {
-        match &mut self.task_kind[tid as usize] {
-            TaskKind::FsMark(f) => f,
+        match self.workload_mut().process_mut(tid) {
+            Process::FsMark(f) => f,
             _ => unreachable!("task {tid} is not fs_mark"),
         }
     }
 
     /// One step of an fs_mark thread.
-    pub fn fsmark_step(&mut self, tid: u32) -> Step {
+    fn fsmark_step(&mut self, tid: u32) -> Step {
         let now = self.step_now();
         let run = self.fsmark_state(tid).run;
-        if self.fsmark_runs[run].failed {
+        if self.workload().fsmark_runs[run].failed {
             return Step::Exit;
         }
         let st = self.fsmark_state(tid);
@@ -182,7 +181,7 @@ impl System {
             Phase::Barrier => {
                 let run = st.run;
                 let my_loop = st.loop_no;
-                if self.fsmark_runs[run].loop_no > my_loop {
+                if self.workload().fsmark_runs[run].loop_no > my_loop {
                     return self.fsmark_next_loop(tid);
                 }
                 Step::Wait(None)
@@ -203,7 +202,7 @@ impl System {
         };
         st.phase = Phase::Barrier;
         let run_idx = st.run;
-        let run = &mut self.fsmark_runs[run_idx];
+        let run = &mut self.workload_mut().fsmark_runs[run_idx];
         run.sum.files_per_second += figures.files_per_second;
         run.sum.overhead_us += figures.overhead_us;
         run.done += 1;
@@ -230,7 +229,7 @@ impl System {
         let st = self.fsmark_state(tid);
         let run = st.run;
         st.loop_no += 1;
-        if st.loop_no >= self.fsmark_runs[run].loops {
+        if st.loop_no >= self.workload().fsmark_runs[run].loops {
             return Step::Exit;
         }
         self.fsmark_state(tid).phase = Phase::StartLoop;
@@ -245,7 +244,7 @@ impl System {
     /// 001's text. The model places all of a `-d` directory's subdirectories in
     /// its group (real xfs rotates those too). Other filesystems: as
     /// `create_file`.
-    pub fn create_file_in_dir(&mut self, fs: usize, size_bytes: u64, dir: u32) -> u32 {
+    fn create_file_in_dir(&mut self, fs: usize, size_bytes: u64, dir: u32) -> u32 {
         if self.fs().get(fs).fs_type != crate::fs::FsType::Xfs {
             return self.create_file(fs, size_bytes);
         }
@@ -260,7 +259,7 @@ impl System {
 
     /// A new empty regular file on filesystem `fs`, its data placed after
     /// the previous file's (`size_bytes` reserved).
-    pub fn create_file(&mut self, fs: usize, size_bytes: u64) -> u32 {
+    fn create_file(&mut self, fs: usize, size_bytes: u64) -> u32 {
         let f = self.fs_mut().get_mut(fs);
         let base = f.data_cursor_sector;
         f.data_cursor_sector += size_bytes.div_ceil(4096) * 8;
@@ -276,3 +275,5 @@ impl System {
         id
     }
 }
+
+impl<T: WorkloadHost + ?Sized> FsMarkRunner for T {}

@@ -36,18 +36,18 @@ use serde::Serialize;
 use super::iozone::{IozoneCommand, IozoneTest};
 use crate::fs::daemon::FsDaemons;
 use crate::fs::space::SpaceReservation;
-use crate::fs::FsHost;
 use crate::mm::filemap::Filemap;
 use crate::mm::filemap::ReadKind;
 use crate::mm::page::{flags, NIL};
-use crate::mm::MmHost;
-use crate::sched::HasCore;
+use crate::sched::Step;
 use crate::sim::Ns;
-use crate::system::task::{Step, TaskKind};
-use crate::system::System;
+use crate::workload::enospc::Enospc;
+use crate::workload::fsmark_run::FsMarkRunner;
+use crate::workload::mapwrite::MapWriter;
+use crate::workload::Process;
+use crate::workload::WorkloadHost;
 use crate::writeback::sync::Fsync;
 use crate::writeback::throttle::Throttle;
-use crate::writeback::WritebackHost;
 
 /// One test's result, as IOzone prints it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -121,16 +121,17 @@ impl IozoneState {
     }
 }
 
-impl System {
+/// Running IOzone's tests.
+pub trait IozoneRunner: WorkloadHost {
     fn iozone_state(&mut self, tid: u32) -> &mut IozoneState {
-        match &mut self.task_kind[tid as usize] {
-            TaskKind::Iozone(s) => s,
+        match self.workload_mut().process_mut(tid) {
+            Process::Iozone(s) => s,
             _ => unreachable!("task {tid} is not iozone"),
         }
     }
 
     /// One step of an IOzone run.
-    pub fn iozone_step(&mut self, tid: u32) -> Step {
+    fn iozone_step(&mut self, tid: u32) -> Step {
         if let Some(step) = self.balance_dirty_pages(tid) {
             return step;
         }
@@ -368,6 +369,8 @@ impl System {
             kib_per_second: ((bytes as f64 / (elapsed as f64 / 1e9)) as u64) >> 10,
             elapsed_seconds: elapsed as f64 / 1e9,
         };
-        self.iozone_results.push(result);
+        self.workload_mut().iozone_results.push(result);
     }
 }
+
+impl<T: WorkloadHost + ?Sized> IozoneRunner for T {}

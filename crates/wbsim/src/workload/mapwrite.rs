@@ -9,13 +9,12 @@
 use crate::fs::space::SpaceReservation;
 use crate::mm::filemap::Filemap;
 use crate::mm::page::{flags, NIL};
-use crate::mm::MmHost;
-use crate::sched::HasCore;
-use crate::system::task::{Step, TaskKind};
-use crate::system::System;
+use crate::sched::Step;
+use crate::workload::enospc::Enospc;
+use crate::workload::Process;
+use crate::workload::WorkloadHost;
 use crate::writeback::sync::Fsync;
 use crate::writeback::throttle::Throttle;
-use crate::writeback::WritebackHost;
 
 #[derive(Debug)]
 pub struct MapWriteState {
@@ -33,16 +32,17 @@ pub struct MapWriteState {
 /// User time to fill one page of the mapping (4 KiB at ~4 GB/s).
 const USER_NS_PER_PAGE: u64 = 1_000;
 
-impl System {
+/// A process writing through a shared file mapping.
+pub trait MapWriter: WorkloadHost {
     fn mapwrite_state(&mut self, tid: u32) -> &mut MapWriteState {
-        match &mut self.task_kind[tid as usize] {
-            TaskKind::MapWrite(m) => m,
+        match self.workload_mut().process_mut(tid) {
+            Process::MapWrite(m) => m,
             _ => unreachable!("task {tid} is not mapwrite"),
         }
     }
 
     /// One page of the mapping written (one write fault).
-    pub fn mapwrite_step(&mut self, tid: u32) -> Step {
+    fn mapwrite_step(&mut self, tid: u32) -> Step {
         if let Some(step) = self.balance_dirty_pages(tid) {
             return step;
         }
@@ -80,7 +80,7 @@ impl System {
 
     /// `munmap` → `zap_pte_range`: drop every PTE; a young one marks the
     /// page accessed.
-    pub fn munmap_file(&mut self, tid: u32, ino: u32) {
+    fn munmap_file(&mut self, tid: u32, ino: u32) {
         let size = self.mm().inode(ino).size_pages;
         for idx in 0..size {
             let pfn = self.mm().inode(ino).page(idx);
@@ -97,3 +97,5 @@ impl System {
         }
     }
 }
+
+impl<T: WorkloadHost + ?Sized> MapWriter for T {}

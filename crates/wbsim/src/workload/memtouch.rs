@@ -6,10 +6,10 @@ use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
 use crate::mm::swap::Swap;
-use crate::sched::HasCore;
+use crate::sched::Step;
 use crate::sim::{Ns, NS_PER_SEC};
-use crate::system::task::{Step, TaskKind};
-use crate::system::System;
+use crate::workload::Process;
+use crate::workload::WorkloadHost;
 
 #[derive(Debug)]
 pub struct MemTouchState {
@@ -63,17 +63,18 @@ impl MemTouchState {
     }
 }
 
-impl System {
+/// A process touching anonymous memory.
+pub trait MemTouch: WorkloadHost {
     fn memtouch_state(&mut self, tid: u32) -> &mut MemTouchState {
-        match &mut self.task_kind[tid as usize] {
-            TaskKind::MemTouch(m) => m,
+        match self.workload_mut().process_mut(tid) {
+            Process::MemTouch(m) => m,
             _ => unreachable!("task {tid} is not memtouch"),
         }
     }
 
     /// One page access of a `memtouch` process while it fills its memory;
     /// afterwards one batch of touches of its hot set.
-    pub fn memtouch_step(&mut self, tid: u32) -> Step {
+    fn memtouch_step(&mut self, tid: u32) -> Step {
         let now = self.now();
         let m = self.memtouch_state(tid);
         if m.filled < m.size_pages {
@@ -125,3 +126,5 @@ impl System {
         Step::SleepUntil(m.next_touch_ns)
     }
 }
+
+impl<T: WorkloadHost + ?Sized> MemTouch for T {}

@@ -23,22 +23,31 @@ pub mod mapwrite;
 pub mod memtouch;
 pub mod reference;
 pub mod shell;
+mod state;
 pub mod synthetic;
 
+use crate::workload::enospc::Enospc;
+use crate::workload::fsmark_run::FsMarkRunner;
+use crate::workload::iozone_run::IozoneRunner;
+use crate::workload::mapwrite::MapWriter;
+use crate::workload::memtouch::MemTouch;
 pub use reference::reference_markdown;
+pub use state::{Process, Workloads};
+
+/// The machine as the workload programs see it: their own state and the
+/// whole kernel below them (system calls, page faults).
+pub trait WorkloadHost: crate::reclaim::ReclaimHost {
+    fn workload(&self) -> &Workloads;
+    fn workload_mut(&mut self) -> &mut Workloads;
+}
 
 use crate::fs::daemon::FsDaemons;
 use crate::fs::daemon::{FuseRequest, FuseRequestKind};
 use crate::fs::space::SpaceReservation;
-use crate::fs::FsHost;
 use crate::mm::filemap::Filemap;
-use crate::mm::MmHost;
-use crate::sched::HasCore;
-use crate::system::task::{Step, TaskKind};
-use crate::system::System;
+use crate::sched::Step;
 use crate::writeback::sync::Fsync;
 use crate::writeback::throttle::Throttle;
-use crate::writeback::WritebackHost;
 
 #[derive(Debug, Clone)]
 pub struct WriterState {
@@ -93,18 +102,19 @@ impl WriterState {
     }
 }
 
-impl System {
+/// dd: the write(2) loop and the page cache's buffered write path it drives.
+pub trait Writer: WorkloadHost {
     fn writer_state(&mut self, tid: u32) -> &mut WriterState {
-        match &mut self.task_kind[tid as usize] {
-            TaskKind::Writer(w) => w,
-            TaskKind::FsMark(f) => &mut f.writer,
+        match self.workload_mut().process_mut(tid) {
+            Process::Writer(w) => w,
+            Process::FsMark(f) => &mut f.writer,
             _ => unreachable!("task {tid} is not a writer"),
         }
     }
 
     /// One step of a writing process (dd, or fs_mark writing a file): at
     /// most one page of one write(2) call; `Exit` when all is written.
-    pub fn writer_step(&mut self, tid: u32) -> Step {
+    fn writer_step(&mut self, tid: u32) -> Step {
         if let Some(step) = self.balance_dirty_pages(tid) {
             return step;
         }
@@ -197,5 +207,18 @@ impl System {
             self.wb_mut().set_task_backing_dev(tid, None);
         }
         Step::Continue
+    }
+}
+
+impl<T: WorkloadHost + ?Sized> Writer for T {}
+
+/// One step of workload task `tid`: the program it runs decides.
+pub fn process_step<H: WorkloadHost + ?Sized>(sys: &mut H, tid: u32) -> Step {
+    match sys.workload().process(tid) {
+        Process::Writer(_) => sys.writer_step(tid),
+        Process::FsMark(_) => sys.fsmark_step(tid),
+        Process::MemTouch(_) => sys.memtouch_step(tid),
+        Process::MapWrite(_) => sys.mapwrite_step(tid),
+        Process::Iozone(_) => sys.iozone_step(tid),
     }
 }
