@@ -46,7 +46,6 @@ const DISPATCH_POINTS: &[&str] = &[
 ];
 
 #[test]
-#[ignore = "issue 27 step 3: cycles still being removed"]
 fn library_top_level_folders_form_no_import_cycle() {
     let (sources, nodes) = library_sources();
     let mut edges: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();

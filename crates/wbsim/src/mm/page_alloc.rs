@@ -8,13 +8,13 @@
 //! its [`AllocState`] and continues there when it wakes.
 
 use crate::kernel::DirtyLimitScope;
+use crate::kernel::DEF_PRIORITY;
 use crate::mm::page::Pfn;
 use crate::mm::pcp::PerCpuLists;
 use crate::mm::vmstat::Ev;
 use crate::mm::MemoryOps;
 use crate::mm::MmHost;
 use crate::mm::{Gfp, Mark};
-use crate::reclaim::DEF_PRIORITY;
 use crate::sched::Step;
 use crate::trace::{GfpMask, TraceEvent};
 

@@ -10,7 +10,7 @@
 //! ... } ] } ] }`.
 
 pub mod mmtests;
-pub mod series;
+pub use crate::system::series;
 pub mod tools;
 
 use std::collections::BTreeMap;

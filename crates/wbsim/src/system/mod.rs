@@ -7,6 +7,7 @@
 
 pub mod build;
 pub mod check;
+pub mod series;
 pub mod task;
 
 use crate::block::{BlockHost, BlockLayer};
@@ -81,7 +82,7 @@ pub struct System {
     pub task_kind: Vec<task::TaskKind>,
 
     /// Per-zone time series, when asked for (`RunOptions::series_interval_ns`).
-    pub series: Option<crate::report::series::Series>,
+    pub series: Option<series::Series>,
     pub next_sample_ns: Ns,
 }
 
@@ -403,12 +404,12 @@ impl System {
         self.series = Some(series);
     }
 
-    fn sample_at(&self, time_ns: Ns) -> crate::report::series::Sample {
+    fn sample_at(&self, time_ns: Ns) -> series::Sample {
         use crate::mm::page::{LRU_ACTIVE_FILE, LRU_INACTIVE_FILE};
         let zones = (0..self.mm().nr_zones())
             .map(|i| {
                 let z = &self.mm().zone(i);
-                crate::report::series::ZoneSample {
+                series::ZoneSample {
                     free_pages: z.nr_free(),
                     inactive_file_pages: z.lruvec.lists[LRU_INACTIVE_FILE].len,
                     active_file_pages: z.lruvec.lists[LRU_ACTIVE_FILE].len,
@@ -428,7 +429,7 @@ impl System {
             .map(|i| {
                 let b = &self.wb().bdi(i);
                 let (num, den) = self.bdi_writeout_fraction_now(i);
-                crate::report::series::BdiSample {
+                series::BdiSample {
                     share: if den > 0 {
                         num as f64 / den as f64
                     } else {
@@ -448,7 +449,7 @@ impl System {
                 }
             })
             .collect();
-        crate::report::series::Sample {
+        series::Sample {
             time_ns,
             kswapd_awake: self.reclaim().kswapd_awake(),
             zones,
