@@ -5,8 +5,7 @@
 //! kernel profile go in; the figures the real experiment prints come out:
 //! elapsed/user/system time, /proc/vmstat deltas and device statistics.
 
-use crate::mm::MmHost;
-use crate::writeback::WritebackHost;
+use crate::sched::HasCore;
 pub mod block;
 pub mod device;
 pub mod estimate;
@@ -71,32 +70,22 @@ fn simulate_inner(
 ) -> (RunReport, std::io::Result<()>) {
     let mut sys = system::build_system(sc, profile, seed);
     if let Some(out) = trace_out {
-        sys.core.tracer_mut().write_to(out);
+        sys.core_mut().tracer_mut().write_to(out);
     }
-    sys.check_every_event = opts.check_every_event;
-    sys.core.set_max_events(opts.max_events.unwrap_or(u64::MAX));
+    sys.set_check_every_event(opts.check_every_event);
+    sys.core_mut()
+        .set_max_events(opts.max_events.unwrap_or(u64::MAX));
     if let Some(interval_ns) = opts.series_interval_ns {
-        sys.series = Some(report::series::Series {
-            zone_names: sys
-                .mm()
-                .zones()
-                .iter()
-                .map(|z| z.name.to_string())
-                .collect(),
-            bdi_names: sys.wb().bdis().iter().map(|b| b.name.clone()).collect(),
-            interval_ns: interval_ns.max(1),
-            samples: Vec::new(),
-        });
-        sys.next_sample_ns = 0;
+        sys.record_series(interval_ns);
     }
     let outcome = sys.run();
     let mut r = report::run_report(&sys, seed, outcome);
     r.check = sys.check_summary();
-    if let Some(series) = sys.series.take() {
+    if let Some(series) = sys.take_series() {
         r.series_stats = series.stats();
         r.series = Some(series);
     }
-    let written = sys.core.tracer_mut().finish();
+    let written = sys.core_mut().tracer_mut().finish();
     (r, written)
 }
 

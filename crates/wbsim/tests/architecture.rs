@@ -127,6 +127,50 @@ fn dispatch_point_list_has_no_stale_entries() {
     );
 }
 
+/// Subsystems own their state: the machine (`system::System`) and each
+/// subsystem's state struct expose methods, not fields.
+#[test]
+fn machine_and_subsystem_state_have_no_public_fields() {
+    let (sources, _) = library_sources();
+    let owners = [
+        ("system/mod.rs", "System"),
+        ("sched/mod.rs", "Core"),
+        ("mm/memory.rs", "Memory"),
+        ("block/layer.rs", "BlockLayer"),
+        ("writeback/state.rs", "Writeback"),
+        ("fs/state.rs", "Filesystems"),
+        ("reclaim/state.rs", "Reclaim"),
+        ("workload/state.rs", "Workloads"),
+    ];
+    let mut problems = Vec::new();
+    for (rel, name) in owners {
+        let Some(source) = sources.iter().find(|s| s.rel == rel) else {
+            problems.push(format!("  src/{rel}: missing (it should define {name})"));
+            continue;
+        };
+        let head = format!("pub struct {name} {{");
+        let Some(start) = source.code.find(&head) else {
+            problems.push(format!("  src/{rel}: no `{head}`"));
+            continue;
+        };
+        let body = &source.code[start + head.len()..];
+        let body = &body[..body.find("\n}").unwrap_or(body.len())];
+        for line in body.lines() {
+            let t = line.trim_start();
+            // `pub(super)` keeps a field inside the subsystem's folder.
+            if t.starts_with("pub ") || t.starts_with("pub(crate)") {
+                problems.push(format!("  src/{rel}: {name}: `{}`", t.trim_end()));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "public fields on the machine or a subsystem's state (issue 27: give the \
+         others a method instead):\n{}",
+        problems.join("\n")
+    );
+}
+
 /// A non-test library file: its path relative to `src/` and its code with
 /// comments, literals and test modules blanked (lines kept).
 struct Source {

@@ -214,7 +214,7 @@ fn run_checked_on_fs_of(
 ) -> (wbsim::system::System, wbsim::report::RunReport) {
     let mut sys = wbsim::system::build_system(sc, &kernel::preset(kernel_name).unwrap(), 1);
     sys.fs_mut().get_mut(0).capacity_blocks = fs_mib * 256;
-    sys.check_every_event = true;
+    sys.set_check_every_event(true);
     let outcome = sys.run();
     sys.check_invariants().unwrap();
     let r = wbsim::report::run_report(&sys, 1, outcome);

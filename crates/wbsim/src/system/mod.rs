@@ -50,40 +50,40 @@ pub enum Outcome {
 
 pub struct System {
     /// Clock, CPUs, tasks, profile, sysctls and tracepoints.
-    pub core: Core,
+    core: Core,
     /// Check the conservation invariants after every event
     /// ([`check::Checker`]); set before [`System::run`].
-    pub check_every_event: bool,
+    check_every_event: bool,
     /// The invariant checker of a checked run, created by `run`.
-    pub checker: Option<check::Checker>,
+    checker: Option<check::Checker>,
     /// Tests: run this on the system after event number `.0` (and its
     /// check), before the next event.
     #[cfg(test)]
-    pub(crate) test_hook: Option<(u64, TestHook)>,
+    test_hook: Option<(u64, TestHook)>,
 
     /// Page frames, zones, LRU lists, page cache, swap, vmstat.
-    pub mm: Memory,
+    mm: Memory,
 
     /// Backing devices, flushers, dirty limits and throttling.
-    pub wb: Writeback,
+    wb: Writeback,
 
     /// Devices, request queues, plugs.
-    pub block: BlockLayer,
+    block: BlockLayer,
 
     /// The workload programs.
-    pub workload: Workloads,
+    workload: Workloads,
     /// kswapd and the reclaim scan.
-    pub reclaim: Reclaim,
+    reclaim: Reclaim,
     /// Mounted filesystems and their threads.
-    pub fs: Filesystems,
+    fs: Filesystems,
 
     // tasks
     /// What each task runs (indexed like `tasks`).
-    pub task_kind: Vec<task::TaskKind>,
+    task_kind: Vec<task::TaskKind>,
 
     /// Per-zone time series, when asked for (`RunOptions::series_interval_ns`).
-    pub series: Option<series::Series>,
-    pub next_sample_ns: Ns,
+    series: Option<series::Series>,
+    next_sample_ns: Ns,
 }
 
 impl MmHost for System {
@@ -239,6 +239,34 @@ impl HasCore for System {
 }
 
 impl System {
+    /// Check the conservation invariants after every event
+    /// ([`check::Checker`]); set before [`System::run`].
+    pub fn set_check_every_event(&mut self, on: bool) {
+        self.check_every_event = on;
+    }
+
+    /// Tests: run `hook` on the machine after event number `after`.
+    #[cfg(test)]
+    pub(crate) fn set_test_hook(&mut self, after: u64, hook: TestHook) {
+        self.test_hook = Some((after, hook));
+    }
+
+    /// Sample the per-zone and per-bdi state every `interval_ns` from time 0.
+    pub fn record_series(&mut self, interval_ns: Ns) {
+        self.series = Some(series::Series {
+            zone_names: self.mm.zones().iter().map(|z| z.name.to_string()).collect(),
+            bdi_names: self.wb.bdis().iter().map(|b| b.name.clone()).collect(),
+            interval_ns: interval_ns.max(1),
+            samples: Vec::new(),
+        });
+        self.next_sample_ns = 0;
+    }
+
+    /// The series recorded, taken out of the machine.
+    pub fn take_series(&mut self) -> Option<series::Series> {
+        self.series.take()
+    }
+
     /// Add a task (at boot) with the per-task state of every subsystem;
     /// returns its id.
     pub fn spawn_task(

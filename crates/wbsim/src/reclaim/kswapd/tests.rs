@@ -68,7 +68,7 @@ fn balanced_kswapd_naps_then_sleeps() {
     assert_eq!(m.kswapd_phase(), Phase::Napping);
     assert_eq!(m.sys.core().tracer().stats.totals.kswapd_sleeps, 0);
 
-    m.sys.core.advance_to(nap_end);
+    m.sys.core_mut().advance_to(nap_end);
     assert_eq!(m.kswapd_step(), Step::Wait(None));
     assert_eq!(m.kswapd_phase(), Phase::Sleeping);
     assert!(!m.sys.reclaim().kswapd_awake());
@@ -168,7 +168,7 @@ fn kswapd_priority_drops_while_passes_reclaim_too_little() {
 #[test]
 fn laptop_mode_kswapd_writes_after_scanning_twice_swap_cluster_max() {
     let mut m = Machine::new("3.0-vanilla");
-    m.sys.core.sysctl_mut().laptop_mode = true;
+    m.sys.core_mut().sysctl_mut().laptop_mode = true;
     let pfns = m.file_pages(m.bdev, 1000, true);
     m.leave_free(150);
     m.sys.wake_all_kswapd(m.tid);

@@ -56,7 +56,7 @@ fn checked_system(sc: &Scenario, kernel: &str) -> System {
 /// event 2000 and its check.
 fn run_to(sys: &mut System, last: u64, hook: fn(&mut System)) -> CheckSummary {
     sys.core.set_max_events(last);
-    sys.test_hook = Some((2000, hook));
+    sys.set_test_hook(2000, hook);
     assert_eq!(sys.run(), Outcome::EventBudget);
     sys.check_summary().unwrap()
 }
