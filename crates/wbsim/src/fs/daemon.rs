@@ -16,7 +16,7 @@ use crate::mm::page::{flags, NIL};
 use crate::sched::Step;
 use crate::sim::Ns;
 use crate::writeback::pass::WritebackPasses;
-use crate::writeback::throttle::Throttle;
+use crate::writeback::throttle::balance_dirty_pages;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DaemonKind {
@@ -108,7 +108,7 @@ pub trait FsDaemons: FsHost {
     /// the block device page cache, updating $Bitmap and the $MFT record
     /// when a new cluster is allocated, then reply.
     fn fuse_daemon_step(&mut self, tid: u32) -> Step {
-        if let Some(step) = self.balance_dirty_pages(tid) {
+        if let Some(step) = balance_dirty_pages(self, tid) {
             return step;
         }
         let fs = self.fs_mut().daemon_state(tid).fs;

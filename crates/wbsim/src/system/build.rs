@@ -29,8 +29,7 @@ use crate::workload::mapwrite::MapWriteState;
 use crate::workload::memtouch::MemTouchState;
 use crate::workload::{Process, Workloads, WriterState};
 use crate::writeback::bdi::Bdi;
-use crate::writeback::proportions::calc_period_shift;
-use crate::writeback::throttle::ratelimit_pages;
+use crate::writeback::writer_throttle::ratelimit_pages;
 use crate::writeback::Writeback;
 
 /// Pages per MiB at 4 KiB pages.
@@ -141,9 +140,6 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
     } else {
         sc.sysctl.dirty_ratio as u64 * dirtyable_at_boot / 100
     };
-    let shift = profile
-        .proportion_shift_fixed
-        .unwrap_or_else(|| calc_period_shift(dirty_total, profile.proportion_shift_offset));
 
     let mut sys = System {
         core: Core::new(CoreConfig {
@@ -169,7 +165,12 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         next_sample_ns: u64::MAX,
         mm: Memory::new(pages, zones, ncpus),
         block: BlockLayer::new(),
-        wb: Writeback::new(shift, ratelimit_pages(total_pages, ncpus as u64), ncpus),
+        wb: Writeback::new(
+            profile,
+            dirty_total,
+            ratelimit_pages(total_pages, ncpus as u64),
+            ncpus,
+        ),
         reclaim: Reclaim::new(),
         workload: Workloads::new(),
         fs: Filesystems::new(),

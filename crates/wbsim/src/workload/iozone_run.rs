@@ -47,7 +47,7 @@ use crate::workload::mapwrite::MapWriter;
 use crate::workload::Process;
 use crate::workload::WorkloadHost;
 use crate::writeback::sync::Fsync;
-use crate::writeback::throttle::Throttle;
+use crate::writeback::throttle::balance_dirty_pages;
 
 /// One test's result, as IOzone prints it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -132,7 +132,7 @@ pub trait IozoneRunner: WorkloadHost {
 
     /// One step of an IOzone run.
     fn iozone_step(&mut self, tid: u32) -> Step {
-        if let Some(step) = self.balance_dirty_pages(tid) {
+        if let Some(step) = balance_dirty_pages(self, tid) {
             return step;
         }
         let st = self.iozone_state(tid);

@@ -14,7 +14,7 @@ use crate::workload::enospc::Enospc;
 use crate::workload::Process;
 use crate::workload::WorkloadHost;
 use crate::writeback::sync::Fsync;
-use crate::writeback::throttle::Throttle;
+use crate::writeback::throttle::balance_dirty_pages;
 
 #[derive(Debug)]
 pub struct MapWriteState {
@@ -43,7 +43,7 @@ pub trait MapWriter: WorkloadHost {
 
     /// One page of the mapping written (one write fault).
     fn mapwrite_step(&mut self, tid: u32) -> Step {
-        if let Some(step) = self.balance_dirty_pages(tid) {
+        if let Some(step) = balance_dirty_pages(self, tid) {
             return step;
         }
         let m = self.mapwrite_state(tid);

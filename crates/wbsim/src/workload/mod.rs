@@ -47,7 +47,7 @@ use crate::fs::space::SpaceReservation;
 use crate::mm::filemap::Filemap;
 use crate::sched::Step;
 use crate::writeback::sync::Fsync;
-use crate::writeback::throttle::Throttle;
+use crate::writeback::throttle::balance_dirty_pages;
 
 #[derive(Debug, Clone)]
 pub struct WriterState {
@@ -115,7 +115,7 @@ pub trait Writer: WorkloadHost {
     /// One step of a writing process (dd, or fs_mark writing a file): at
     /// most one page of one write(2) call; `Exit` when all is written.
     fn writer_step(&mut self, tid: u32) -> Step {
-        if let Some(step) = self.balance_dirty_pages(tid) {
+        if let Some(step) = balance_dirty_pages(self, tid) {
             return step;
         }
         if std::mem::take(&mut self.writer_state(tid).awaiting_reply)

@@ -9,7 +9,7 @@ use crate::sched::Step;
 use crate::sim::{Ns, NS_PER_MS};
 use crate::writeback::limits::Limits;
 use crate::writeback::pass::WritebackPasses;
-use crate::writeback::throttle::Throttle;
+use crate::writeback::throttle::throttle_after_writeback_pass;
 use crate::writeback::WritebackHost;
 
 /// `struct wb_writeback_work`.
@@ -142,7 +142,7 @@ pub trait Flushers: WritebackHost {
                 self.writeback_pass_end(tid, bdi);
                 f.pass = None;
                 f.pages_written += pass.written;
-                self.throttle_after_writeback_pass(bdi, f.work_start_ns);
+                throttle_after_writeback_pass(self, bdi, f.work_start_ns);
                 let work = f.work.as_mut().expect("pass without work");
                 work.nr_pages -= (MAX_WRITEBACK_PAGES - pass.nr_to_write.max(0)).max(0);
                 // wb_writeback: budget used up → go again; nothing more on

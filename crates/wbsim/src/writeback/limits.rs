@@ -3,7 +3,6 @@
 //! `task_dirty_limit`, `calc_period_shift`; 2.6.24's
 //! `clip_bdi_dirty_limit`.
 
-use crate::kernel::Proportions;
 use crate::writeback::WritebackHost;
 
 /// (background threshold, hard threshold) in pages.
@@ -118,41 +117,30 @@ pub trait Limits: WritebackHost {
     }
 
     /// `bdi_writeout_fraction`: the device's share of recent writeback
-    /// completions as (numerator, denominator), from the floating or the
-    /// flexible proportions as the profile says.
+    /// completions as (numerator, denominator) ([`super::shares`]).
     fn bdi_writeout_fraction(&mut self, bdi: usize) -> (u64, u64) {
-        let (proportions, now) = (self.profile().proportions, self.now());
-        let mut local = std::mem::take(&mut self.wb_mut().bdis[bdi].completions);
-        let fraction = match proportions {
-            Proportions::Floating => self.wb().prop_completions.fraction(&mut local),
-            Proportions::Flexible => self.wb_mut().flex_completions.fraction(&mut local, now),
-        };
-        self.wb_mut().bdis[bdi].completions = local;
+        let now = self.now();
+        let wb = self.wb_mut();
+        let mut local = std::mem::take(&mut wb.bdis[bdi].completions);
+        let fraction = wb.completions.fraction(&mut local, now);
+        wb.bdis[bdi].completions = local;
         fraction
     }
 
     /// `bdi_writeout_fraction` without changing any state (for sampling).
     fn bdi_writeout_fraction_now(&self, bdi: usize) -> (u64, u64) {
-        let mut local = self.wb().bdis[bdi].completions.clone();
-        match self.profile().proportions {
-            Proportions::Floating => self.wb().prop_completions.fraction(&mut local),
-            Proportions::Flexible => self
-                .wb()
-                .flex_completions
-                .clone()
-                .fraction(&mut local, self.now()),
-        }
+        let wb = self.wb();
+        wb.completions
+            .fraction_now(&wb.bdis[bdi].completions, self.now())
     }
 
     /// `__bdi_writeout_inc`: one completion for the device's proportion.
     fn bdi_writeout_inc(&mut self, bdi: usize) {
-        let (proportions, now) = (self.profile().proportions, self.now());
-        let mut local = std::mem::take(&mut self.wb_mut().bdis[bdi].completions);
-        match proportions {
-            Proportions::Floating => self.wb_mut().prop_completions.inc(&mut local),
-            Proportions::Flexible => self.wb_mut().flex_completions.add(&mut local, 1, now),
-        }
-        self.wb_mut().bdis[bdi].completions = local;
+        let now = self.now();
+        let wb = self.wb_mut();
+        let mut local = std::mem::take(&mut wb.bdis[bdi].completions);
+        wb.completions.inc(&mut local, now);
+        wb.bdis[bdi].completions = local;
     }
 
     /// `bdi_dirty_limit`, then (2.6.24) `clip_bdi_dirty_limit`, then

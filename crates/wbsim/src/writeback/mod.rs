@@ -10,9 +10,11 @@ pub mod ioless_throttle;
 pub mod limits;
 pub mod pass;
 pub mod proportions;
+mod shares;
 mod state;
 pub mod sync;
 pub mod throttle;
+pub mod writer_throttle;
 
 use crate::block::BlockHost;
 use crate::mm::page::Pfn;

@@ -2,11 +2,12 @@
 //! `writeback/`; other subsystems use the accessors.
 
 use super::bdi::Bdi;
-use super::flex_proportions::FlexGlobal;
 use super::flusher::FlusherState;
 use super::ioless::GlobalDirtyLimit;
 use super::proportions::{PropGlobal, PropLocal};
-use super::throttle::BdpState;
+use super::shares::{period_shift, CompletionShares};
+use super::throttle::{BdpState, ThrottleScheme};
+use crate::kernel::KernelProfile;
 
 /// Backing devices and their flushers, the proportions that share the
 /// dirty limit among them, and each task's dirty-throttling state.
@@ -14,10 +15,12 @@ pub struct Writeback {
     pub(super) bdis: Vec<Bdi>,
     /// Per bdi: its flusher thread's state.
     pub(super) flushers: Vec<FlusherState>,
-    pub(super) prop_completions: PropGlobal,
+    /// The global half of the devices' shares of completions.
+    pub(super) completions: CompletionShares,
+    /// Floating proportions of the tasks' dirtying (`task_dirty_limit`).
     pub(super) prop_dirties: PropGlobal,
-    /// Flexible proportions of completions (3.7+ profiles).
-    pub(super) flex_completions: FlexGlobal,
+    /// The dirty-throttling scheme.
+    pub(super) throttle: ThrottleScheme,
     pub(super) ratelimit_pages: u64,
     /// Per-CPU `bdp_ratelimits` counters (3.0 `ratelimits`).
     pub(super) bdp_ratelimits: Vec<u64>,
@@ -34,15 +37,23 @@ pub struct Writeback {
 }
 
 impl Writeback {
-    /// `prop_shift`: the floating proportions' period shift;
-    /// `ratelimit_pages`: pages a task dirties between limit checks.
-    pub fn new(prop_shift: u32, ratelimit_pages: u64, cpus: usize) -> Writeback {
+    /// Writeback of a machine built with `profile` whose dirty limit at
+    /// boot is `dirty_total_pages`; `ratelimit_pages`: pages a task
+    /// dirties between limit checks. The era-varying mechanisms are chosen
+    /// here, once.
+    pub fn new(
+        profile: &KernelProfile,
+        dirty_total_pages: u64,
+        ratelimit_pages: u64,
+        cpus: usize,
+    ) -> Writeback {
+        let shift = period_shift(profile, dirty_total_pages);
         Writeback {
             bdis: Vec::new(),
             flushers: Vec::new(),
-            prop_completions: PropGlobal::new(prop_shift),
-            prop_dirties: PropGlobal::new(prop_shift),
-            flex_completions: FlexGlobal::default(),
+            completions: CompletionShares::from_profile(profile, shift),
+            prop_dirties: PropGlobal::new(shift),
+            throttle: ThrottleScheme::from_profile(profile),
             ratelimit_pages,
             bdp_ratelimits: vec![0; cpus],
             global_dirty_limit: GlobalDirtyLimit::new(0),

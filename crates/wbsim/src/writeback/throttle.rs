@@ -1,20 +1,44 @@
-//! Dirty throttling before IO-less throttling: Linux 3.0
-//! `balance_dirty_pages_ratelimited_nr` and `balance_dirty_pages`
-//! (2.6.37 – 3.1 form, read from a 3.0-era `mm/page-writeback.c`).
+//! Dirty throttling, the dispatch point: which scheme throttles a writer
+//! is chosen once, when the machine is built ([`ThrottleScheme`]), and
+//! decided here only, at the scheme's three entries.
 //!
-//! The writer itself writes back `write_chunk` pages of its device when the
-//! device is over its share, and otherwise sleeps in `io_schedule_timeout`
-//! with a pause doubling from one jiffy to HZ/10 (or, 2.6.24 – 2.6.35, in
-//! `congestion_wait(WRITE, HZ/10)`; 2.6.24's loop was read from an
-//! `mm/page-writeback.c` of that era and has the same shape).
+//! - [`super::writer_throttle`]: the writer writes back itself (2.6.24 –
+//!   3.1);
+//! - [`super::ioless_throttle`]: IO-less throttling, the writer sleeps
+//!   while the flusher writes (3.2+, Wu Fengguang).
 
-use super::pass::{PassResult, WbPass, WritebackCaller};
-use crate::kernel::{BdpWait, DirtyThrottle};
+use super::pass::WbPass;
+use crate::kernel::{BdpWait, DirtyThrottle, KernelProfile};
 use crate::sched::Step;
 use crate::writeback::ioless_throttle::IoLessThrottle;
-use crate::writeback::limits::Limits;
-use crate::writeback::pass::WritebackPasses;
+use crate::writeback::writer_throttle::{self, WriterThrottle};
 use crate::writeback::WritebackHost;
+
+/// The dirty-throttling scheme of a kernel profile, with its parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThrottleScheme {
+    /// 2.6.24 – 3.1: the writer writes back; `wait` is the pause between
+    /// rounds; `ramp_violation_allowed`: 2.6.37+'s exemption below the
+    /// midpoint of the background and hard limits.
+    WriterWriteback {
+        wait: BdpWait,
+        ramp_violation_allowed: bool,
+    },
+    /// 3.2+: IO-less.
+    IoLess,
+}
+
+impl ThrottleScheme {
+    pub fn from_profile(p: &KernelProfile) -> ThrottleScheme {
+        match p.dirty_throttle {
+            DirtyThrottle::WriterWriteback => ThrottleScheme::WriterWriteback {
+                wait: p.bdp_wait,
+                ramp_violation_allowed: p.bdi_ramp_violation_allowed,
+            },
+            DirtyThrottle::IoLess => ThrottleScheme::IoLess,
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BdpState {
@@ -27,140 +51,37 @@ pub struct BdpState {
     pub nr_dirtied_pause: u64,
     pub dirty_paused_when_jiffies: u64,
     pub start_jiffies: Option<u64>,
-    write_chunk: u64,
-    pages_written: u64,
-    pause_ns: u64,
-    dirty_exceeded: bool,
-    last_reclaimable: u64,
-    pass: Option<WbPass>,
+    pub(super) write_chunk: u64,
+    pub(super) pages_written: u64,
+    pub(super) pause_ns: u64,
+    pub(super) dirty_exceeded: bool,
+    pub(super) last_reclaimable: u64,
+    pub(super) pass: Option<WbPass>,
 }
 
-/// `writeback_set_ratelimit` (2.6.24 – 3.1): total pages / (cpus * 32),
-/// clamped to [16, 4 MiB of pages].
-pub fn ratelimit_pages(total_pages: u64, cpus: u64) -> u64 {
-    (total_pages / (cpus * 32)).clamp(16, (4 << 20) / 4096)
-}
-
-/// `balance_dirty_pages` entry and the writer-writeback scheme (≤ 3.1).
-pub trait Throttle: WritebackHost {
-    /// Run `balance_dirty_pages` for `tid`, if a ratelimited check left it
-    /// pending, until it returns (`None`) or the task must sleep
-    /// (`Some(step)`); resumable. A dirtying task calls this first in each
-    /// step.
-    fn balance_dirty_pages(&mut self, tid: u32) -> Option<Step> {
-        if !self.wb().task_bdp[tid as usize].active {
-            return None;
-        }
-        if self.profile().dirty_throttle == DirtyThrottle::IoLess {
-            return self.balance_dirty_pages_ioless(tid);
-        }
-        let mut st = self.wb().task_bdp[tid as usize];
-        let step = self.bdp_loop(tid, &mut st);
-        self.wb_mut().task_bdp[tid as usize] = st;
-        step
+/// Run `balance_dirty_pages` for `tid`, if a ratelimited check left it
+/// pending, until it returns (`None`) or the task must sleep
+/// (`Some(step)`); resumable. A dirtying task calls this first in each step.
+pub fn balance_dirty_pages<H: WritebackHost + ?Sized>(sys: &mut H, tid: u32) -> Option<Step> {
+    if !sys.wb().task_bdp[tid as usize].active {
+        return None;
     }
-
-    /// What the dirty-throttling scheme does when a flusher finishes a
-    /// writeback pass that began at `wb_start_ns`: IO-less throttling
-    /// (3.2+) updates the device's bandwidth estimate (`wb_writeback` →
-    /// `bdi_update_bandwidth`); writer-writeback throttling keeps none.
-    /// With the two entries above, the only places the throttling scheme
-    /// is chosen.
-    fn throttle_after_writeback_pass(&mut self, bdi: usize, wb_start_ns: crate::sim::Ns) {
-        if self.profile().dirty_throttle == DirtyThrottle::IoLess {
-            self.flusher_update_bandwidth(bdi, wb_start_ns);
+    match sys.wb().throttle {
+        ThrottleScheme::IoLess => sys.balance_dirty_pages_ioless(tid),
+        ThrottleScheme::WriterWriteback {
+            wait,
+            ramp_violation_allowed,
+        } => {
+            let mut st = sys.wb().task_bdp[tid as usize];
+            let step = sys.bdp_loop(tid, &mut st, wait, ramp_violation_allowed);
+            sys.wb_mut().task_bdp[tid as usize] = st;
+            step
         }
-    }
-
-    /// The wait between two rounds of the loop: `congestion_wait(WRITE,
-    /// HZ/10)` (2.6.24 – 2.6.35) or `io_schedule_timeout` of a pause
-    /// doubling from one jiffy to HZ/10 (2.6.36 – 3.1).
-    fn bdp_wait(&mut self, tid: u32, st: &mut BdpState) -> Step {
-        let max_ns = self.jiffies_ns(self.hz() / 10);
-        match self.profile().bdp_wait {
-            BdpWait::CongestionWait => self.congestion_wait(tid, max_ns),
-            BdpWait::DoublingTimeout => {
-                let step = Step::SleepUntil(self.now() + st.pause_ns);
-                st.pause_ns = (st.pause_ns * 2).min(max_ns);
-                step
-            }
-        }
-    }
-
-    fn bdp_loop(&mut self, tid: u32, st: &mut BdpState) -> Option<Step> {
-        let bdi = st.bdi;
-        loop {
-            if let Some(mut pass) = st.pass {
-                match self.writeback_pass(tid, &mut pass, WritebackCaller::Writeback) {
-                    PassResult::Done => {}
-                    PassResult::WaitRequest => {
-                        st.pass = Some(pass);
-                        return Some(Step::Wait(None));
-                    }
-                    PassResult::Yield => {
-                        st.pass = Some(pass);
-                        return Some(Step::Continue);
-                    }
-                }
-                self.writeback_pass_end(tid, bdi);
-                st.pass = None;
-                st.pages_written += pass.written;
-                if st.pages_written >= st.write_chunk {
-                    break;
-                }
-                return Some(self.bdp_wait(tid, st));
-            }
-            let nr_reclaimable = self.mm().gauges().nr_dirty;
-            let nr_writeback = self.mm().gauges().nr_writeback;
-            st.last_reclaimable = nr_reclaimable;
-            let limits = self.global_dirty_limits();
-            if self.profile().bdi_ramp_violation_allowed
-                && nr_reclaimable + nr_writeback <= (limits.background + limits.thresh) / 2
-            {
-                break;
-            }
-            let bdi_thresh = self.bdi_thresh(bdi, limits.thresh, Some(tid));
-            let (bdi_rec, bdi_wb) = (
-                self.wb().bdis[bdi].reclaimable,
-                self.wb().bdis[bdi].writeback,
-            );
-            st.dirty_exceeded =
-                bdi_rec + bdi_wb > bdi_thresh || nr_reclaimable + nr_writeback > limits.thresh;
-            if !st.dirty_exceeded {
-                break;
-            }
-            self.wb_mut().bdis[bdi].dirty_exceeded = true;
-            if bdi_rec > bdi_thresh {
-                st.pass = Some(WbPass::new(bdi, st.write_chunk as i64, None));
-                continue;
-            }
-            return Some(self.bdp_wait(tid, st));
-        }
-        st.active = false;
-        if !st.dirty_exceeded && self.wb().bdis[bdi].dirty_exceeded {
-            self.wb_mut().bdis[bdi].dirty_exceeded = false;
-        }
-        if self.wb().bdis[bdi].writeback_running {
-            return None;
-        }
-        let bg = self.global_dirty_limits().background;
-        let start = if self.sysctl().laptop_mode {
-            st.pages_written > 0
-        } else {
-            st.last_reclaimable > bg
-        };
-        if start {
-            self.bdi_start_background_writeback(bdi);
-        }
-        None
     }
 }
 
-impl<T: WritebackHost + ?Sized> Throttle for T {}
-
-/// `balance_dirty_pages_ratelimited_nr`: count pages dirtied on this CPU
-/// and enter `balance_dirty_pages` once the CPU's count reaches
-/// `ratelimit_pages` (8 while the device is over its limit).
+/// `balance_dirty_pages_ratelimited_nr`: called for every page a task
+/// dirties.
 pub fn balance_dirty_pages_ratelimited<H: WritebackHost + ?Sized>(
     sys: &mut H,
     tid: u32,
@@ -170,43 +91,25 @@ pub fn balance_dirty_pages_ratelimited<H: WritebackHost + ?Sized>(
     if nr_dirtied == 0 {
         return;
     }
-    if sys.profile().dirty_throttle == DirtyThrottle::IoLess {
-        return sys.balance_dirty_pages_ratelimited_ioless(tid, bdi, nr_dirtied);
-    }
-    let cpu = sys.task(tid).cpu;
-    let limit = if sys.wb().bdis[bdi].dirty_exceeded {
-        8
-    } else {
-        sys.wb().ratelimit_pages
-    };
-    sys.wb_mut().bdp_ratelimits[cpu] += nr_dirtied;
-    if sys.wb().bdp_ratelimits[cpu] >= limit {
-        let count = sys.wb().bdp_ratelimits[cpu];
-        sys.wb_mut().bdp_ratelimits[cpu] = 0;
-        let old = sys.wb().task_bdp[tid as usize];
-        sys.wb_mut().task_bdp[tid as usize] = BdpState {
-            active: true,
-            bdi,
-            write_chunk: count.max(sys.wb().ratelimit_pages) * 3 / 2,
-            pages_written: 0,
-            pause_ns: sys.jiffies_ns(1),
-            dirty_exceeded: false,
-            last_reclaimable: 0,
-            pass: None,
-            ..old
-        };
+    match sys.wb().throttle {
+        ThrottleScheme::IoLess => sys.balance_dirty_pages_ratelimited_ioless(tid, bdi, nr_dirtied),
+        ThrottleScheme::WriterWriteback { .. } => {
+            writer_throttle::ratelimited(sys, tid, bdi, nr_dirtied)
+        }
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Writeback spec test vector 10 (2.6.24 form, unchanged to 3.1).
-    #[test]
-    fn ratelimit_pages_is_capped() {
-        assert_eq!(ratelimit_pages(1_048_576, 4), 1024);
-        assert_eq!(ratelimit_pages(100_000, 4), 781);
-        assert_eq!(ratelimit_pages(100, 4), 16);
+/// What the scheme does when a flusher finishes a writeback pass that
+/// began at `wb_start_ns`: IO-less throttling updates the device's
+/// bandwidth estimate (`wb_writeback` → `bdi_update_bandwidth`);
+/// writer-writeback throttling keeps none.
+pub fn throttle_after_writeback_pass<H: WritebackHost + ?Sized>(
+    sys: &mut H,
+    bdi: usize,
+    wb_start_ns: crate::sim::Ns,
+) {
+    match sys.wb().throttle {
+        ThrottleScheme::IoLess => sys.flusher_update_bandwidth(bdi, wb_start_ns),
+        ThrottleScheme::WriterWriteback { .. } => {}
     }
 }
