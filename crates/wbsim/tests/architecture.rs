@@ -24,24 +24,19 @@ use std::path::Path;
 const DISPATCH_POINTS: &[&str] = &[
     // Not a mechanism: `make_report` labels the report with the profile's name.
     "lib.rs",
-    // Writeback plugging: whether bios go through per-task plug lists or straight to the queue.
+    // Writeback plugging: per-task plug lists, a plug per writeback pass, or bios
+    // straight into the queue (3.0 presets).
     "block/plug.rs",
-    // Dirty-limit scope: per-zone dirty limits steer `__GFP_WRITE` allocations away from zones.
-    "mm/mod.rs",
-    // Dirty-limit scope: the first per-zone version's single stall when every zone is over.
-    "mm/page_alloc.rs",
-    // Reclaim's treatment of dirty pages: who may write them (kswapd by priority, direct
-    // reclaim), what becomes of skipped ones, throttling on dirty batches, flagging inodes.
-    "reclaim/pageout.rs",
-    // Bdi proportions: the floating-proportion period shift, fixed once at boot.
-    "system/build.rs",
-    // Task dirty limit: per-task dirtying is counted only when the limit exists.
-    "writeback/account.rs",
-    // Dirty-limit scope, bdi proportions (floating or flexible), bdi limit clipping, task limit.
+    // Reclaim's treatment of dirty pages: who may write them (kswapd by priority,
+    // direct reclaim), what becomes of skipped ones, throttling on dirty batches,
+    // flagging inodes for the flusher (Gorman's RFC series, 3.2).
+    "reclaim/dirty_pages.rs",
+    // Dirty-limit scope (global or per zone; the allocator asks here through
+    // `MmHost::dirty_limit_scope`), bdi limit clipping (2.6.24), task dirty limit.
     "writeback/limits.rs",
-    // Writeback plugging per pass; inodes flagged by reclaim queued first for IO (RFC patch 5).
-    "writeback/pass.rs",
-    // Dirty throttling scheme (writer writeback or IO-less), the wait between chunks, bdi ramp.
+    // BDI proportions: floating (period shift) or flexible (3.7+).
+    "writeback/shares.rs",
+    // Dirty throttling: the writer writes back (2.6.24 – 3.1) or IO-less (3.2+).
     "writeback/throttle.rs",
 ];
 

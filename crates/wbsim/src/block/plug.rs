@@ -37,6 +37,25 @@ pub trait TaskPlugging: BlockHost {
         self.profile().writeback_plug != WritebackPlug::QueueOnly
     }
 
+    /// A writeback pass starts: the high-level plug of `writeback_inodes_wb`
+    /// (3.1's per-pass plug; none in 3.0, where a bio goes straight into
+    /// the queue, or where `write_cache_pages` plugs per mapping).
+    fn writeback_pass_plug(&mut self, tid: u32) {
+        if self.profile().writeback_plug == WritebackPlug::PerPass {
+            self.blk_start_plug(tid);
+        }
+    }
+
+    /// A writeback pass on `bdi` ends: unplug its high-level plug, or with
+    /// the 3.0 queue-only model start the device on what the pass queued.
+    fn writeback_pass_unplug(&mut self, tid: u32, bdi: usize) {
+        match self.profile().writeback_plug {
+            WritebackPlug::QueueOnly => self.flush_plug(bdi),
+            WritebackPlug::PerMapping => {}
+            WritebackPlug::PerPass => self.blk_finish_plug(tid),
+        }
+    }
+
     /// `blk_start_plug`.
     fn blk_start_plug(&mut self, tid: u32) {
         if self.per_task_plugging() {

@@ -49,6 +49,9 @@ pub trait MmHost: HasCore {
     fn bdi_start_background_writeback(&mut self, bdi: usize);
     /// `zone_dirty_ok`: the zone is within its dirty limit (3.3+).
     fn zone_dirty_ok(&self, z: usize) -> bool;
+    /// The scope of the dirty limits: per-zone limits steer `__GFP_WRITE`
+    /// allocations (writeback/limits.rs decides).
+    fn dirty_limit_scope(&self) -> crate::kernel::DirtyLimitScope;
     /// How many backing devices there are.
     fn nr_bdis(&self) -> usize;
 
@@ -116,8 +119,7 @@ pub trait MemoryOps: MmHost {
     /// every zone is over.
     fn get_page_from_freelist(&mut self, tid: u32, mark: Mark, gfp: Gfp) -> Option<Pfn> {
         let cpu = self.task(tid).cpu;
-        let spread_dirty =
-            gfp.write && mark == Mark::Low && self.profile().dirty_limit_scope.per_zone();
+        let spread_dirty = gfp.write && mark == Mark::Low && self.dirty_limit_scope().per_zone();
         for z in (0..self.mm().zones.len()).rev() {
             if !self.mm().zone_watermark_allows(z, mark) || (spread_dirty && !self.zone_dirty_ok(z))
             {

@@ -85,7 +85,7 @@ pub trait PageAlloc: MmHost {
                         }
                     }
                     if gfp.write
-                        && self.profile().dirty_limit_scope == DirtyLimitScope::PerZoneFirstVersion
+                        && self.dirty_limit_scope() == DirtyLimitScope::PerZoneFirstVersion
                         && !st.dirty_stalled
                         && self.all_zones_over_dirty_limit()
                     {

@@ -11,6 +11,7 @@
 use crate::reclaim::pageout::ShrinkList;
 
 pub mod direct;
+mod dirty_pages;
 pub mod kswapd;
 mod pageout;
 mod state;

@@ -3,11 +3,11 @@
 //! `may_write_to_queue`, `putback_lru_pages`; with Gorman's Jul 2011 RFC
 //! switches (see `KernelProfile`).
 
+use super::dirty_pages::DirtyPages;
 use super::{isolate_event, ScanControl, DEF_PRIORITY};
 use crate::block::submit::Submit;
 use crate::fs::Writepage;
 use crate::fs::WritepageResult;
-use crate::kernel::SkippedDirtyPage;
 use crate::mm::page::{flags, Holder, LRU_INACTIVE_FILE, NIL};
 use crate::mm::page_lru;
 use crate::mm::swap::Swap;
@@ -139,7 +139,7 @@ pub trait ShrinkList: ReclaimHost {
         // Gorman RFC patch 3: throttle a reclaimer whose batch was mostly
         // dirty (all of it at priority 12, half at 11, ...).
         let shift = DEF_PRIORITY - sc.priority;
-        let throttle = self.profile().throttle_on_dirty_isolated && sc.stall.is_none();
+        let throttle = self.throttle_dirty_batch(sc);
         if throttle && t.dirty > 0 && t.dirty >= nr_taken >> shift {
             self.mm_mut().vmstat_mut().inc(Ev::NrVmscanThrottled, 1);
             let timeout = self.jiffies_ns(self.hz() / 10);
@@ -219,8 +219,7 @@ pub trait ShrinkList: ReclaimHost {
             t.dirty += 1;
             if !anon && !self.reclaim_may_write_file(sc) {
                 // Gorman RFC patches 1-2 (3.2 order: before RECLAIM_CLEAN).
-                if self.profile().flush_reclaim_inodes_first {
-                    self.mm_mut().inode_mut(p.inode).dirty_reclaim = true;
+                if self.flag_inode_for_writeback(p.inode) {
                     t.flush_first += 1;
                 }
                 return self.skip_dirty_file_page(pfn);
@@ -318,36 +317,6 @@ pub trait ShrinkList: ReclaimHost {
             return PageRef::ReclaimClean;
         }
         PageRef::Reclaim
-    }
-
-    /// A dirty file page reclaim may not write (see `SkippedDirtyPage`).
-    fn skip_dirty_file_page(&mut self, pfn: u32) -> Fate {
-        match self.profile().skipped_dirty_file_page {
-            SkippedDirtyPage::Keep => {
-                self.mm_mut().vmstat_mut().inc(Ev::NrVmscanWriteSkip, 1);
-                Fate::Kept
-            }
-            SkippedDirtyPage::ImmediateReclaim => {
-                self.mm_mut().pages_mut()[pfn as usize].flags |= flags::RECLAIM;
-                self.mm_mut()
-                    .vmstat_mut()
-                    .inc(Ev::NrVmscanImmediateReclaim, 1);
-                Fate::Kept
-            }
-            SkippedDirtyPage::Orphan => {
-                self.mm_mut().vmstat_mut().inc(Ev::NrVmscanInvalidate, 1);
-                Fate::Orphaned
-            }
-        }
-    }
-
-    /// Profile switches on file writeback from reclaim (3.0: always).
-    fn reclaim_may_write_file(&self, sc: &ScanControl) -> bool {
-        if sc.is_kswapd {
-            sc.priority <= self.profile().kswapd_writepage_max_priority
-        } else {
-            self.profile().direct_reclaim_writes_file_pages
-        }
     }
 
     /// `may_write_to_queue`: kswapd (PF_SWAPWRITE) always; others only to an

@@ -1,7 +1,9 @@
 //! [`Reclaim`]: the state page reclaim owns (kswapd's, and the buffer
 //! of isolated pages). Fields are private to `reclaim/`.
 
+use super::dirty_pages::DirtyPagePolicy;
 use super::kswapd::KswapdState;
+use crate::kernel::KernelProfile;
 use crate::sim::Ns;
 
 pub struct Reclaim {
@@ -12,20 +14,18 @@ pub struct Reclaim {
     /// Reusable buffer for pages isolated by reclaim (no allocation per
     /// batch).
     pub(super) isolate_buf: Vec<u32>,
+    /// What reclaim does with dirty file pages (chosen at build).
+    pub(super) dirty_pages: DirtyPagePolicy,
 }
 
 impl Reclaim {
-    pub fn new() -> Reclaim {
+    /// Reclaim of a machine built with `profile`.
+    pub fn new(profile: &KernelProfile) -> Reclaim {
         Reclaim {
             kswapd: KswapdState::default(),
             kswapd_awake_ns: 0,
             isolate_buf: Vec::with_capacity(64),
+            dirty_pages: DirtyPagePolicy::from_profile(profile),
         }
-    }
-}
-
-impl Default for Reclaim {
-    fn default() -> Self {
-        Self::new()
     }
 }

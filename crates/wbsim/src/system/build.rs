@@ -171,7 +171,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             ratelimit_pages(total_pages, ncpus as u64),
             ncpus,
         ),
-        reclaim: Reclaim::new(),
+        reclaim: Reclaim::new(profile),
         workload: Workloads::new(),
         fs: Filesystems::new(),
         task_kind: Vec::new(),

@@ -133,6 +133,10 @@ impl MmHost for System {
         crate::writeback::limits::zone_dirty_ok(self, z)
     }
 
+    fn dirty_limit_scope(&self) -> crate::kernel::DirtyLimitScope {
+        crate::writeback::limits::dirty_limit_scope(self)
+    }
+
     fn nr_bdis(&self) -> usize {
         self.wb.nr_bdis()
     }

@@ -85,11 +85,7 @@ pub fn set_page_dirty<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn, tid: Opt
     sys.wb_mut().bdis[bdi].reclaimable += 1;
     sys.wb_mut().bdis[bdi].dirtied_pages += 1;
     if let Some(t) = tid {
-        if sys.profile().task_dirty_limit {
-            let mut local = std::mem::take(&mut sys.wb_mut().task_dirties[t as usize]);
-            sys.wb_mut().prop_dirties.inc(&mut local);
-            sys.wb_mut().task_dirties[t as usize] = local;
-        }
+        sys.task_dirty_inc(t);
     }
     sys.mark_inode_dirty(ino as u32);
     true

@@ -3,6 +3,7 @@
 //! `task_dirty_limit`, `calc_period_shift`; 2.6.24's
 //! `clip_bdi_dirty_limit`.
 
+use crate::kernel::DirtyLimitScope;
 use crate::writeback::WritebackHost;
 
 /// (background threshold, hard threshold) in pages.
@@ -143,6 +144,17 @@ pub trait Limits: WritebackHost {
         wb.bdis[bdi].completions = local;
     }
 
+    /// `task_dirty_inc`: count one page dirtied by `tid` for its share of
+    /// the dirtying (only kernels with a per-task dirty limit keep it).
+    fn task_dirty_inc(&mut self, tid: u32) {
+        if self.profile().task_dirty_limit {
+            let wb = self.wb_mut();
+            let mut local = std::mem::take(&mut wb.task_dirties[tid as usize]);
+            wb.prop_dirties.inc(&mut local);
+            wb.task_dirties[tid as usize] = local;
+        }
+    }
+
     /// `bdi_dirty_limit`, then (2.6.24) `clip_bdi_dirty_limit`, then
     /// `task_dirty_limit` for `tid`.
     fn bdi_thresh(&mut self, bdi: usize, thresh: u64, tid: Option<u32>) -> u64 {
@@ -166,6 +178,12 @@ pub trait Limits: WritebackHost {
 }
 
 impl<T: WritebackHost + ?Sized> Limits for T {}
+
+/// The scope of the dirty limits (global; per zone, 3.3+; per node,
+/// 4.8+), which the page allocator also asks for.
+pub fn dirty_limit_scope<H: WritebackHost + ?Sized>(sys: &H) -> DirtyLimitScope {
+    sys.profile().dirty_limit_scope
+}
 
 /// `zone_dirty_ok`: the zone's dirty + writeback pages within its limit.
 pub fn zone_dirty_ok<H: WritebackHost + ?Sized>(sys: &H, z: usize) -> bool {

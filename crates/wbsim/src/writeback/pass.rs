@@ -11,7 +11,6 @@
 
 use crate::block::plug::TaskPlugging;
 use crate::block::submit::Submit;
-use crate::kernel::WritebackPlug;
 use crate::mm::inode::InodeList;
 use crate::mm::page::{flags, NIL};
 use crate::sim::Ns;
@@ -92,16 +91,17 @@ pub trait WritebackPasses: WritebackHost {
             self.wb_mut().bdis[bdi].b_io.push_front(ino);
             self.mm_mut().inode_mut(ino).list = InodeList::Io;
         }
-        if self.profile().flush_reclaim_inodes_first {
+        if self.wb().nr_dirty_reclaim > 0 {
             let mut i = 0;
             while i < self.wb().bdis[bdi].b_dirty.len() {
                 let ino = self.wb().bdis[bdi].b_dirty[i];
                 if self.mm().inode(ino).dirty_reclaim {
                     self.wb_mut().bdis[bdi].b_dirty.remove(i);
                     self.wb_mut().bdis[bdi].b_io.push_back(ino);
-                    let inode = &mut self.mm_mut().inode_mut(ino);
+                    let inode = self.mm_mut().inode_mut(ino);
                     inode.list = InodeList::Io;
                     inode.dirty_reclaim = false;
+                    self.wb_mut().nr_dirty_reclaim -= 1;
                 } else {
                     i += 1;
                 }
@@ -119,6 +119,17 @@ pub trait WritebackPasses: WritebackHost {
         }
     }
 
+    /// Reclaim met a dirty page of `ino` it may not write (Gorman RFC patch
+    /// 5, I_DIRTY_RECLAIM): `queue_io` takes the inode first, whatever its
+    /// age. Only kernels with the patch call this (`reclaim/dirty_pages.rs`).
+    fn mark_inode_dirty_reclaim(&mut self, ino: u32) {
+        let inode = self.mm_mut().inode_mut(ino);
+        if !inode.dirty_reclaim {
+            inode.dirty_reclaim = true;
+            self.wb_mut().nr_dirty_reclaim += 1;
+        }
+    }
+
     /// Run `writeback_inodes_wb` for `pass` until it finishes or must wait.
     fn writeback_pass(
         &mut self,
@@ -129,9 +140,7 @@ pub trait WritebackPasses: WritebackHost {
         let bdi = pass.bdi;
         if !pass.started {
             pass.started = true;
-            if self.profile().writeback_plug == WritebackPlug::PerPass {
-                self.blk_start_plug(tid);
-            }
+            self.writeback_pass_plug(tid);
             if self.wb().bdis[bdi].b_io.is_empty() {
                 self.queue_io(bdi, pass.older_than_this);
             }
@@ -177,11 +186,7 @@ pub trait WritebackPasses: WritebackHost {
     /// finished; with the 3.0 presets' queue-only model the device is
     /// started on what the pass queued.
     fn writeback_pass_end(&mut self, tid: u32, bdi: usize) {
-        match self.profile().writeback_plug {
-            WritebackPlug::QueueOnly => self.flush_plug(bdi),
-            WritebackPlug::PerMapping => {}
-            WritebackPlug::PerPass => self.blk_finish_plug(tid),
-        }
+        self.writeback_pass_unplug(tid, bdi);
     }
 
     /// `writeback_single_inode`'s requeue decision after `do_writepages`.
@@ -307,7 +312,7 @@ mod tests {
             sys.wb_mut().bdi_mut(bdi).b_dirty.push_back(ino);
             sys.mm_mut().inode_mut(ino).list = InodeList::Dirty;
         }
-        sys.mm_mut().inode_mut(new).dirty_reclaim = true;
+        sys.mark_inode_dirty_reclaim(new);
         (sys, old, new)
     }
 
@@ -323,15 +328,6 @@ mod tests {
         // b_io is consumed from the back: the marked inode goes first.
         assert_eq!(b_io, vec![old, new]);
         assert!(!sys.mm().inode(new).dirty_reclaim);
-
-        // Without patch 5 only the expired inode is queued.
-        let (mut sys, old, new) = two_files("3.0-rc6+reclaim-1-4");
-        sys.queue_io(bdi, cutoff);
-        assert_eq!(
-            sys.wb().bdi(bdi).b_io.iter().copied().collect::<Vec<_>>(),
-            vec![old]
-        );
-        assert_eq!(sys.mm().inode(new).list, InodeList::Dirty);
     }
 
     /// jbd2's data=ordered pass (0..i_size, not cyclic, not 0..LLONG_MAX)

@@ -22,14 +22,15 @@ pub enum CompletionShares {
 /// The floating proportions' period shift of a profile for a machine
 /// whose dirty limit is `dirty_total_pages` (`calc_period_shift`, or the
 /// profile's fixed shift).
-pub fn period_shift(p: &KernelProfile, dirty_total_pages: u64) -> u32 {
-    p.proportion_shift_fixed
-        .unwrap_or_else(|| calc_period_shift(dirty_total_pages, p.proportion_shift_offset))
+pub fn period_shift(profile: &KernelProfile, dirty_total_pages: u64) -> u32 {
+    profile
+        .proportion_shift_fixed
+        .unwrap_or_else(|| calc_period_shift(dirty_total_pages, profile.proportion_shift_offset))
 }
 
 impl CompletionShares {
-    pub fn from_profile(p: &KernelProfile, shift: u32) -> CompletionShares {
-        match p.proportions {
+    pub fn from_profile(profile: &KernelProfile, shift: u32) -> CompletionShares {
+        match profile.proportions {
             Proportions::Floating => CompletionShares::Floating(PropGlobal::new(shift)),
             Proportions::Flexible => CompletionShares::Flexible(FlexGlobal::default()),
         }

@@ -19,6 +19,8 @@ pub struct Writeback {
     pub(super) completions: CompletionShares,
     /// Floating proportions of the tasks' dirtying (`task_dirty_limit`).
     pub(super) prop_dirties: PropGlobal,
+    /// Inodes flagged I_DIRTY_RECLAIM (Gorman RFC patch 5).
+    pub(super) nr_dirty_reclaim: u64,
     /// The dirty-throttling scheme.
     pub(super) throttle: ThrottleScheme,
     pub(super) ratelimit_pages: u64,
@@ -54,6 +56,7 @@ impl Writeback {
             completions: CompletionShares::from_profile(profile, shift),
             prop_dirties: PropGlobal::new(shift),
             throttle: ThrottleScheme::from_profile(profile),
+            nr_dirty_reclaim: 0,
             ratelimit_pages,
             bdp_ratelimits: vec![0; cpus],
             global_dirty_limit: GlobalDirtyLimit::new(0),

@@ -29,11 +29,11 @@ pub enum ThrottleScheme {
 }
 
 impl ThrottleScheme {
-    pub fn from_profile(p: &KernelProfile) -> ThrottleScheme {
-        match p.dirty_throttle {
+    pub fn from_profile(profile: &KernelProfile) -> ThrottleScheme {
+        match profile.dirty_throttle {
             DirtyThrottle::WriterWriteback => ThrottleScheme::WriterWriteback {
-                wait: p.bdp_wait,
-                ramp_violation_allowed: p.bdi_ramp_violation_allowed,
+                wait: profile.bdp_wait,
+                ramp_violation_allowed: profile.bdi_ramp_violation_allowed,
             },
             DirtyThrottle::IoLess => ThrottleScheme::IoLess,
         }

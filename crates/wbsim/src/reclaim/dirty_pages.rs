@@ -1,0 +1,98 @@
+//! Reclaim's treatment of dirty file pages, the dispatch point: who may
+//! write them from reclaim, what becomes of one it may not write, and
+//! whether a reclaimer whose batch was mostly dirty is throttled. Chosen
+//! once, when the machine is built, from the kernel profile
+//! ([`DirtyPagePolicy`]); `shrink_page_list` (`pageout.rs`) asks here.
+//!
+//! 3.0 lets kswapd and direct reclaim write any dirty page; Mel Gorman's
+//! 2011 series stops direct reclaim (patch 1) and kswapd above a priority
+//! (patch 2), throttles (patch 3), orphans or flags skipped pages
+//! (patches 4, 5); 3.2 merged the first two with PG_reclaim marking
+//! (`SkippedDirtyPage::ImmediateReclaim`).
+
+use super::pageout::Fate;
+use super::{ReclaimHost, ScanControl};
+use crate::kernel::{KernelProfile, SkippedDirtyPage};
+use crate::mm::page::flags;
+use crate::mm::vmstat::Ev;
+use crate::writeback::pass::WritebackPasses;
+
+/// The profile's rules for dirty file pages met by reclaim.
+#[derive(Debug, Clone, Copy)]
+pub struct DirtyPagePolicy {
+    /// kswapd writes file pages only at this priority or below
+    /// (`DEF_PRIORITY`: always).
+    kswapd_writepage_max_priority: u32,
+    /// Direct reclaim writes file pages (3.0: yes).
+    direct_reclaim_writes_file_pages: bool,
+    /// What becomes of a dirty file page reclaim may not write.
+    skipped: SkippedDirtyPage,
+    /// RFC patch 3: throttle a reclaimer whose batch was mostly dirty.
+    throttle_on_dirty_isolated: bool,
+    /// RFC patch 5: flag the inode so the flusher writes it first.
+    flag_inodes: bool,
+}
+
+impl DirtyPagePolicy {
+    pub fn from_profile(profile: &KernelProfile) -> DirtyPagePolicy {
+        DirtyPagePolicy {
+            kswapd_writepage_max_priority: profile.kswapd_writepage_max_priority,
+            direct_reclaim_writes_file_pages: profile.direct_reclaim_writes_file_pages,
+            skipped: profile.skipped_dirty_file_page,
+            throttle_on_dirty_isolated: profile.throttle_on_dirty_isolated,
+            flag_inodes: profile.flush_reclaim_inodes_first,
+        }
+    }
+}
+
+/// The decisions `shrink_page_list` asks of the policy.
+pub trait DirtyPages: ReclaimHost {
+    /// May this reclaimer write a dirty file page (`pageout`)?
+    fn reclaim_may_write_file(&self, sc: &ScanControl) -> bool {
+        let p = &self.reclaim().dirty_pages;
+        if sc.is_kswapd {
+            sc.priority <= p.kswapd_writepage_max_priority
+        } else {
+            p.direct_reclaim_writes_file_pages
+        }
+    }
+
+    /// Throttle a reclaimer whose batch was mostly dirty (RFC patch 3),
+    /// unless it already sleeps for another reason.
+    fn throttle_dirty_batch(&self, sc: &ScanControl) -> bool {
+        self.reclaim().dirty_pages.throttle_on_dirty_isolated && sc.stall.is_none()
+    }
+
+    /// Reclaim may not write a dirty page of `ino`: flag the inode for the
+    /// flusher (RFC patch 5); whether it did.
+    fn flag_inode_for_writeback(&mut self, ino: u32) -> bool {
+        if !self.reclaim().dirty_pages.flag_inodes {
+            return false;
+        }
+        self.mark_inode_dirty_reclaim(ino);
+        true
+    }
+
+    /// A dirty file page reclaim may not write (see `SkippedDirtyPage`).
+    fn skip_dirty_file_page(&mut self, pfn: u32) -> Fate {
+        match self.reclaim().dirty_pages.skipped {
+            SkippedDirtyPage::Keep => {
+                self.mm_mut().vmstat_mut().inc(Ev::NrVmscanWriteSkip, 1);
+                Fate::Kept
+            }
+            SkippedDirtyPage::ImmediateReclaim => {
+                self.mm_mut().pages_mut()[pfn as usize].flags |= flags::RECLAIM;
+                self.mm_mut()
+                    .vmstat_mut()
+                    .inc(Ev::NrVmscanImmediateReclaim, 1);
+                Fate::Kept
+            }
+            SkippedDirtyPage::Orphan => {
+                self.mm_mut().vmstat_mut().inc(Ev::NrVmscanInvalidate, 1);
+                Fate::Orphaned
+            }
+        }
+    }
+}
+
+impl<T: ReclaimHost + ?Sized> DirtyPages for T {}
