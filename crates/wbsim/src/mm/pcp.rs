@@ -66,6 +66,7 @@ impl Memory {
     /// `free_hot_cold_page` (cold: the page goes to the list's tail): the
     /// page joins `cpu`'s list; at `high` a batch goes back to the buddy
     /// lists.
+    #[inline]
     pub fn free_to_pcp(&mut self, cpu: usize, pfn: Pfn) {
         let z = self.pages[pfn as usize].zone as usize;
         self.pages[pfn as usize].holder = Holder::PerCpu;
@@ -100,6 +101,7 @@ impl Memory {
     /// `buffered_rmqueue` for order 0 (hot): the head of `cpu`'s list,
     /// refilled with a batch from the buddy lists (`rmqueue_bulk`) when
     /// empty. `None` if the zone has no page at all.
+    #[inline]
     pub fn rmqueue_pcp(&mut self, cpu: usize, z: usize) -> Option<Pfn> {
         let zone = &mut self.zones[z];
         if zone.pcp[cpu].list.len == 0 {

@@ -81,11 +81,13 @@ pub struct RunQueue {
 }
 
 impl Core {
+    #[inline]
     fn task_exec_ns(&self, tid: u32) -> Ns {
         let t = &self.tasks[tid as usize];
         t.user_ns + t.sys_ns
     }
 
+    #[inline]
     fn is_runnable(&self, cpu: usize, tid: u32) -> bool {
         let rq = &self.runqueues[cpu];
         rq.curr == Some(tid) || rq.queued.contains(&tid)
@@ -94,6 +96,7 @@ impl Core {
     /// A task's wake-up (or start) event: `enqueue_task_fair` +
     /// `check_preempt_wakeup`. Returns the CPU to run `schedule()` on now,
     /// if it is idle.
+    #[inline]
     pub fn wake_up_task(&mut self, tid: u32, at: Ns) -> Option<usize> {
         if self.tasks[tid as usize].exited_ns.is_some() {
             // A stale wake-up (a wait queue the task left by exiting).
@@ -142,12 +145,14 @@ impl Core {
     }
 
     /// The `CpuFree` event.
+    #[inline]
     pub fn cpu_free(&mut self, cpu: usize) {
         self.runqueues[cpu].free_event_pending = false;
     }
 
     /// `check_preempt_tick` for `curr` at a step boundary, with `leftmost`
     /// the queued task of smallest vruntime.
+    #[inline]
     fn curr_should_yield(&self, cpu: usize, curr: u32, leftmost: u32) -> bool {
         let rq = &self.runqueues[cpu];
         if rq.need_resched {
@@ -168,6 +173,7 @@ impl Core {
     }
 
     /// The queued task with the smallest vruntime (ties: first queued).
+    #[inline]
     fn leftmost(&self, cpu: usize) -> Option<usize> {
         let q = &self.runqueues[cpu].queued;
         (0..q.len()).min_by_key(|&i| self.tasks[q[i] as usize].vruntime_ns)
@@ -189,6 +195,7 @@ impl Core {
     }
 
     /// `update_min_vruntime`: never goes backwards.
+    #[inline]
     fn update_min_vruntime(&mut self, cpu: usize) {
         let rq = &self.runqueues[cpu];
         let curr_v = rq.curr.map(|c| self.tasks[c as usize].vruntime_ns);
@@ -207,6 +214,7 @@ impl Core {
     /// `schedule()` on a CPU whose step has ended: the task to run next,
     /// whose steps the machine then runs back to back
     /// ([`Core::begin_run`] ... [`Core::after_step`]).
+    #[inline]
     pub fn pick_next(&mut self, cpu: usize, at: Ns) -> Option<u32> {
         if self.runqueues[cpu].busy_until > at {
             self.cpu_free_at(cpu);
@@ -228,6 +236,7 @@ impl Core {
     /// The task starts running: a new wake-up token (older wake-ups are
     /// stale), and the congestion wait it slept in, if any, for its
     /// tracepoint.
+    #[inline]
     pub fn begin_run(&mut self, tid: u32) -> (u64, Option<super::PendingWait>) {
         let task = &mut self.tasks[tid as usize];
         task.token += 1;
@@ -236,6 +245,7 @@ impl Core {
     }
 
     /// A step starts: nothing charged yet.
+    #[inline]
     pub fn begin_step(&mut self) {
         self.step_cost_ns = 0;
     }
@@ -243,6 +253,7 @@ impl Core {
     /// The step has run: charge its CPU time to the task's vruntime and
     /// keep the CPU busy for it; a task that stops running leaves the CPU.
     /// Returns the step's cost and when it ends.
+    #[inline]
     pub fn end_step(&mut self, tid: u32, cpu: usize, step: Step) -> (Ns, Ns) {
         let cost = self.step_cost_ns;
         let end = self.now + cost;
@@ -260,6 +271,7 @@ impl Core {
     /// next step at once (nothing else queued or due before it ends, and
     /// `may_continue`); if not, its sleep, wake-up or exit is recorded and
     /// the CPU looks for work at the step's end.
+    #[inline]
     pub fn after_step(
         &mut self,
         tid: u32,

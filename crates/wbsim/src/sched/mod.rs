@@ -165,10 +165,12 @@ impl Core {
         &mut self.tracer
     }
 
+    #[inline]
     pub fn events_processed(&self) -> u64 {
         self.events_processed
     }
 
+    #[inline]
     pub fn workload_left(&self) -> usize {
         self.workload_left
     }
@@ -191,10 +193,12 @@ impl Core {
     }
 
     /// The engine's next event, in time order.
+    #[inline]
     pub fn pop_event(&mut self) -> Option<(Ns, EventKind)> {
         self.events.pop()
     }
 
+    #[inline]
     pub fn time_limit_ns(&self) -> Ns {
         self.time_limit_ns
     }
@@ -205,6 +209,7 @@ impl Core {
     }
 
     /// Move the clock to an event's time (never backwards).
+    #[inline]
     pub fn advance_to(&mut self, t: Ns) {
         if t > self.now {
             self.now = t;
@@ -218,6 +223,7 @@ impl Core {
     }
 
     /// Count one event against the budget; false once it is spent.
+    #[inline]
     pub fn take_event_budget(&mut self) -> bool {
         if self.events_processed >= self.max_events {
             return false;

@@ -392,7 +392,14 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                 Some(t) => TaskStart::After(t),
                 None => TaskStart::At(0),
             };
-            let tid = sys.spawn_task(name, cpu(), TaskKind::Process, is_workload, start);
+            let kind = match &process {
+                Process::Writer(_) => TaskKind::Writer,
+                Process::FsMark(_) => TaskKind::FsMark,
+                Process::MemTouch(_) => TaskKind::MemTouch,
+                Process::MapWrite(_) => TaskKind::MapWrite,
+                Process::Iozone(_) => TaskKind::Iozone,
+            };
+            let tid = sys.spawn_task(name, cpu(), kind, is_workload, start);
             sys.workload.attach(tid, process);
         };
         spawn(&mut sys, &tc.name, kind);

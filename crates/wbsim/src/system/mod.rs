@@ -27,6 +27,11 @@ use crate::block::plug::TaskPlugging;
 use crate::block::submit::Submit;
 use crate::fs::daemon::FsDaemons;
 use crate::reclaim::kswapd::Kswapd;
+use crate::workload::fsmark_run::FsMarkRunner;
+use crate::workload::iozone_run::IozoneRunner;
+use crate::workload::mapwrite::MapWriter;
+use crate::workload::memtouch::MemTouch;
+use crate::workload::Writer;
 use crate::writeback::flusher::Flushers;
 use crate::writeback::limits::Limits;
 pub use build::build_system;
@@ -372,6 +377,7 @@ impl System {
     }
 
     /// `schedule()` on a CPU whose step has ended: run the task it picks.
+    #[inline]
     fn schedule(&mut self, cpu: usize, at: Ns) {
         if let Some(tid) = self.core.pick_next(cpu, at) {
             self.run_task(tid, cpu);
@@ -381,6 +387,7 @@ impl System {
     /// Run `tid`, the CPU's `curr`, from now. Each step's state changes
     /// happen at the step's start; the CPU time it charged keeps the CPU
     /// busy, so the next step (of this or another task) runs after it.
+    #[inline]
     fn run_task(&mut self, tid: u32, cpu: usize) {
         // Steps run back to back in one dispatch only up to this many; then
         // the CPU goes through a `CpuFree` event at the step's end, which
@@ -412,10 +419,15 @@ impl System {
         }
     }
 
+    #[inline(always)]
     fn step_task(&mut self, tid: u32) -> Step {
         use task::TaskKind;
         match &self.task_kind[tid as usize] {
-            TaskKind::Process => crate::workload::process_step(self, tid),
+            TaskKind::Writer => self.writer_step(tid),
+            TaskKind::FsMark => self.fsmark_step(tid),
+            TaskKind::MemTouch => self.memtouch_step(tid),
+            TaskKind::MapWrite => self.mapwrite_step(tid),
+            TaskKind::Iozone => self.iozone_step(tid),
             &TaskKind::Flusher(bdi) => self.flusher_step(tid, bdi),
             TaskKind::Kswapd => self.kswapd_step(tid),
             TaskKind::FsDaemon => self.fs_daemon_step(tid),

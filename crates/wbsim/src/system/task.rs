@@ -4,8 +4,12 @@ pub use crate::sched::{PendingWait, Step, Task};
 
 #[derive(Debug)]
 pub enum TaskKind {
-    /// A workload program; its state is workload's.
-    Process,
+    /// A workload program, by kind; its state is workload's.
+    Writer,
+    FsMark,
+    MemTouch,
+    MapWrite,
+    Iozone,
     /// The flusher thread of a bdi (`bdi_writeback_thread`, 2.6.32 – 3.x);
     /// its state is writeback's.
     Flusher(usize),

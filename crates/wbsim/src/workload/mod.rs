@@ -27,10 +27,6 @@ mod state;
 pub mod synthetic;
 
 use crate::workload::enospc::Enospc;
-use crate::workload::fsmark_run::FsMarkRunner;
-use crate::workload::iozone_run::IozoneRunner;
-use crate::workload::mapwrite::MapWriter;
-use crate::workload::memtouch::MemTouch;
 pub use reference::reference_markdown;
 pub use state::{Process, Workloads};
 
@@ -211,14 +207,3 @@ pub trait Writer: WorkloadHost {
 }
 
 impl<T: WorkloadHost + ?Sized> Writer for T {}
-
-/// One step of workload task `tid`: the program it runs decides.
-pub fn process_step<H: WorkloadHost + ?Sized>(sys: &mut H, tid: u32) -> Step {
-    match sys.workload().process(tid) {
-        Process::Writer(_) => sys.writer_step(tid),
-        Process::FsMark(_) => sys.fsmark_step(tid),
-        Process::MemTouch(_) => sys.memtouch_step(tid),
-        Process::MapWrite(_) => sys.mapwrite_step(tid),
-        Process::Iozone(_) => sys.iozone_step(tid),
-    }
-}

@@ -61,12 +61,14 @@ impl Workloads {
         self.processes[tid as usize].as_ref()
     }
 
+    #[inline]
     pub fn process(&self, tid: u32) -> &Process {
         self.processes[tid as usize]
             .as_ref()
             .expect("task runs a program")
     }
 
+    #[inline]
     pub(super) fn process_mut(&mut self, tid: u32) -> &mut Process {
         self.processes[tid as usize]
             .as_mut()
