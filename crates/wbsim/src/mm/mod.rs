@@ -183,9 +183,19 @@ impl Memory {
         &self.zones[zone].lruvec
     }
 
-    /// As [`System::lruvec`], to change.
+    /// As [`Memory::lruvec`], to change.
     pub fn lruvec_mut(&mut self, zone: usize) -> &mut lruvec::Lruvec {
         &mut self.zones[zone].lruvec
+    }
+
+    /// One LRU list of `zone`'s lruvec with the frames its links live in,
+    /// to link or unlink a page.
+    fn lru_list_mut(
+        &mut self,
+        zone: usize,
+        lru: usize,
+    ) -> (&mut page::Frames, &mut page::ListHead) {
+        (&mut self.pages, &mut self.zones[zone].lruvec.lists[lru])
     }
 
     /// Zonelist order for page-cache allocations: highest populated zone
@@ -234,8 +244,9 @@ impl Memory {
             // update_page_reclaim_stat: an added page counts as scanned, an
             // active one as rotated too.
             let (file, z) = (!p.has(flags::ANON) as usize, p.zone as usize);
-            self.zones[z].lruvec.recent_scanned[file] += 1;
-            self.zones[z].lruvec.recent_rotated[file] += p.has(flags::ACTIVE) as u64;
+            let lv = self.lruvec_mut(z);
+            lv.recent_scanned[file] += 1;
+            lv.recent_rotated[file] += p.has(flags::ACTIVE) as u64;
         }
         self.pagevecs[cpu].len = 0;
     }
@@ -246,18 +257,16 @@ impl Memory {
         let p = &mut self.pages[pfn as usize];
         p.holder = Holder::from_lru(lru);
         p.flags |= flags::LRU;
-        list_add_head(&mut self.pages, &mut self.zones[z].lruvec.lists[lru], pfn);
+        let (pages, list) = self.lru_list_mut(z, lru);
+        list_add_head(pages, list, pfn);
     }
 
     /// Take a page off whatever LRU list it is on.
     pub fn lru_unlink(&mut self, pfn: Pfn) {
         let p = self.pages[pfn as usize];
         let lru = p.holder.lru().expect("page not on an LRU list");
-        list_del(
-            &mut self.pages,
-            &mut self.zones[p.zone as usize].lruvec.lists[lru],
-            pfn,
-        );
+        let (pages, list) = self.lru_list_mut(p.zone as usize, lru);
+        list_del(pages, list, pfn);
         self.pages[pfn as usize].flags &= !flags::LRU;
     }
 
@@ -274,7 +283,7 @@ impl Memory {
                 let lru = page_lru(pg);
                 self.lru_link_head(pfn, lru);
                 let file = !p.has(flags::ANON) as usize;
-                self.zones[p.zone as usize].lruvec.recent_rotated[file] += 1;
+                self.lruvec_mut(p.zone as usize).recent_rotated[file] += 1;
                 self.vmstat.inc(Ev::PgActivate, 1);
             }
         } else if !p.has(flags::REFERENCED) {
@@ -290,8 +299,9 @@ impl Memory {
         if inactive && !p.has(flags::DIRTY) && !p.has(flags::ACTIVE) {
             let z = p.zone as usize;
             let lru = page_lru(&p);
-            list_del(&mut self.pages, &mut self.zones[z].lruvec.lists[lru], pfn);
-            list_add_tail(&mut self.pages, &mut self.zones[z].lruvec.lists[lru], pfn);
+            let (pages, list) = self.lru_list_mut(z, lru);
+            list_del(pages, list, pfn);
+            list_add_tail(pages, list, pfn);
             self.vmstat.inc(Ev::PgRotated, 1);
         }
     }

@@ -98,25 +98,25 @@ pub trait ShrinkZone: ReclaimHost {
     fn get_scan_count(&mut self, zone: usize, sc: &ScanControl) -> [u64; NR_LRU_LISTS] {
         let noswap = self.mm().nr_swap_pages() == 0;
         let anon_prio = self.sysctl().swappiness as u64;
-        let z = &mut self.mm_mut().zone_mut(zone);
+        let z = self.mm().zone(zone);
         let (anon, file) = (z.nr_anon_lru(), z.nr_file_lru());
+        let (free, wmark_high) = (z.nr_free(), z.wmark_high);
         let force_scan = sc.is_kswapd && ((anon + file) >> sc.priority) < SWAP_CLUSTER_MAX;
         let (fraction, denominator) = if noswap {
             ([0, 1], 1)
-        } else if file + z.nr_free() <= z.wmark_high {
+        } else if file + free <= wmark_high {
             ([1, 0], 1)
         } else {
             let file_prio = 200 - anon_prio;
+            let lv = self.mm_mut().lruvec_mut(zone);
             for (i, size) in [anon, file].into_iter().enumerate() {
-                if z.lruvec.recent_scanned[i] > size / 4 {
-                    z.lruvec.recent_scanned[i] /= 2;
-                    z.lruvec.recent_rotated[i] /= 2;
+                if lv.recent_scanned[i] > size / 4 {
+                    lv.recent_scanned[i] /= 2;
+                    lv.recent_rotated[i] /= 2;
                 }
             }
-            let ap = (anon_prio + 1) * (z.lruvec.recent_scanned[0] + 1)
-                / (z.lruvec.recent_rotated[0] + 1);
-            let fp = (file_prio + 1) * (z.lruvec.recent_scanned[1] + 1)
-                / (z.lruvec.recent_rotated[1] + 1);
+            let ap = (anon_prio + 1) * (lv.recent_scanned[0] + 1) / (lv.recent_rotated[0] + 1);
+            let fp = (file_prio + 1) * (lv.recent_scanned[1] + 1) / (lv.recent_rotated[1] + 1);
             ([ap, fp], ap + fp + 1)
         };
         let mut nr = [0u64; NR_LRU_LISTS];
@@ -124,7 +124,7 @@ pub trait ShrinkZone: ReclaimHost {
             let f = (lru >= LRU_INACTIVE_FILE) as usize;
             let full = sc.priority == 0 && !noswap;
             let mut scan = scan_fraction(
-                z.lruvec.lists[lru].len,
+                self.mm().lruvec(zone).lists[lru].len,
                 sc.priority,
                 fraction[f],
                 denominator,
@@ -184,10 +184,11 @@ pub trait ShrinkZone: ReclaimHost {
 
     /// `shrink_list`: an active list only when its inactive list is low.
     fn shrink_list(&mut self, zone: usize, lru: usize, n: u64, sc: &mut ScanControl) {
-        let z = &self.mm().zone(zone);
+        let z = self.mm().zone(zone);
+        let lists = &self.mm().lruvec(zone).lists;
         match lru {
             LRU_ACTIVE_FILE => {
-                if z.lruvec.lists[LRU_ACTIVE_FILE].len > z.lruvec.lists[LRU_INACTIVE_FILE].len {
+                if lists[LRU_ACTIVE_FILE].len > lists[LRU_INACTIVE_FILE].len {
                     self.shrink_active_list(zone, lru, n, sc);
                 }
             }

@@ -92,7 +92,7 @@ pub trait ShrinkList: ReclaimHost {
             z.nr_isolated_anon += nr_taken;
         }
         z.pages_scanned += nr_taken;
-        z.lruvec.recent_scanned[file as usize] += nr_taken;
+        self.mm_mut().lruvec_mut(zone).recent_scanned[file as usize] += nr_taken;
         let scan_ev = if sc.is_kswapd {
             ZoneEv::PgScanKswapd
         } else {

@@ -204,10 +204,8 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
         sys.mm().nr_free_pages() as i64 - total,
     );
     let lru_sum = |l: usize| {
-        sys.mm()
-            .zones()
-            .iter()
-            .map(|z| z.lruvec.lists[l].len as i64)
+        (0..sys.mm().nr_zones())
+            .map(|z| sys.mm().lruvec(z).lists[l].len as i64)
             .sum::<i64>()
     };
     vmstat.insert("nr_inactive_file".into(), lru_sum(2));

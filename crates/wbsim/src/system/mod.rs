@@ -455,8 +455,8 @@ impl System {
                 let z = &self.mm().zone(i);
                 series::ZoneSample {
                     free_pages: z.nr_free(),
-                    inactive_file_pages: z.lruvec.lists[LRU_INACTIVE_FILE].len,
-                    active_file_pages: z.lruvec.lists[LRU_ACTIVE_FILE].len,
+                    inactive_file_pages: self.mm.lruvec(i).lists[LRU_INACTIVE_FILE].len,
+                    active_file_pages: self.mm.lruvec(i).lists[LRU_ACTIVE_FILE].len,
                     dirty_pages: z.nr_dirty,
                     writeback_pages: z.nr_writeback,
                     dirty_limit_pages: if z.present_pages > 0 {

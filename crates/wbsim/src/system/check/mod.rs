@@ -316,7 +316,8 @@ impl System {
                     format!("zone {} has more free pages than present", zone.name)
                 });
             }
-            for (l, (list, frames)) in zone.lruvec.lists.iter().zip(t.lru[z]).enumerate() {
+            let lists = &self.mm.lruvec(z).lists;
+            for (l, (list, frames)) in lists.iter().zip(t.lru[z]).enumerate() {
                 if list.len != frames {
                     f.fail(Invariant::LruListLength, || {
                         format!(
