@@ -246,6 +246,8 @@ const PRESETS: &[(&str, &str)] = &[
         include_str!("presets/3.0-rc6+reclaim-1-5.toml"),
     ),
     ("3.1-mmotm", include_str!("presets/3.1-mmotm.toml")),
+    ("3.2", include_str!("presets/3.2.toml")),
+    ("3.3", include_str!("presets/3.3.toml")),
     ("3.10", include_str!("presets/3.10.toml")),
     (
         "3.10+writeback-plug",
