@@ -42,6 +42,7 @@ const KEYS: &[(&str, &str)] = &[
     ("kswapd_writepage_max_priority", "reclaim"),
     ("skipped_dirty_file_page", "reclaim"),
     ("throttle_on_dirty_isolated", "reclaim"),
+    ("throttle_on_writeback_isolated", "reclaim"),
     ("writeback_plug", "block"),
 ];
 
@@ -160,6 +161,12 @@ pub fn check_coherence(p: &KernelProfile) -> Result<(), String> {
              proportions' period (2.6.24 - 3.6); `proportions = \"flexible\"` (3.7+) has none"
                 .into(),
         );
+    }
+    if p.throttle_on_dirty_isolated && p.throttle_on_writeback_isolated {
+        return Err("`throttle_on_dirty_isolated` (RFC patch 3, Jul 2011) and \
+             `throttle_on_writeback_isolated` (its merged form, 3.2) are two versions of \
+             one throttle; set at most one"
+            .into());
     }
     if p.kswapd_writepage_max_priority > DEF_PRIORITY {
         return Err(format!(

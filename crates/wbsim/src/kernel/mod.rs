@@ -85,6 +85,12 @@ pub struct KernelProfile {
     /// are at least `nr_taken >> (DEF_PRIORITY - priority)`, count
     /// nr_vmscan_throttled and `wait_iff_congested(zone, HZ/10)`.
     pub throttle_on_dirty_isolated: bool,
+    /// 3.2+ (`shrink_inactive_list`, read in 3.2.4 mm/vmscan.c; the merged
+    /// form of RFC patch 3): when the pages under writeback among those
+    /// isolated are at least `nr_taken >> (DEF_PRIORITY - priority)`,
+    /// `wait_iff_congested(zone, BLK_RW_ASYNC, HZ/10)` (nothing counted).
+    #[serde(default)]
+    pub throttle_on_writeback_isolated: bool,
     /// Gorman RFC patch 5: the inodes of skipped dirty pages get
     /// I_DIRTY_RECLAIM, the flushers are woken for that many pages, and
     /// `move_expired_inodes` queues such inodes for IO regardless of age.

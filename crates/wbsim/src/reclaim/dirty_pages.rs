@@ -29,6 +29,8 @@ pub struct DirtyPagePolicy {
     skipped: SkippedDirtyPage,
     /// RFC patch 3: throttle a reclaimer whose batch was mostly dirty.
     throttle_on_dirty_isolated: bool,
+    /// 3.2: throttle a reclaimer whose batch was mostly under writeback.
+    throttle_on_writeback_isolated: bool,
     /// RFC patch 5: flag the inode so the flusher writes it first.
     flag_inodes: bool,
 }
@@ -40,6 +42,7 @@ impl DirtyPagePolicy {
             direct_reclaim_writes_file_pages: profile.direct_reclaim_writes_file_pages,
             skipped: profile.skipped_dirty_file_page,
             throttle_on_dirty_isolated: profile.throttle_on_dirty_isolated,
+            throttle_on_writeback_isolated: profile.throttle_on_writeback_isolated,
             flag_inodes: profile.flush_reclaim_inodes_first,
         }
     }
@@ -61,6 +64,12 @@ pub trait DirtyPages: ReclaimHost {
     /// unless it already sleeps for another reason.
     fn throttle_dirty_batch(&self, sc: &ScanControl) -> bool {
         self.reclaim().dirty_pages.throttle_on_dirty_isolated && sc.stall.is_none()
+    }
+
+    /// Throttle a reclaimer whose batch was mostly pages under writeback
+    /// (3.2), unless it already sleeps for another reason.
+    fn throttle_writeback_batch(&self, sc: &ScanControl) -> bool {
+        self.reclaim().dirty_pages.throttle_on_writeback_isolated && sc.stall.is_none()
     }
 
     /// Reclaim may not write a dirty page of `ino`: flag the inode for the

@@ -55,6 +55,8 @@ pub(super) enum Fate {
 pub(super) struct Tally {
     reclaimed: u64,
     dirty: u64,
+    /// Pages found under writeback (`nr_writeback`, 3.2).
+    writeback: u64,
     congested: u64,
     flush_first: u64,
 }
@@ -145,6 +147,12 @@ pub trait ShrinkList: ReclaimHost {
             let timeout = self.jiffies_ns(self.hz() / 10);
             sc.stall = self.wait_iff_congested(sc.tid, zone, timeout);
         }
+        // 3.2: the same back-off on pages under writeback.
+        if self.throttle_writeback_batch(sc) && t.writeback > 0 && t.writeback >= nr_taken >> shift
+        {
+            let timeout = self.jiffies_ns(self.hz() / 10);
+            sc.stall = self.wait_iff_congested(sc.tid, zone, timeout);
+        }
     }
 
     /// `shrink_page_list` (3.0): decide each isolated page's fate; kept
@@ -200,6 +208,7 @@ pub trait ShrinkList: ReclaimHost {
             sc.nr_scanned += 1;
         }
         if p.has(flags::WRITEBACK) {
+            t.writeback += 1;
             return Fate::Kept;
         }
         let refs = self.page_check_references(pfn);

@@ -292,3 +292,34 @@ fn anon_page_without_swap_is_activated() {
     assert_eq!(m.zone().lruvec.lists[LRU_ACTIVE_ANON].len, 1);
     m.check();
 }
+
+/// 3.2 `shrink_inactive_list` (mm/vmscan.c, 3.2.4): when the pages under
+/// writeback among those isolated reach `nr_taken >> (DEF_PRIORITY -
+/// priority)` (all of them at priority 12), the reclaimer calls
+/// `wait_iff_congested`, which sleeps while a queue and the zone are
+/// congested. 3.1-mmotm has no such throttle; a batch with fewer such
+/// pages does not throttle either.
+#[test]
+fn batch_mostly_under_writeback_throttles_the_reclaimer_under_3_2() {
+    for (kernel, under_writeback, stalls) in
+        [("3.2", 4, true), ("3.2", 3, false), ("3.1-mmotm", 4, false)]
+    {
+        let mut m = Machine::new(kernel);
+        let pages = m.file_pages(m.file, 4, false);
+        for &pfn in &pages[..under_writeback] {
+            m.sys.mm_mut().pages_mut()[pfn as usize].flags |= flags::WRITEBACK;
+        }
+        let dev = m.sys.inode_device(m.file).unwrap();
+        m.sys.block_mut().queue_mut(dev).congested = true;
+        m.sys
+            .mm_mut()
+            .zone_mut(crate::reclaim::tests::ZONE)
+            .congested = true;
+        let sc = m.shrink(LRU_INACTIVE_FILE, m.kswapd(DEF_PRIORITY));
+        assert_eq!(
+            sc.stall.is_some(),
+            stalls,
+            "{kernel}, {under_writeback} of 4 under writeback"
+        );
+    }
+}
