@@ -24,6 +24,8 @@ use std::path::Path;
 const DISPATCH_POINTS: &[&str] = &[
     // Not a mechanism: `make_report` labels the report with the profile's name.
     "lib.rs",
+    // Page-state accounting on redirty: 3.3's `account_page_redirty`.
+    "writeback/account.rs",
     // Writeback plugging: per-task plug lists, a plug per writeback pass, or bios
     // straight into the queue (3.0 presets).
     "block/plug.rs",

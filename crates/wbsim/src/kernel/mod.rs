@@ -95,6 +95,13 @@ pub struct KernelProfile {
     /// I_DIRTY_RECLAIM, the flushers are woken for that many pages, and
     /// `move_expired_inodes` queues such inodes for IO regardless of age.
     pub flush_reclaim_inodes_first: bool,
+    /// 3.3+ `account_page_redirty` ("writeback: fix dirtied pages
+    /// accounting on redirty", read in 3.3.8 mm/page-writeback.c):
+    /// `redirty_page_for_writepage` takes back the NR_DIRTIED and
+    /// BDI_DIRTIED counts the re-dirtying adds, so a page a filesystem
+    /// refuses to write is counted as dirtied once.
+    #[serde(default)]
+    pub redirty_accounting: bool,
     /// How writeback's bios reach the request queue.
     #[serde(default = "WritebackPlug::queue_only")]
     pub writeback_plug: WritebackPlug,

@@ -129,6 +129,12 @@ impl Vmstat {
         self.zone_ev[zone][e as usize] += n;
     }
 
+    /// Take back `n` counted by `inc` (a count the kernel undoes, as
+    /// `account_page_redirty` does NR_DIRTIED).
+    pub fn dec(&mut self, e: Ev, n: u64) {
+        self.ev[e as usize] -= n;
+    }
+
     pub fn get(&self, e: Ev) -> u64 {
         self.ev[e as usize]
     }

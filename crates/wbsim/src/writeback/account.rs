@@ -57,10 +57,19 @@ pub trait Account: WritebackHost {
         }
     }
 
-    /// `redirty_page_for_writepage`: the filesystem refused; in 3.0 this is
-    /// a full re-dirtying, so `nr_dirtied` counts it again.
+    /// `redirty_page_for_writepage`: the filesystem refused. Up to 3.2
+    /// this is a full re-dirtying, so `nr_dirtied` counts the page again;
+    /// 3.3+ `account_page_redirty` takes that count back (NR_DIRTIED and
+    /// BDI_DIRTIED; the task's own count is not kept for kernel-thread
+    /// callers here).
     fn redirty_page_for_writepage(&mut self, pfn: Pfn) {
-        self.set_page_dirty(pfn, None);
+        let counted = self.set_page_dirty(pfn, None);
+        if counted && self.profile().redirty_accounting {
+            self.mm_mut().vmstat_mut().dec(Ev::NrDirtied, 1);
+            let ino = self.mm().pages()[pfn as usize].inode;
+            let bdi = self.mm().inode(ino).bdi;
+            self.wb_mut().bdis[bdi].dirtied_pages -= 1;
+        }
     }
 }
 
@@ -143,5 +152,43 @@ pub fn end_page_writeback<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn) {
     if p.has(flags::RECLAIM) {
         sys.mm_mut().pages_mut()[pfn as usize].flags &= !flags::RECLAIM;
         sys.mm_mut().rotate_reclaimable_page(pfn);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::mm::filemap::Filemap;
+    use crate::mm::vmstat::Ev;
+    use crate::mm::MmHost;
+    use crate::test_support::usb_stick_files;
+    use crate::writeback::account::Account;
+    use crate::writeback::WritebackHost;
+
+    /// A page dirtied once, cleaned for IO and refused by the filesystem
+    /// (`redirty_page_for_writepage`): 3.2 counts it dirtied twice, 3.3's
+    /// `account_page_redirty` once (NR_DIRTIED and the bdi's BDI_DIRTIED).
+    #[test]
+    fn redirty_counts_the_page_again_until_3_3() {
+        for (kernel, dirtied) in [("3.2", 2), ("3.3", 1)] {
+            let (mut sys, files) = usb_stick_files(kernel, "ext4", &["a"]);
+            let ino = files[0];
+            let bdi = sys.mm().inode(ino).bdi;
+            let (ev0, bdi0) = (
+                sys.mm().vmstat().get(Ev::NrDirtied),
+                sys.wb().bdi(bdi).dirtied_pages,
+            );
+            let pfn = sys
+                .find_or_create_page(0, ino, 0, crate::mm::Gfp { write: true })
+                .unwrap();
+            assert!(sys.set_page_dirty(pfn, Some(0)));
+            sys.clear_page_dirty_for_io(pfn);
+            sys.redirty_page_for_writepage(pfn);
+            assert_eq!(
+                sys.mm().vmstat().get(Ev::NrDirtied) - ev0,
+                dirtied,
+                "{kernel}"
+            );
+            assert_eq!(sys.wb().bdi(bdi).dirtied_pages - bdi0, dirtied, "{kernel}");
+        }
     }
 }
