@@ -71,10 +71,6 @@ impl BlockLayer {
         &self.devices
     }
 
-    pub fn nr_devices(&self) -> usize {
-        self.devices.len()
-    }
-
     /// Is any queue congested (`wait_iff_congested`'s test)?
     pub fn any_congested(&self) -> bool {
         self.queues.iter().any(|q| q.congested)

@@ -9,7 +9,6 @@ use crate::block::SECTORS_PER_PAGE;
 use crate::fs::fuse::Fuse;
 use crate::fs::metadata::MetadataWrites;
 use crate::fs::space::SpaceReservation;
-use crate::fs::Filesystems;
 use crate::fs::FsHost;
 use crate::mm::filemap::Filemap;
 use crate::mm::page::{flags, NIL};
@@ -84,7 +83,7 @@ impl FsDaemonState {
 pub trait FsDaemons: FsHost {
     /// Queue a FUSE WRITE request (`fuse_request_send`) and wake the daemon.
     fn fuse_send(&mut self, daemon: u32, req: FuseRequest) {
-        let d = self.fs_mut().daemon_state(daemon);
+        let d = self.fs_mut().daemon_mut(daemon);
         d.queue.push_back(req);
         if d.idle {
             d.idle = false;
@@ -93,12 +92,12 @@ pub trait FsDaemons: FsHost {
     }
 
     fn fs_daemon_step(&mut self, tid: u32) -> Step {
-        let kind = self.fs_mut().daemon_state(tid).kind;
+        let kind = self.fs_mut().daemon_mut(tid).kind;
         match kind {
             DaemonKind::Fuse => self.fuse_daemon_step(tid),
             _ => {
                 self.periodic_commit(tid, kind);
-                let interval = self.fs_mut().daemon_state(tid).interval_ns;
+                let interval = self.fs_mut().daemon_mut(tid).interval_ns;
                 Step::SleepUntil(self.now() + interval)
             }
         }
@@ -111,16 +110,16 @@ pub trait FsDaemons: FsHost {
         if let Some(step) = balance_dirty_pages(self, tid) {
             return step;
         }
-        let fs = self.fs_mut().daemon_state(tid).fs;
-        let Some(req) = self.fs_mut().daemon_state(tid).current.or_else(|| {
-            let d = self.fs_mut().daemon_state(tid);
+        let fs = self.fs_mut().daemon_mut(tid).fs;
+        let Some(req) = self.fs_mut().daemon_mut(tid).current.or_else(|| {
+            let d = self.fs_mut().daemon_mut(tid);
             let r = d.queue.pop_front();
             d.current = r;
             d.meta_done = false;
             d.data_done = false;
             r
         }) else {
-            self.fs_mut().daemon_state(tid).idle = true;
+            self.fs_mut().daemon_mut(tid).idle = true;
             return Step::Wait(None);
         };
         let blockdev = self.fs().filesystems[fs].blockdev_inode;
@@ -133,31 +132,31 @@ pub trait FsDaemons: FsHost {
             md.ntfs_mft_page,
         );
         let cluster = first_cluster + req.file_index as u64;
-        if !self.fs_mut().daemon_state(tid).meta_done {
+        if !self.fs_mut().daemon_mut(tid).meta_done {
             self.charge_sys(tid, self.cost().fuse_request_ns);
             let bitmap = bitmap_first + (cluster / NTFS_CLUSTERS_PER_BITMAP_PAGE) as u32;
             let d1 = self.ntfs_touch(tid, blockdev, bitmap);
             let d2 = self.ntfs_touch(tid, blockdev, mft_page);
-            self.fs_mut().daemon_state(tid).meta_done = true;
+            self.fs_mut().daemon_mut(tid).meta_done = true;
             self.balance_dirty_pages_ratelimited(tid, bdi, d1 + d2);
             if self.wb().task_bdp(tid).active {
                 return Step::Continue;
             }
         }
-        if !self.fs_mut().daemon_state(tid).data_done
+        if !self.fs_mut().daemon_mut(tid).data_done
             && !self.fs_reserve_block(req.ino, req.file_index)
         {
             // ntfs-3g finds no free cluster: the request fails with ENOSPC.
-            self.fs_mut().daemon_state(tid).data_done = true;
+            self.fs_mut().daemon_mut(tid).data_done = true;
             if let FuseRequestKind::Write { writer } = req.kind {
                 self.fs_mut().task_fuse_enospc[writer as usize] = true;
             }
         }
-        if !self.fs_mut().daemon_state(tid).data_done {
+        if !self.fs_mut().daemon_mut(tid).data_done {
             match self.write_page_cached(tid, blockdev, cluster as u32, 4096, true) {
                 Err(step) => return step,
                 Ok(dirtied) => {
-                    self.fs_mut().daemon_state(tid).data_done = true;
+                    self.fs_mut().daemon_mut(tid).data_done = true;
                     self.balance_dirty_pages_ratelimited(tid, bdi, dirtied as u64);
                     if self.wb().task_bdp(tid).active {
                         return Step::Continue;
@@ -166,7 +165,7 @@ pub trait FsDaemons: FsHost {
             }
         }
         // Reply: the writer's request completes.
-        let d = self.fs_mut().daemon_state(tid);
+        let d = self.fs_mut().daemon_mut(tid);
         d.current = None;
         d.requests_served += 1;
         self.wb_mut().set_task_backing_dev(tid, None);
@@ -190,7 +189,7 @@ pub trait FsDaemons: FsHost {
 
     /// jbd2 commit, xfs log force or btrfs transaction commit.
     fn periodic_commit(&mut self, tid: u32, kind: DaemonKind) {
-        let fs = self.fs_mut().daemon_state(tid).fs;
+        let fs = self.fs_mut().daemon_mut(tid).fs;
         let dev = self.fs().filesystems[fs].device;
         match kind {
             DaemonKind::Jbd2 => {
@@ -260,9 +259,3 @@ pub trait FsDaemons: FsHost {
 }
 
 impl<T: FsHost + ?Sized> FsDaemons for T {}
-
-impl Filesystems {
-    pub fn daemon_state(&mut self, tid: u32) -> &mut FsDaemonState {
-        self.daemon_mut(tid)
-    }
-}

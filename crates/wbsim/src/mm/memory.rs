@@ -171,8 +171,4 @@ impl Memory {
     pub fn task_alloc(&self, tid: u32) -> &super::page_alloc::AllocState {
         &self.task_alloc[tid as usize]
     }
-
-    pub fn task_alloc_mut(&mut self, tid: u32) -> &mut super::page_alloc::AllocState {
-        &mut self.task_alloc[tid as usize]
-    }
 }

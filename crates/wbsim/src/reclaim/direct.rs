@@ -120,8 +120,7 @@ pub fn wait_iff_congested<H: ReclaimHost + ?Sized>(
     zone: usize,
     timeout_ns: u64,
 ) -> Option<Step> {
-    let any_congested = sys.block().queues().iter().any(|q| q.congested);
-    if !any_congested || !sys.mm().zone(zone).congested {
+    if !sys.block().any_congested() || !sys.mm().zone(zone).congested {
         // cond_resched() only: the tracepoint records no delay.
         let ev = TraceEvent::WaitIffCongested {
             usec_timeout: (timeout_ns / 1000) as u32,

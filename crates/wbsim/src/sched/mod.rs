@@ -179,10 +179,6 @@ impl Core {
         self.runqueues.len()
     }
 
-    pub fn runqueue(&self, cpu: usize) -> &RunQueue {
-        &self.runqueues[cpu]
-    }
-
     #[cfg(test)]
     pub(crate) fn runqueue_mut(&mut self, cpu: usize) -> &mut RunQueue {
         &mut self.runqueues[cpu]

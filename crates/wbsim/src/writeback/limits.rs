@@ -200,12 +200,7 @@ mod tests {
         SysctlConfig {
             dirty_ratio: ratio,
             dirty_background_ratio: bg,
-            dirty_bytes: 0,
-            dirty_background_bytes: 0,
-            dirty_expire_centisecs: 3000,
-            dirty_writeback_centisecs: 500,
-            swappiness: 60,
-            laptop_mode: false,
+            ..SysctlConfig::default()
         }
     }
 

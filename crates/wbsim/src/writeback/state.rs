@@ -110,10 +110,6 @@ impl Writeback {
         &self.task_bdp[tid as usize]
     }
 
-    pub fn task_bdp_mut(&mut self, tid: u32) -> &mut BdpState {
-        &mut self.task_bdp[tid as usize]
-    }
-
     /// The bdi task `tid` is writing to, if it is in a write(2).
     pub fn task_backing_dev(&self, tid: u32) -> Option<usize> {
         self.task_backing_dev[tid as usize]
