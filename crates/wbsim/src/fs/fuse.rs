@@ -58,7 +58,7 @@ pub trait Fuse: FsHost {
         // set_page_writeback + end_page_writeback on the original page:
         // NR_WRITEBACK up and down in the same call, NR_WRITTEN counted.
         self.mm_mut().vmstat_mut().inc(Ev::NrWritten, 1);
-        let inode = &mut self.mm_mut().inode_mut(ino);
+        let inode = self.mm_mut().inode_mut(ino);
         inode.on_disk_pages = inode.on_disk_pages.max(p.index + 1);
         let bdi = inode.bdi;
         self.wb_mut().bdi_mut(bdi).writeback += 1;
@@ -106,7 +106,7 @@ impl<T: FsHost + ?Sized> Fuse for T {}
 /// Whether `ino` is a regular file of a FUSE filesystem.
 #[inline]
 pub fn is_fuse_file<H: FsHost + ?Sized>(sys: &H, ino: u32) -> bool {
-    let inode = &sys.mm().inode(ino);
+    let inode = sys.mm().inode(ino);
     inode.kind == crate::mm::inode::MappingKind::Regular
         && sys.fs().filesystems[inode.fs].fs_type == crate::fs::FsType::FuseNtfs
 }

@@ -86,7 +86,7 @@ pub trait Writepage: FsHost {
     fn fs_writepage_reclaim(&mut self, tid: u32, pfn: Pfn, is_kswapd: bool) -> WritepageResult {
         let p = self.mm().pages()[pfn as usize];
         let ino = p.inode;
-        let inode = &self.mm().inode(ino);
+        let inode = self.mm().inode(ino);
         let fs_type = self.fs().filesystems[inode.fs].fs_type;
         let kind = inode.kind;
         use crate::mm::inode::MappingKind;
@@ -177,7 +177,7 @@ pub fn fs_writepage_writeback<H: FsHost + ?Sized>(
     caller: WritebackCaller,
 ) -> bool {
     let p = sys.mm().pages()[pfn as usize];
-    let inode = &sys.mm().inode(p.inode);
+    let inode = sys.mm().inode(p.inode);
     let fs = inode.fs;
     let fs_type = sys.fs().filesystems[fs].fs_type;
     let regular = inode.kind == crate::mm::inode::MappingKind::Regular;

@@ -109,7 +109,7 @@ pub trait SpaceReservation: FsHost {
     /// The file is gone (unlink after `truncate_inode_pages`): its blocks
     /// go back to the filesystem.
     fn fs_release_blocks(&mut self, ino: u32) {
-        let inode = &mut self.mm_mut().inode_mut(ino);
+        let inode = self.mm_mut().inode_mut(ino);
         let n = inode.blocks as u64;
         inode.blocks = 0;
         inode.blocks_end = 0;

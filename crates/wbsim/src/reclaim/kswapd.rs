@@ -114,13 +114,13 @@ pub trait Kswapd: ReclaimHost {
         // active anon list of each zone looked at on the way.
         let mut end_zone = None;
         for i in (0..nz).rev() {
-            let z = &self.mm().zone(i);
+            let z = self.mm().zone(i);
             if z.present_pages == 0 || (z.all_unreclaimable && k.priority != DEF_PRIORITY) {
                 continue;
             }
             let mut sc = self.reclaim().kswapd_scan_control(tid, k);
             self.age_active_anon(i, &mut sc);
-            let z = &self.mm().zone(i);
+            let z = self.mm().zone(i);
             if !z.watermark_ok(z.wmark_high, 0) {
                 end_zone = Some(i);
                 break;
@@ -132,7 +132,7 @@ pub trait Kswapd: ReclaimHost {
         let mut all_zones_ok = true;
         let mut under_min = false;
         for i in 0..=end_zone {
-            let z = &self.mm().zone(i);
+            let z = self.mm().zone(i);
             if z.present_pages == 0 || (z.all_unreclaimable && k.priority != DEF_PRIORITY) {
                 continue;
             }
@@ -147,7 +147,7 @@ pub trait Kswapd: ReclaimHost {
                 k.total_scanned += sc.nr_scanned;
                 k.nr_reclaimed = sc.nr_reclaimed;
                 let reclaimable = self.mm().zone_reclaimable_pages(i);
-                let z = &mut self.mm_mut().zone_mut(i);
+                let z = self.mm_mut().zone_mut(i);
                 if z.pages_scanned >= 6 * reclaimable {
                     z.all_unreclaimable = true;
                 }
@@ -161,7 +161,7 @@ pub trait Kswapd: ReclaimHost {
             if k.total_scanned > 2 * SWAP_CLUSTER_MAX && k.total_scanned > k.nr_reclaimed * 3 / 2 {
                 k.may_writepage = true;
             }
-            let z = &mut self.mm_mut().zone_mut(i);
+            let z = self.mm_mut().zone_mut(i);
             if z.all_unreclaimable {
                 continue;
             }
@@ -252,7 +252,7 @@ pub fn wake_all_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32) {
     }
     let mut below_low = false;
     for zid in (0..sys.mm().nr_zones()).rev() {
-        let z = &sys.mm().zone(zid);
+        let z = sys.mm().zone(zid);
         if z.present_pages > 0 && !z.watermark_ok(z.wmark_low, 0) {
             below_low = true;
             let ev = TraceEvent::WakeupKswapd {

@@ -87,7 +87,7 @@ pub trait ShrinkList: ReclaimHost {
             buf.push(pfn);
         }
         let nr_taken = buf.len() as u64;
-        let z = &mut self.mm_mut().zone_mut(zone);
+        let z = self.mm_mut().zone_mut(zone);
         if file {
             z.nr_isolated_file += nr_taken;
         } else {
@@ -109,7 +109,7 @@ pub trait ShrinkList: ReclaimHost {
         );
 
         let t = self.shrink_page_list(zone, &buf, sc);
-        let z = &mut self.mm_mut().zone_mut(zone);
+        let z = self.mm_mut().zone_mut(zone);
         if file {
             z.nr_isolated_file -= nr_taken;
         } else {

@@ -57,7 +57,7 @@ impl Machine {
             });
         }
         let mut sys = build_system(&sc, &preset(kernel).unwrap(), 1);
-        let z = &sys.mm().zone(ZONE);
+        let z = sys.mm().zone(ZONE);
         assert_eq!((z.wmark_min, z.wmark_low, z.wmark_high), (128, 160, 192));
         let file = (0..sys.mm().nr_inodes() as u32)
             .find(|&i| sys.mm().inode(i).kind == MappingKind::Regular)

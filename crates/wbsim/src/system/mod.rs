@@ -452,7 +452,7 @@ impl System {
         use crate::mm::page::{LRU_ACTIVE_FILE, LRU_INACTIVE_FILE};
         let zones = (0..self.mm().nr_zones())
             .map(|i| {
-                let z = &self.mm().zone(i);
+                let z = self.mm().zone(i);
                 series::ZoneSample {
                     free_pages: z.nr_free(),
                     inactive_file_pages: self.mm.lruvec(i).lists[LRU_INACTIVE_FILE].len,
@@ -471,7 +471,7 @@ impl System {
         let sum_min: u32 = self.wb().bdis().iter().map(|b| b.min_ratio).sum();
         let bdis = (0..self.wb().nr_bdis())
             .map(|i| {
-                let b = &self.wb().bdi(i);
+                let b = self.wb().bdi(i);
                 let (num, den) = self.bdi_writeout_fraction_now(i);
                 series::BdiSample {
                     share: if den > 0 {

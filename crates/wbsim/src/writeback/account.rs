@@ -24,7 +24,7 @@ pub trait Account: WritebackHost {
     /// pages are written by the transaction commit.
     fn mark_inode_dirty(&mut self, ino: u32) {
         let now = self.now();
-        let inode = &mut self.mm_mut().inode_mut(ino);
+        let inode = self.mm_mut().inode_mut(ino);
         if inode.list != InodeList::None || inode.kind == crate::mm::inode::MappingKind::Metadata {
             return;
         }

@@ -88,7 +88,7 @@ pub trait Limits: WritebackHost {
     /// its high watermark (3.3 `calculate_totalreserve_pages`; formula
     /// UNVERIFIED, taken from the spec), at most the zone's size.
     fn zone_dirty_balance_reserve(&self, z: usize) -> u64 {
-        let zone = &self.mm().zone(z);
+        let zone = self.mm().zone(z);
         let max_reserve = zone.lowmem_reserve.iter().copied().max().unwrap_or(0);
         (max_reserve + zone.wmark_high).min(zone.present_pages)
     }
@@ -187,7 +187,7 @@ pub fn dirty_limit_scope<H: WritebackHost + ?Sized>(sys: &H) -> DirtyLimitScope 
 
 /// `zone_dirty_ok`: the zone's dirty + writeback pages within its limit.
 pub fn zone_dirty_ok<H: WritebackHost + ?Sized>(sys: &H, z: usize) -> bool {
-    let zone = &sys.mm().zone(z);
+    let zone = sys.mm().zone(z);
     zone.nr_dirty + zone.nr_writeback <= sys.zone_dirty_limit(z)
 }
 

@@ -153,7 +153,7 @@ pub trait WritebackPasses: WritebackHost {
                 let Some(ino) = self.wb_mut().bdis[bdi].b_io.pop_back() else {
                     return PassResult::Done;
                 };
-                let inode = &mut self.mm_mut().inode_mut(ino);
+                let inode = self.mm_mut().inode_mut(ino);
                 if inode.in_writeback {
                     // I_SYNC held by another task: requeue_io.
                     inode.list = InodeList::MoreIo;
@@ -195,7 +195,7 @@ pub trait WritebackPasses: WritebackHost {
         pass.inode = NIL;
         let bdi = pass.bdi;
         let now = self.now();
-        let inode = &mut self.mm_mut().inode_mut(ino);
+        let inode = self.mm_mut().inode_mut(ino);
         inode.in_writeback = false;
         inode.writeback_index = pass.done_index;
         if inode.list != InodeList::None {

@@ -41,7 +41,7 @@ pub trait Fsync: WritebackHost {
         self.blk_finish_plug(tid);
         let bdi = self.mm().inode(ino).bdi;
         self.flush_plug(bdi);
-        let inode = &self.mm().inode(ino);
+        let inode = self.mm().inode(ino);
         if inode.nr_dirty == 0 && inode.nr_writeback == 0 {
             return None;
         }
