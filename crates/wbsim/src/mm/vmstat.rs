@@ -24,8 +24,6 @@ pub enum Ev {
     KswapdHighWmarkHitQuickly,
     KswapdSkipCongestionWait,
     SlabsScanned,
-    /// Dirty file pages reclaim skipped and marked PG_reclaim (3.2+).
-    NrVmscanImmediateReclaim,
     /// Gorman RFC (Jul 2011) zone stats, summed: dirty file pages skipped
     /// (patches 1–3), throttled batches (3–5), orphaned pages (4–5).
     NrVmscanWriteSkip,
@@ -41,7 +39,7 @@ pub enum Ev {
     KswapdInodeSteal,
 }
 
-pub const EV_NAMES: [&str; 25] = [
+pub const EV_NAMES: [&str; 24] = [
     "nr_dirtied",
     "nr_written",
     "pgpgout",
@@ -56,7 +54,6 @@ pub const EV_NAMES: [&str; 25] = [
     "kswapd_high_wmark_hit_quickly",
     "kswapd_skip_congestion_wait",
     "slabs_scanned",
-    "nr_vmscan_immediate_reclaim",
     "nr_vmscan_write_skip",
     "nr_vmscan_throttled",
     "nr_vmscan_invalidate",
@@ -80,9 +77,25 @@ pub enum ZoneEv {
     PgScanKswapd,
     PgScanDirect,
     NrVmscanWrite,
+    /// NR_VMSCAN_IMMEDIATE, dirty file pages reclaim skipped and marked
+    /// PG_reclaim (3.2+): a zone stat in 3.x (`inc_zone_page_state` in
+    /// `shrink_page_list`), so /proc/zoneinfo has it per zone.
+    NrVmscanImmediateReclaim,
 }
 
-pub const ZONE_EV_NAMES: [&str; 7] = [
+/// Every `ZoneEv`, in `ZONE_EV_NAMES` order.
+const ZONE_EV: [ZoneEv; 8] = [
+    ZoneEv::PgAlloc,
+    ZoneEv::PgRefill,
+    ZoneEv::PgStealKswapd,
+    ZoneEv::PgStealDirect,
+    ZoneEv::PgScanKswapd,
+    ZoneEv::PgScanDirect,
+    ZoneEv::NrVmscanWrite,
+    ZoneEv::NrVmscanImmediateReclaim,
+];
+
+pub const ZONE_EV_NAMES: [&str; 8] = [
     "pgalloc",
     "pgrefill",
     "pgsteal_kswapd",
@@ -90,6 +103,7 @@ pub const ZONE_EV_NAMES: [&str; 7] = [
     "pgscan_kswapd",
     "pgscan_direct",
     "nr_vmscan_write",
+    "nr_vmscan_immediate_reclaim",
 ];
 
 /// The page-state items of `global_page_state` the model keeps as live
@@ -158,8 +172,10 @@ impl Vmstat {
             m.insert(name.to_string(), self.ev[i]);
         }
         for (i, name) in ZONE_EV_NAMES.iter().enumerate() {
-            if i == ZoneEv::NrVmscanWrite as usize {
-                m.insert(name.to_string(), self.zone_sum(ZoneEv::NrVmscanWrite));
+            if ZONE_EV[i] == ZoneEv::NrVmscanWrite || ZONE_EV[i] == ZoneEv::NrVmscanImmediateReclaim
+            {
+                // Zone stats: /proc/vmstat prints their sum.
+                m.insert(name.to_string(), self.zone_sum(ZONE_EV[i]));
                 continue;
             }
             for (z, suffix) in zone_suffixes.iter().enumerate() {

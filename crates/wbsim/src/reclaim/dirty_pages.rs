@@ -14,7 +14,7 @@ use super::pageout::Fate;
 use super::{ReclaimHost, ScanControl};
 use crate::kernel::{KernelProfile, SkippedDirtyPage};
 use crate::mm::page::flags;
-use crate::mm::vmstat::Ev;
+use crate::mm::vmstat::{Ev, ZoneEv};
 use crate::writeback::pass::WritebackPasses;
 
 /// The profile's rules for dirty file pages met by reclaim.
@@ -91,9 +91,10 @@ pub trait DirtyPages: ReclaimHost {
             }
             SkippedDirtyPage::ImmediateReclaim => {
                 self.mm_mut().pages_mut()[pfn as usize].flags |= flags::RECLAIM;
+                let zone = self.mm().pages()[pfn as usize].zone as usize;
                 self.mm_mut()
                     .vmstat_mut()
-                    .inc(Ev::NrVmscanImmediateReclaim, 1);
+                    .zinc(zone, ZoneEv::NrVmscanImmediateReclaim, 1);
                 Fate::Kept
             }
             SkippedDirtyPage::Orphan => {

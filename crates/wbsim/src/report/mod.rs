@@ -305,8 +305,14 @@ fn zoneinfo(sys: &System) -> BTreeMap<String, BTreeMap<String, i64>> {
         .into_iter()
         .enumerate()
         .map(|(z, suffix)| {
-            let writes = sys.mm().vmstat().zone_stat(z, ZoneEv::NrVmscanWrite) as i64;
-            let stats = BTreeMap::from([("nr_vmscan_write".to_string(), writes)]);
+            let stat = |e: ZoneEv| sys.mm().vmstat().zone_stat(z, e) as i64;
+            let stats = BTreeMap::from([
+                ("nr_vmscan_write".to_string(), stat(ZoneEv::NrVmscanWrite)),
+                (
+                    "nr_vmscan_immediate_reclaim".to_string(),
+                    stat(ZoneEv::NrVmscanImmediateReclaim),
+                ),
+            ]);
             (suffix.to_string(), stats)
         })
         .collect()

@@ -144,7 +144,13 @@ fn kswapd_priority_drops_while_passes_reclaim_too_little() {
         assert_eq!(m.kswapd_priority(), priority);
     }
     assert_eq!(m.sys.mm().vmstat().get(Ev::PageOutRun), 1);
-    assert_eq!(m.sys.mm().vmstat().get(Ev::NrVmscanImmediateReclaim), 96);
+    assert_eq!(
+        m.sys
+            .mm()
+            .vmstat()
+            .zone_sum(ZoneEv::NrVmscanImmediateReclaim),
+        96
+    );
     assert_eq!(m.zone_stat(ZoneEv::NrVmscanWrite), 0);
 
     // Priority 9: written, and a congestion wait before priority 8.

@@ -53,12 +53,24 @@ fn kswapd_writes_dirty_file_pages_only_at_priority_9_or_below_under_3_1_mmotm() 
     m.shrink(LRU_INACTIVE_FILE, m.kswapd(10));
     assert!(m.has(pfn, flags::DIRTY) && m.has(pfn, flags::RECLAIM));
     assert!(!m.has(pfn, flags::WRITEBACK));
-    assert_eq!(m.sys.mm().vmstat().get(Ev::NrVmscanImmediateReclaim), 1);
+    assert_eq!(
+        m.sys
+            .mm()
+            .vmstat()
+            .zone_sum(ZoneEv::NrVmscanImmediateReclaim),
+        1
+    );
     assert_eq!(m.zone_stat(ZoneEv::NrVmscanWrite), 0);
 
     m.shrink(LRU_INACTIVE_FILE, m.kswapd(9));
     assert!(m.has(pfn, flags::WRITEBACK) && !m.has(pfn, flags::DIRTY));
-    assert_eq!(m.sys.mm().vmstat().get(Ev::NrVmscanImmediateReclaim), 1);
+    assert_eq!(
+        m.sys
+            .mm()
+            .vmstat()
+            .zone_sum(ZoneEv::NrVmscanImmediateReclaim),
+        1
+    );
     assert_eq!(m.zone_stat(ZoneEv::NrVmscanWrite), 1);
     m.check();
 }
@@ -146,7 +158,13 @@ fn skipped_dirty_page_gets_pg_reclaim_under_immediate_reclaim() {
     m.shrink(LRU_INACTIVE_FILE, m.direct(DEF_PRIORITY));
     assert_eq!(m.place(pfn), (Holder::InactiveFile, true));
     assert!(m.has(pfn, flags::DIRTY) && m.has(pfn, flags::RECLAIM));
-    assert_eq!(m.sys.mm().vmstat().get(Ev::NrVmscanImmediateReclaim), 1);
+    assert_eq!(
+        m.sys
+            .mm()
+            .vmstat()
+            .zone_sum(ZoneEv::NrVmscanImmediateReclaim),
+        1
+    );
     assert_eq!(m.sys.mm().vmstat().get(Ev::NrVmscanWriteSkip), 0);
     m.check();
 }
