@@ -7,6 +7,7 @@ use super::metadata::{NTFS_CLUSTERS_PER_BITMAP_PAGE, XFS_LOG_BYTES_PER_ALLOC};
 use crate::block::submit::Submit;
 use crate::block::SECTORS_PER_PAGE;
 use crate::fs::fuse::Fuse;
+use crate::fs::jbd2::{Jbd2, Jbd2Commit};
 use crate::fs::metadata::MetadataWrites;
 use crate::fs::space::SpaceReservation;
 use crate::fs::FsHost;
@@ -14,7 +15,6 @@ use crate::mm::filemap::Filemap;
 use crate::mm::page::{flags, NIL};
 use crate::sched::Step;
 use crate::sim::Ns;
-use crate::writeback::pass::WritebackPasses;
 use crate::writeback::throttle::balance_dirty_pages;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +61,8 @@ pub struct FsDaemonState {
     data_done: bool,
     pub idle: bool,
     pub requests_served: u64,
+    /// jbd2: the commit in progress (see `jbd2`).
+    pub commit: Option<Jbd2Commit>,
 }
 
 impl FsDaemonState {
@@ -75,6 +77,7 @@ impl FsDaemonState {
             data_done: false,
             idle: kind == DaemonKind::Fuse,
             requests_served: 0,
+            commit: None,
         }
     }
 }
@@ -95,6 +98,7 @@ pub trait FsDaemons: FsHost {
         let kind = self.fs_mut().daemon_mut(tid).kind;
         match kind {
             DaemonKind::Fuse => self.fuse_daemon_step(tid),
+            DaemonKind::Jbd2 => self.jbd2_step(tid),
             _ => {
                 self.periodic_commit(tid, kind);
                 let interval = self.fs_mut().daemon_mut(tid).interval_ns;
@@ -187,20 +191,11 @@ pub trait FsDaemons: FsHost {
         u64::from(!was_dirty)
     }
 
-    /// jbd2 commit, xfs log force or btrfs transaction commit.
+    /// xfs log force or btrfs transaction commit.
     fn periodic_commit(&mut self, tid: u32, kind: DaemonKind) {
         let fs = self.fs_mut().daemon_mut(tid).fs;
         let dev = self.fs().filesystems[fs].device;
         match kind {
-            DaemonKind::Jbd2 => {
-                let inodes =
-                    std::mem::take(&mut self.fs_mut().filesystems[fs].metadata.ordered_inodes);
-                for ino in inodes {
-                    self.journal_write_inode(tid, ino);
-                }
-                // Descriptor block, a few metadata blocks, commit block.
-                self.log_write(tid, fs, dev, 4);
-            }
             DaemonKind::XfsSyncd => {
                 let n = std::mem::take(&mut self.fs_mut().filesystems[fs].metadata.unlogged_allocs);
                 if n > 0 {
@@ -225,7 +220,8 @@ pub trait FsDaemons: FsHost {
                 }
             }
             DaemonKind::XfsAild => self.xfs_metadata_writeback(tid, fs),
-            DaemonKind::Fuse => {}
+            // jbd2 commits in steps (`jbd2`); FUSE serves requests.
+            DaemonKind::Jbd2 | DaemonKind::Fuse => {}
         }
         self.kick_device(dev);
     }
@@ -243,18 +239,6 @@ pub trait FsDaemons: FsHost {
         let sector = md.log_start_sector + md.log_cursor;
         md.log_cursor += nr;
         self.submit_raw_write(tid, dev, sector, nr);
-    }
-
-    /// The jbd2 data=ordered commit pass over one inode
-    /// (`journal_submit_inode_data_buffers` → `generic_writepages` in its
-    /// 3.x form: WB_SYNC_ALL over 0..`i_size`): `ext4_writepage` refuses
-    /// every delayed-allocation page (redirties it) and writes only pages
-    /// whose blocks are allocated. Read: `fs/jbd2/commit.c` of that era and
-    /// `write_cache_pages`, which stores `writeback_index` only for a cyclic
-    /// or 0..LLONG_MAX range; 0..`i_size` is neither, so the commit does not
-    /// move the flusher's position (an earlier model assumed it did).
-    fn journal_write_inode(&mut self, tid: u32, ino: u32) {
-        self.write_inode_for_journal(tid, ino);
     }
 }
 

@@ -16,6 +16,7 @@
 
 pub mod daemon;
 pub mod fuse;
+pub mod jbd2;
 pub mod metadata;
 pub mod space;
 mod state;

@@ -219,20 +219,30 @@ pub trait WritebackPasses: WritebackHost {
         }
     }
 
-    /// `write_cache_pages` over the file's size, as jbd2's data=ordered
-    /// pass calls it (`journal_submit_inode_data_buffers`: WB_SYNC_ALL,
-    /// range 0..`i_size`, budget twice the page count). The range is neither
-    /// cyclic nor "whole" (`range_end` is `i_size`, not LLONG_MAX), so
-    /// `writeback_index` is left where the flusher put it. Pages under
-    /// writeback are skipped (the model does not wait on them).
-    fn write_inode_for_journal(&mut self, tid: u32, ino: u32) {
+    /// `write_cache_pages` as jbd2's data=ordered pass calls it
+    /// (`journal_submit_inode_data_buffers`: WB_SYNC_ALL, range 0..`i_size`,
+    /// budget twice the page count), from page `from` to `end_pages`.
+    /// The range is neither cyclic nor "whole" (`range_end` is `i_size`, not
+    /// LLONG_MAX), so `writeback_index` is left where the flusher put it.
+    /// Pages under writeback were not dirty when the walk tagged its pages
+    /// TOWRITE, so they are not visited. Returns how the walk ended and the
+    /// page to resume at after a `Yield`.
+    fn write_inode_for_journal(
+        &mut self,
+        tid: u32,
+        ino: u32,
+        from: u32,
+        end_pages: u32,
+    ) -> (PassResult, u32) {
         let bdi = self.mm().inode(ino).bdi;
         let mut pass = WbPass::new(bdi, i64::MAX, None);
         pass.started = true;
         pass.inode = ino;
-        pass.end = u32::MAX;
+        pass.index = from;
+        pass.end = end_pages;
         pass.cycled = true;
-        self.write_cache_pages(tid, &mut pass, WritebackCaller::Journal);
+        let result = self.write_cache_pages(tid, &mut pass, WritebackCaller::Journal);
+        (result, pass.index)
     }
 
     /// `write_cache_pages` (3.0, WB_SYNC_NONE, range_cyclic): walk dirty
@@ -350,8 +360,9 @@ mod tests {
         sys.mm_mut().pages_mut()[pfns[2] as usize].flags |= flags::MAPPED;
         sys.mm_mut().inode_mut(ino).writeback_index = 5;
 
-        sys.write_inode_for_journal(0, ino);
+        let (result, _) = sys.write_inode_for_journal(0, ino, 0, 8);
 
+        assert_eq!(result, super::PassResult::Done);
         assert_eq!(sys.mm().inode(ino).writeback_index, 5);
         for (idx, &pfn) in pfns.iter().enumerate() {
             let p = &sys.mm().pages()[pfn as usize];

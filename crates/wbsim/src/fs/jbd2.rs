@@ -1,0 +1,258 @@
+//! jbd2's commit of a data=ordered transaction (ext4), as
+//! `jbd2_journal_commit_transaction` runs it in 3.x (read in 3.2.4
+//! fs/jbd2/commit.c, fs/ext4/inode.c and mm/filemap.c):
+//!
+//! 1. `journal_submit_data_buffers`: for every inode filed on the
+//!    transaction (`ext4_jbd2_file_inode`, called by
+//!    `mpage_da_map_and_submit` when writeback allocates blocks),
+//!    `journal_submit_inode_data_buffers` → `generic_writepages` with
+//!    WB_SYNC_ALL over 0..`i_size`. `write_cache_pages` tags the dirty
+//!    pages TOWRITE first, so only pages dirty when the commit starts are
+//!    visited; `ext4_writepage` refuses each page that still has delayed
+//!    allocation buffers (`redirty_page_for_writepage`) and writes the ones
+//!    whose blocks are allocated. Up to 3.2 each refusal counts the page as
+//!    dirtied again (NR_DIRTIED, BDI_DIRTIED); 3.3's `account_page_redirty`
+//!    takes that back (`writeback/account.rs`).
+//! 2. `journal_finish_inode_data_buffers` → `filemap_fdatawait` over
+//!    0..`i_size`: wait, in index order, on every page under writeback.
+//!    While the flusher keeps writing the file, the waiter follows the
+//!    disk's completions and ends only when the pages dirty at the start of
+//!    the commit are all on disk: a streaming writer sees a commit (and its
+//!    redirty walk) every "dirty pages / disk bandwidth" seconds, not every
+//!    commit interval.
+//! 3. The commit block; the next transaction commits when its timer
+//!    (`j_commit_interval` after the previous commit began) has run out, at
+//!    once if it already has.
+//!
+//! The model polls the page it waits on every `FDATAWAIT_POLL_NS` instead
+//! of sleeping on the page's wait queue: a commit ends at most that much
+//! later than the kernel's would.
+
+use super::daemon::FsDaemons;
+use crate::fs::FsHost;
+use crate::mm::page::{flags, NIL};
+use crate::sched::Step;
+use crate::sim::Ns;
+use crate::writeback::pass::{PassResult, WritebackPasses};
+
+/// How often a commit waiting in `filemap_fdatawait` looks again.
+pub const FDATAWAIT_POLL_NS: Ns = 10_000_000;
+
+/// Where a commit is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommitPhase {
+    /// `journal_submit_data_buffers` at page `index` of inode number `inode`
+    /// (an index into `Jbd2Commit::inodes`).
+    Submit { inode: usize, index: u32 },
+    /// `filemap_fdatawait` at page `index` of inode number `inode`.
+    Wait { inode: usize, index: u32 },
+}
+
+/// A commit in progress.
+#[derive(Debug, Clone)]
+pub struct Jbd2Commit {
+    pub started_ns: Ns,
+    /// The inodes filed on the transaction, each with its size in pages
+    /// when the commit began (the `i_size` both walks stop at).
+    pub inodes: Vec<(u32, u32)>,
+    pub phase: CommitPhase,
+}
+
+/// jbd2's commit loop (`kjournald2`).
+pub trait Jbd2: FsHost {
+    /// One step of the jbd2 thread: start a commit when none runs, else
+    /// carry the running one on.
+    fn jbd2_step(&mut self, tid: u32) -> Step {
+        let fs = self.fs_mut().daemon_mut(tid).fs;
+        if self.fs_mut().daemon_mut(tid).commit.is_none() {
+            let inodes: Vec<(u32, u32)> =
+                std::mem::take(&mut self.fs_mut().filesystems[fs].metadata.ordered_inodes)
+                    .into_iter()
+                    .map(|ino| (ino, self.mm().inode(ino).size_pages))
+                    .collect();
+            let commit = Jbd2Commit {
+                started_ns: self.now(),
+                inodes,
+                phase: CommitPhase::Submit { inode: 0, index: 0 },
+            };
+            self.fs_mut().daemon_mut(tid).commit = Some(commit);
+        }
+        loop {
+            let commit = self
+                .fs_mut()
+                .daemon_mut(tid)
+                .commit
+                .clone()
+                .expect("commit");
+            match commit.phase {
+                CommitPhase::Submit { inode, index } => {
+                    let Some(&(ino, end)) = commit.inodes.get(inode) else {
+                        self.set_commit_phase(tid, CommitPhase::Wait { inode: 0, index: 0 });
+                        continue;
+                    };
+                    let (result, next) = self.write_inode_for_journal(tid, ino, index, end);
+                    match result {
+                        PassResult::Done => self.set_commit_phase(
+                            tid,
+                            CommitPhase::Submit {
+                                inode: inode + 1,
+                                index: 0,
+                            },
+                        ),
+                        _ => {
+                            self.set_commit_phase(tid, CommitPhase::Submit { inode, index: next });
+                            return Step::Continue;
+                        }
+                    }
+                }
+                CommitPhase::Wait { inode, index } => {
+                    let Some(&(ino, end)) = commit.inodes.get(inode) else {
+                        return self.finish_commit(tid, fs, commit.started_ns);
+                    };
+                    match self.next_page_under_writeback(ino, index, end) {
+                        None => self.set_commit_phase(
+                            tid,
+                            CommitPhase::Wait {
+                                inode: inode + 1,
+                                index: 0,
+                            },
+                        ),
+                        Some(at) => {
+                            self.set_commit_phase(tid, CommitPhase::Wait { inode, index: at });
+                            return Step::SleepUntil(self.now() + FDATAWAIT_POLL_NS);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn set_commit_phase(&mut self, tid: u32, phase: CommitPhase) {
+        if let Some(c) = self.fs_mut().daemon_mut(tid).commit.as_mut() {
+            c.phase = phase;
+        }
+    }
+
+    /// `pagevec_lookup_tag(PAGECACHE_TAG_WRITEBACK)` from `from` below `end`.
+    fn next_page_under_writeback(&self, ino: u32, from: u32, end: u32) -> Option<u32> {
+        let inode = self.mm().inode(ino);
+        if inode.nr_writeback == 0 {
+            return None;
+        }
+        (from..end).find(|&idx| {
+            let pfn = inode.page(idx);
+            pfn != NIL && self.mm().pages()[pfn as usize].has(flags::WRITEBACK)
+        })
+    }
+
+    /// Descriptor, metadata and commit blocks; sleep until the next
+    /// transaction's timer runs out.
+    fn finish_commit(&mut self, tid: u32, fs: usize, started_ns: Ns) -> Step {
+        let dev = self.fs().filesystems[fs].device;
+        self.log_write(tid, fs, dev, 4);
+        self.kick_device(dev);
+        let d = self.fs_mut().daemon_mut(tid);
+        d.commit = None;
+        let next = started_ns + d.interval_ns;
+        if next > self.now() {
+            Step::SleepUntil(next)
+        } else {
+            Step::Continue
+        }
+    }
+}
+
+impl<T: FsHost + ?Sized> Jbd2 for T {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mm::filemap::Filemap;
+    use crate::mm::vmstat::Ev;
+    use crate::mm::MmHost;
+    use crate::sched::HasCore;
+    use crate::test_support::usb_stick_files;
+    use crate::writeback::account::{end_page_writeback, submit_page_write};
+
+    /// An ext4 file of 8 dirty pages, 0..4 already written by the flusher
+    /// (under writeback), filed on the running transaction; jbd2's tid.
+    fn file_on_a_transaction(kernel: &str) -> (crate::system::System, u32, Vec<u32>, u32) {
+        let (mut sys, files) = usb_stick_files(kernel, "ext4", &["a"]);
+        let ino = files[0];
+        let gfp = crate::mm::Gfp { write: true };
+        let pfns: Vec<u32> = (0..8)
+            .map(|idx| {
+                let pfn = sys.find_or_create_page(0, ino, idx, gfp).unwrap();
+                sys.set_page_dirty(pfn, Some(0));
+                pfn
+            })
+            .collect();
+        for &pfn in &pfns[..4] {
+            submit_page_write(&mut sys, 0, pfn);
+        }
+        let fs = sys.mm().inode(ino).fs;
+        sys.fs_mut().filesystems[fs]
+            .metadata
+            .ordered_inodes
+            .push(ino);
+        let jbd2 = sys
+            .fs()
+            .daemons
+            .iter()
+            .position(|d| d.kind == super::super::daemon::DaemonKind::Jbd2)
+            .unwrap();
+        let tid = (0..sys.fs().daemon_of_task.len())
+            .find(|&t| sys.fs().daemon_of_task[t] == jbd2 as u32)
+            .unwrap() as u32;
+        (sys, ino, pfns, tid)
+    }
+
+    /// The submit walk refuses the delayed-allocation pages (3.2 counts
+    /// each dirtied again), then the commit waits while a page below the
+    /// size the file had at its start is under writeback, and ends (commit
+    /// block, timer) when the last one completes.
+    #[test]
+    fn commit_redirties_delalloc_pages_then_waits_for_the_files_writeback() {
+        let (mut sys, _ino, pfns, tid) = file_on_a_transaction("3.2");
+        let dirtied = sys.mm().vmstat().get(Ev::NrDirtied);
+        let now = sys.now();
+
+        let step = sys.jbd2_step(tid);
+
+        assert_eq!(sys.mm().vmstat().get(Ev::NrDirtied) - dirtied, 4);
+        assert_eq!(step, Step::SleepUntil(now + FDATAWAIT_POLL_NS));
+        let commit = sys.fs_mut().daemon_mut(tid).commit.clone().unwrap();
+        assert_eq!(commit.phase, CommitPhase::Wait { inode: 0, index: 0 });
+
+        for &pfn in &pfns[..3] {
+            end_page_writeback(&mut sys, pfn);
+        }
+        sys.jbd2_step(tid);
+        let commit = sys.fs_mut().daemon_mut(tid).commit.clone().unwrap();
+        assert_eq!(commit.phase, CommitPhase::Wait { inode: 0, index: 3 });
+
+        end_page_writeback(&mut sys, pfns[3]);
+        let step = sys.jbd2_step(tid);
+        assert!(sys.fs_mut().daemon_mut(tid).commit.is_none());
+        let interval = sys.fs_mut().daemon_mut(tid).interval_ns;
+        assert_eq!(step, Step::SleepUntil(commit.started_ns + interval));
+    }
+
+    /// A page written past the size the file had when the commit began
+    /// does not hold the commit (`filemap_fdatawait` stops at that
+    /// `i_size`).
+    #[test]
+    fn writeback_past_the_commits_start_size_does_not_hold_it() {
+        let (mut sys, ino, pfns, tid) = file_on_a_transaction("3.3");
+        sys.jbd2_step(tid);
+        let gfp = crate::mm::Gfp { write: true };
+        let late = sys.find_or_create_page(0, ino, 8, gfp).unwrap();
+        sys.set_page_dirty(late, Some(0));
+        submit_page_write(&mut sys, 0, late);
+        for &pfn in &pfns[..4] {
+            end_page_writeback(&mut sys, pfn);
+        }
+        sys.jbd2_step(tid);
+        assert!(sys.fs_mut().daemon_mut(tid).commit.is_none());
+    }
+}
