@@ -71,33 +71,38 @@ pub fn task_limit(bdi_thresh: u64, num: u64, den: u64) -> u64 {
 pub trait Limits: WritebackHost {
     /// `determine_dirtyable_memory` (3.0): free pages plus reclaimable
     /// (file LRU; anon too while swap has free slots) + 1.
-    /// With per-zone limits the free part excludes `dirty_balance_reserve`
-    /// (pages the allocator keeps back anyway).
+    /// With per-zone limits (3.3 `determine_dirtyable_memory`, read in
+    /// 3.3.8) the sum less `dirty_balance_reserve` (pages the allocator
+    /// keeps back anyway).
     fn dirtyable_memory(&self) -> u64 {
-        let mut free = self.mm().nr_free_pages();
+        let mut pages = self.mm().nr_free_pages() + self.mm().global_reclaimable_pages();
         if self.profile().dirty_limit_scope.per_zone() {
             let reserve: u64 = (0..self.mm().nr_zones())
                 .map(|z| self.zone_dirty_balance_reserve(z))
                 .sum();
-            free -= free.min(reserve);
+            pages = pages.saturating_sub(reserve);
         }
-        free + self.mm().global_reclaimable_pages() + 1
+        pages + 1
     }
 
     /// A zone's `dirty_balance_reserve`: its largest `lowmem_reserve` plus
-    /// its high watermark (3.3 `calculate_totalreserve_pages`; formula
-    /// UNVERIFIED, taken from the spec), at most the zone's size.
+    /// its high watermark, at most the zone's size (3.3
+    /// `calculate_totalreserve_pages`, read in 3.3.8 mm/page_alloc.c; the
+    /// largest of the zone's `lowmem_reserve[j]` for j from the zone up is
+    /// its largest, as lower entries are 0).
     fn zone_dirty_balance_reserve(&self, z: usize) -> u64 {
         let zone = self.mm().zone(z);
         let max_reserve = zone.lowmem_reserve.iter().copied().max().unwrap_or(0);
         (max_reserve + zone.wmark_high).min(zone.present_pages)
     }
 
-    /// `zone_dirtyable_memory`: the zone's free pages above its reserve plus
-    /// its reclaimable pages.
+    /// `zone_dirtyable_memory` (3.3.8): the zone's free and reclaimable
+    /// pages less its `dirty_balance_reserve` (the kernel's unsigned
+    /// subtraction never meets a zone whose reclaimable pages do not cover
+    /// it; the model stops at 0).
     fn zone_dirtyable_memory(&self, z: usize) -> u64 {
-        let free = self.mm().zone(z).nr_free();
-        free - free.min(self.zone_dirty_balance_reserve(z)) + self.mm().zone_reclaimable_pages(z)
+        let pages = self.mm().zone(z).nr_free() + self.mm().zone_reclaimable_pages(z);
+        pages.saturating_sub(self.zone_dirty_balance_reserve(z))
     }
 
     /// `zone_dirty_limit`: the global hard limit in proportion to the zone's
