@@ -18,7 +18,8 @@ usage:
       and the machine powers off at the end (elsewhere only with --poweroff)
   wbsim-guest task [--name NAME] [--] COMMAND...
       run one workload command line in the current directory, as a
-      scenario's [[task]] command: dd, fs_mark, iozone, mapwrite, memtouch
+      scenario's [[task]] command: dd, fs_mark, iozone, mapwrite, memtouch,
+      sync
       (exit 2 when it does not parse)
   wbsim-guest check-plan FILE
       check a plan file: prints \"ok\" or its problems (exit 2)

@@ -97,6 +97,7 @@ pub fn run_memory(sc: &Scenario, opts: &RunOptions) -> MemoryEstimate {
             Program::MemTouch(m) => (1, m.size_bytes.div_ceil(PAGE_BYTES)),
             Program::MapWrite(m) => (1, m.size_bytes.div_ceil(PAGE_BYTES)),
             Program::Iozone(i) => (1, i.file_bytes.div_ceil(PAGE_BYTES)),
+            Program::Sync(_) => (0, 0),
         };
         files = files.saturating_add(n);
         if pages_each > INLINE_PAGES as u64 {

@@ -10,6 +10,7 @@ use wbsim::workload::dd::parse_dd;
 use wbsim::workload::fsmark::parse_fsmark;
 use wbsim::workload::iozone::parse_iozone;
 use wbsim::workload::limits::echo;
+use wbsim::workload::sync::parse_sync;
 use wbsim::workload::synthetic::{parse_mapwrite, parse_memtouch};
 
 use crate::sys;
@@ -19,8 +20,9 @@ pub mod fsmark;
 pub mod iozone;
 pub mod mapwrite;
 pub mod memtouch;
+pub mod sync;
 
-const PROGRAMS: &[&str] = &["dd", "fs_mark", "memtouch", "mapwrite", "iozone"];
+const PROGRAMS: &[&str] = &["dd", "fs_mark", "memtouch", "mapwrite", "iozone", "sync"];
 
 /// A program's failure: its exit status and what it says on stderr.
 #[derive(Debug)]
@@ -54,6 +56,7 @@ pub fn parse(command: &str) -> Result<Program, String> {
         "memtouch" => parse_memtouch(command).map(Program::MemTouch),
         "mapwrite" => parse_mapwrite(command).map(Program::MapWrite),
         "iozone" => parse_iozone(command).map(Program::Iozone),
+        "sync" => parse_sync(command).map(Program::Sync),
         other => Err(format!(
             "unknown program `{}`; allowed: {} (the programs a task may run)",
             echo(other),
@@ -76,6 +79,7 @@ pub fn run(p: &Program, command: &str) -> Result<(), Failure> {
         Program::Iozone(c) => iozone::run(c),
         Program::MapWrite(c) => mapwrite::run(c),
         Program::MemTouch(c) => memtouch::run(c),
+        Program::Sync(c) => sync::run(c),
     }
 }
 
@@ -143,6 +147,9 @@ mod tests {
             e.starts_with("unknown program `cp`; allowed: dd, fs_mark"),
             "{e}"
         );
+        assert!(matches!(parse("sync"), Ok(Program::Sync(_))));
+        assert!(!is_background(&parse("/bin/sync").unwrap()));
+        assert!(parse("sync -f x").unwrap_err().contains("no operands"));
         assert!(parse("dd of=x bs=1 count=1")
             .unwrap_err()
             .contains("if=/dev/zero"));

@@ -129,6 +129,7 @@ pub enum Program {
     MemTouch(crate::workload::synthetic::MemTouchCommand),
     MapWrite(crate::workload::synthetic::MapWriteCommand),
     Iozone(crate::workload::iozone::IozoneCommand),
+    Sync(crate::workload::sync::SyncCommand),
 }
 
 impl TaskConfig {

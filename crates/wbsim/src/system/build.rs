@@ -375,6 +375,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                 };
                 (Process::MapWrite(Box::new(st)), true)
             }
+            Program::Sync(_) => (Process::Sync(Box::default()), true),
         };
         // A task with `after` is started when that task exits.
         let start_after = tc.after.as_ref().map(|a| {
@@ -398,6 +399,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                 Process::MemTouch(_) => TaskKind::MemTouch,
                 Process::MapWrite(_) => TaskKind::MapWrite,
                 Process::Iozone(_) => TaskKind::Iozone,
+                Process::Sync(_) => TaskKind::Sync,
             };
             let tid = sys.spawn_task(name, cpu(), kind, is_workload, start);
             sys.workload.attach(tid, process);

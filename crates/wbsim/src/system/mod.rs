@@ -31,6 +31,7 @@ use crate::workload::fsmark_run::FsMarkRunner;
 use crate::workload::iozone_run::IozoneRunner;
 use crate::workload::mapwrite::MapWriter;
 use crate::workload::memtouch::MemTouch;
+use crate::workload::sync::SysSync;
 use crate::workload::Writer;
 use crate::writeback::flusher::Flushers;
 use crate::writeback::limits::Limits;
@@ -428,6 +429,7 @@ impl System {
             TaskKind::MemTouch => self.memtouch_step(tid),
             TaskKind::MapWrite => self.mapwrite_step(tid),
             TaskKind::Iozone => self.iozone_step(tid),
+            TaskKind::Sync => self.sync_step(tid),
             &TaskKind::Flusher(bdi) => self.flusher_step(tid, bdi),
             TaskKind::Kswapd => self.kswapd_step(tid),
             TaskKind::FsDaemon => self.fs_daemon_step(tid),

@@ -10,6 +10,8 @@ pub enum TaskKind {
     MemTouch,
     MapWrite,
     Iozone,
+    /// `sync`.
+    Sync,
     /// The flusher thread of a bdi (`bdi_writeback_thread`, 2.6.32 – 3.x);
     /// its state is writeback's.
     Flusher(usize),

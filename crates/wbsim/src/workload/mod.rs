@@ -24,6 +24,7 @@ pub mod memtouch;
 pub mod reference;
 pub mod shell;
 mod state;
+pub mod sync;
 pub mod synthetic;
 
 use crate::workload::enospc::Enospc;

@@ -248,6 +248,18 @@ pub const PROGRAMS: &[ProgramDoc] = &[
         ],
         refused: "any other option",
     },
+    ProgramDoc {
+        name: "sync",
+        about: "sync(1) of busybox and of coreutils before 8.24: one sync(2) (`sys_sync`, \
+                3.2 – 3.4): writes every dirty page of the files and block devices that \
+                have any when it starts and waits until none is dirty or under writeback. \
+                Give it `after` the task whose data it syncs (`dd ...; sync`). In the \
+                model the syncing task writes the pages itself (in the kernel the \
+                device's flusher does); the journal commit (`->sync_fs`) is not \
+                modelled.",
+        options: &[],
+        refused: "any operand (coreutils 8.24's -d, -f and FILE)",
+    },
 ];
 
 fn unit_text(o: &OptDoc) -> String {
@@ -269,7 +281,11 @@ pub fn reference_markdown() -> String {
     );
     for p in PROGRAMS {
         out += &format!("\n### `{}`\n\n{}\n\n", p.name, p.about);
-        out += "| option | meaning | unit | allowed |\n|---|---|---|---|\n";
+        if p.options.is_empty() {
+            out += "It takes no options or operands.\n";
+        } else {
+            out += "| option | meaning | unit | allowed |\n|---|---|---|---|\n";
+        }
         for o in p.options {
             let allowed = o.limit.map_or(String::new(), |l| {
                 format!("{} ({})", l.range_text(), l.source)

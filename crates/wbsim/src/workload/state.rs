@@ -5,6 +5,7 @@ use super::fsmark_run::{FsMarkRun, FsMarkState};
 use super::iozone_run::{IozoneResult, IozoneState};
 use super::mapwrite::MapWriteState;
 use super::memtouch::MemTouchState;
+use super::sync::SyncState;
 use super::WriterState;
 
 /// The program a workload task runs, with its state.
@@ -20,6 +21,8 @@ pub enum Process {
     MapWrite(Box<MapWriteState>),
     /// An IOzone run.
     Iozone(Box<IozoneState>),
+    /// `sync`: one sync(2).
+    Sync(Box<SyncState>),
 }
 
 pub struct Workloads {

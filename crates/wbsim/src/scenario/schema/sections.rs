@@ -410,7 +410,7 @@ pub static SECTIONS: &[Section] = &[
             Key {
                 doc: "The command line exactly as typed, `$((...))` arithmetic included: one \
                       of the programs a task may run (dd, fs_mark, memtouch, mapwrite, \
-                      iozone). Files it writes must be under a [[fs]] mount.",
+                      iozone, sync). Files it writes must be under a [[fs]] mount.",
                 example: "command = \"dd if=/dev/zero of=disk/zeroes bs=32k count=1000\"",
                 ..key("command", Type::Str, "", Default::Required)
             },

@@ -7,12 +7,13 @@ use crate::scenario::{DeviceConfig, FsConfig, Program, SwapConfig, TaskConfig};
 use crate::workload::dd::parse_dd;
 use crate::workload::fsmark::parse_fsmark;
 use crate::workload::iozone::parse_iozone;
+use crate::workload::sync::parse_sync;
 use crate::workload::synthetic::{parse_mapwrite, parse_memtouch};
 
 /// A task's program and the files it writes (what, path).
 type ProgramAndFiles<'a> = (Program, Vec<(&'a str, String)>);
 
-const PROGRAMS: &[&str] = &["dd", "fs_mark", "memtouch", "mapwrite", "iozone"];
+const PROGRAMS: &[&str] = &["dd", "fs_mark", "memtouch", "mapwrite", "iozone", "sync"];
 
 /// `[swap]`: on a defined device, at most half of it.
 pub(super) fn swap(cx: &Cx, t: &Table, devices: &[DeviceConfig]) -> Option<SwapConfig> {
@@ -138,6 +139,7 @@ fn program(
             let file = io.file.clone();
             (Program::Iozone(io), vec![("iozone file -f ", file)])
         }),
+        "sync" => parse_sync(command).map(|s| (Program::Sync(s), vec![])),
         other => Err(format!(
             "unknown program `{}`; allowed: {} (the programs a task may run)",
             echo(other),
