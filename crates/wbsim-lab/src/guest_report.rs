@@ -79,7 +79,9 @@ fn find<'a>(records: &'a [Record], k: &str, t: &str) -> Option<&'a Record> {
 ///   before, over USER_HZ 100; only with both `kswapd` snapshots).
 /// * `tasks`: one per `task-end`, in record order, the command from the
 ///   scenario's task of that name; then tasks that started and never
-///   ended, with exit status −1.
+///   ended, with exit status −1. `elapsed_seconds`: from the task's
+///   `task-start` to its `task-end` (for one that never ended, to the
+///   later of the run end and the `after` vmstat snapshot).
 /// * `fsmark`, `iozone`: the tools' result lines from the `task-output`
 ///   records, see [`tool_output`]; `sim_events` 0; `check` none.
 pub fn guest_run(
@@ -154,13 +156,19 @@ pub fn guest_run(
         let t = sc.tasks.iter().find(|t| t.name == name);
         t.map(|t| t.command.clone()).unwrap_or_default()
     };
+    // A task's seconds from its task-start record to `until`.
+    let task_seconds = |name: &str, until: u64| {
+        let start = starts.iter().find(|r| r.text().trim() == name);
+        start.map_or(0.0, |r| until.saturating_sub(r.t_ns) as f64 / 1e9)
+    };
     let mut tasks: Vec<TaskReport> = ends
         .iter()
-        .map(|(_, e)| TaskReport {
+        .map(|(t_ns, e)| TaskReport {
             name: e.name.clone(),
             command: command(&e.name),
             exit_status: e.exit_status,
             message: e.message.clone(),
+            elapsed_seconds: task_seconds(&e.name, *t_ns),
         })
         .collect();
     tasks.extend(unfinished.iter().map(|name| TaskReport {
@@ -168,6 +176,7 @@ pub fn guest_run(
         command: command(name),
         exit_status: -1,
         message: String::new(),
+        elapsed_seconds: task_seconds(name, end_ns.max(vm1.t_ns)),
     }));
 
     // Samples and the trace.

@@ -197,6 +197,8 @@ fn run_of_3_2_4() {
         "dd if=/dev/zero of=mnt/zeroes bs=32k count=163840"
     );
     assert_eq!(r.tasks[0].message, "163840+0 records in");
+    // From its task-start to its task-end.
+    assert!((r.tasks[0].elapsed_seconds - (269.72 - 3.77)).abs() < 1e-9);
     let zones: Vec<(&str, u64, u64, u64)> = g
         .zones
         .iter()
@@ -282,6 +284,8 @@ fn a_cut_task_cuts_the_run() {
         (t.name.as_str(), t.exit_status, t.command.as_str()),
         ("sync", -1, "")
     );
+    // Never ended: timed to the `after` snapshot (305.35 s).
+    assert!((t.elapsed_seconds - (305.35 - 4.0)).abs() < 1e-9);
 }
 
 #[test]

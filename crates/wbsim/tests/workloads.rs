@@ -352,3 +352,27 @@ fn fuse_ntfs_mapped_writes_on_a_small_machine_pass_every_check() {
         assert_eq!(r.tasks[0].exit_status, 0, "{cmd}");
     }
 }
+
+/// `dd ...; sync`: sync starts when dd exits and ends when every page
+/// is on disk; each task's `elapsed_seconds` runs from its own start, so
+/// the two add up to the run's.
+#[test]
+fn sync_after_dd_is_timed_from_dd_exit_to_the_last_write() {
+    let tasks = "[[task]]\nname = \"dd\"\ncommand = \"dd if=/dev/zero of=disk/f bs=1M count=24\"\n\
+                 [[task]]\nname = \"sync\"\ncommand = \"sync\"\nafter = \"dd\"\n";
+    let r = run_checked(&with_tasks(tasks, "sync.toml"), "3.2");
+    let [dd, sync] = &r.tasks[..] else {
+        panic!("{:?}", r.tasks)
+    };
+    assert_eq!((dd.exit_status, sync.exit_status), (0, 0));
+    assert!(dd.elapsed_seconds > 0.0 && sync.elapsed_seconds > 0.0);
+    let sum = dd.elapsed_seconds + sync.elapsed_seconds;
+    assert!(
+        (sum - r.elapsed_seconds).abs() < 1e-9,
+        "{sum} {}",
+        r.elapsed_seconds
+    );
+    assert_eq!(v(&r, "nr_dirty"), 0);
+    assert_eq!(v(&r, "nr_writeback"), 0);
+    assert!(v(&r, "nr_written") >= 24 * 256);
+}

@@ -111,6 +111,10 @@ pub struct TaskReport {
     pub exit_status: i32,
     /// What the program printed on stderr; empty if nothing.
     pub message: String,
+    /// Seconds from the task's start (0, or the exit of the task it runs
+    /// `after`) to its exit; to the end of the run if it was still
+    /// running, 0 if it never started.
+    pub elapsed_seconds: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -281,9 +285,18 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
                     -1
                 },
                 message: t.message.clone(),
+                elapsed_seconds: task_elapsed_seconds(t, sys.now()),
             })
             .collect(),
     }
+}
+
+/// A task's [`TaskReport::elapsed_seconds`] in a run that ended at `end`.
+fn task_elapsed_seconds(t: &crate::sched::Task, end: u64) -> f64 {
+    if t.start_after.is_some() {
+        return 0.0;
+    }
+    secs(t.exited_ns.unwrap_or(end).saturating_sub(t.started_ns))
 }
 
 /// The tracepoint totals, with the one kswapd-awake figure of the run:
