@@ -14,6 +14,8 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use wbsim::report::RunReport;
 
+pub use crate::metric::metric_value;
+
 include!(concat!(env!("OUT_DIR"), "/builtin_files.rs"));
 
 /// A built-in file's text by its path relative to `validation/` or
@@ -207,104 +209,12 @@ pub fn sim_term(tok: &str, runs: &RunsByKey, include_cut: bool) -> Result<Figure
     }))
 }
 
-/// A run's figure by name: `elapsed_seconds`, `system_seconds`,
-/// `user_seconds`, `user_sys_seconds`, `kswapd_awake_seconds`,
-/// `context_switches`, `vmstat.<counter>`, `ftrace.<total>` (see
-/// `ReclaimTraceStats`), `fsmark.files_per_second_mean` /
-/// `fsmark.overhead_us_mean`, `fsmark.files_per_second_mean_last_half`,
-/// `devices.write_iops` / `devices.write_mb_per_second` /
-/// `devices.avg_write_request_kib` (summed over devices),
-/// `iozone.<task>.<test>` (MB/s),
-/// `kswapd_efficiency_percent` or
-/// `series.<figure>` (see `Series::stats`).
-pub fn metric_value(r: &RunReport, metric: &str) -> Result<f64, String> {
-    if let Some(c) = metric.strip_prefix("vmstat.") {
-        return Ok(r.vmstat.get(c).copied().unwrap_or(0) as f64);
-    }
-    if let Some(c) = metric.strip_prefix("ftrace.") {
-        let v = serde_json::to_value(r.ftrace).map_err(|e| e.to_string())?;
-        return c
-            .split('.')
-            .try_fold(&v, |v, key| v.get(key))
-            .and_then(|x| x.as_f64())
-            .ok_or_else(|| format!("unknown ftrace total `{c}`"));
-    }
-    if let Some(c) = metric.strip_prefix("fsmark.") {
-        let n = r.fsmark.len().max(1) as f64;
-        return match c {
-            "files_per_second_mean" => {
-                Ok(r.fsmark.iter().map(|l| l.files_per_second).sum::<f64>() / n)
-            }
-            "overhead_us_mean" => Ok(r.fsmark.iter().map(|l| l.overhead_us).sum::<f64>() / n),
-            // The steady state of a run shorter than published: the mean of
-            // the second half of the loops.
-            "files_per_second_mean_last_half" => {
-                let tail = &r.fsmark[r.fsmark.len() / 2..];
-                Ok(tail.iter().map(|l| l.files_per_second).sum::<f64>() / tail.len().max(1) as f64)
-            }
-            _ => Err(format!("unknown fs_mark figure `{c}`")),
-        };
-    }
-    if let Some(c) = metric.strip_prefix("iozone.") {
-        // iozone.<task>.<test>: MB/s as IOzone reports it (KiB/s / 1024).
-        let (task, test) = c
-            .rsplit_once('.')
-            .ok_or_else(|| format!("`{metric}`: expected iozone.<task>.<test>"))?;
-        return r
-            .iozone
-            .iter()
-            .find(|x| x.task == task && x.test.name() == test)
-            .map(|x| x.kib_per_second as f64 / 1024.0)
-            .ok_or_else(|| format!("no IOzone result for task `{task}`, test `{test}`"));
-    }
-    if let Some(c) = metric.strip_prefix("devices.") {
-        // Physical IO: summed over all devices (an md array has none).
-        let reqs: u64 = r.devices.iter().map(|d| d.write_requests).sum();
-        let bytes: u64 = r.devices.iter().map(|d| d.write_bytes).sum();
-        let secs = r.elapsed_seconds.max(1e-9);
-        return match c {
-            "write_iops" => Ok(reqs as f64 / secs),
-            "write_mb_per_second" => Ok(bytes as f64 / 1e6 / secs),
-            "avg_write_request_kib" => Ok(bytes as f64 / 1024.0 / reqs.max(1) as f64),
-            "avg_data_write_request_kib" => {
-                let n: u64 = r.devices.iter().map(|d| d.data_write_requests).sum();
-                let b: u64 = r.devices.iter().map(|d| d.data_write_bytes).sum();
-                Ok(b as f64 / 1024.0 / n.max(1) as f64)
-            }
-            _ => Err(format!(
-                "unknown devices figure `{c}` (write_iops, write_mb_per_second, \
-                 avg_write_request_kib, avg_data_write_request_kib)"
-            )),
-        };
-    }
-    if metric == "kswapd_efficiency_percent" {
-        // mmtests: kswapd_steal / pgscan_kswapd, truncated to an integer.
-        let v = |k: &str| r.vmstat.get(k).copied().unwrap_or(0) as f64;
-        let scanned = v("pgscan_kswapd");
-        return Ok(if scanned > 0.0 {
-            (100.0 * v("kswapd_steal") / scanned).floor()
-        } else {
-            0.0
-        });
-    }
-    if let Some(s) = metric.strip_prefix("series.") {
-        return Ok(r.series_stats.get(s).copied().unwrap_or(f64::NAN));
-    }
-    Ok(match metric {
-        "elapsed_seconds" => r.elapsed_seconds,
-        "system_seconds" => r.system_seconds,
-        "user_seconds" => r.user_seconds,
-        "user_sys_seconds" => r.user_seconds + r.system_seconds,
-        "kswapd_awake_seconds" => r.kswapd_awake_seconds,
-        "context_switches" => r.context_switches as f64,
-        _ => return Err(format!("unknown metric `{metric}`")),
-    })
-}
-
 /// A path into the published table: `a.b[key=value,...].c[index]`.
+/// Selector values may contain dots (`result[kernel=3.2.4].dd_seconds`):
+/// only a dot outside brackets separates segments.
 pub fn published_term(tok: &str, table: &toml::Value) -> Result<f64, String> {
     let mut v = table;
-    for seg in tok.split('.') {
+    for seg in path_segments(tok) {
         let (key, mut selectors) = match seg.find('[') {
             Some(i) => (&seg[..i], &seg[i..]),
             None => (seg, ""),
@@ -341,6 +251,24 @@ pub fn published_term(tok: &str, table: &toml::Value) -> Result<f64, String> {
         .ok_or_else(|| format!("`{tok}`: not a number"))
 }
 
+/// `a.b[k=1.2].c` → `a`, `b[k=1.2]`, `c`.
+fn path_segments(path: &str) -> Vec<&str> {
+    let (mut out, mut depth, mut start) = (Vec::new(), 0usize, 0);
+    for (i, c) in path.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth = depth.saturating_sub(1),
+            '.' if depth == 0 => {
+                out.push(&path[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&path[start..]);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -361,6 +289,22 @@ mod tests {
             .contains("no `result` entry"));
         assert_eq!(eval("p.q + 1 - 2", &term), Ok(v(6.0)));
         assert!(eval("p.q % 1", &term).is_err());
+    }
+
+    /// Selector values with dots (kernel releases) stay one segment.
+    #[test]
+    fn published_selectors_may_hold_dots() {
+        let t: toml::Value = toml::from_str(
+            "[[result]]\nkernel = \"3.2.4\"\nrun = \"r1\"\ns = 265.95\n\
+             [[result]]\nkernel = \"3.3.8\"\nrun = \"r1\"\ns = 270.98",
+        )
+        .unwrap();
+        let term = |s: &str| published_term(s, &t).map(Figure::Value);
+        assert_eq!(
+            eval("result[kernel=3.3.8,run=r1].s", &term),
+            Ok(Figure::Value(270.98))
+        );
+        assert_eq!(path_segments("a.b[k=1.2].c[0]"), ["a", "b[k=1.2]", "c[0]"]);
     }
 
     /// x/0 is undefined, not infinity (which used to pass an open band).

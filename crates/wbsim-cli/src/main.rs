@@ -4,6 +4,7 @@ mod compare;
 mod exit;
 mod experiment;
 mod lab;
+mod metric;
 mod output;
 mod plot;
 mod reproduce;
