@@ -250,6 +250,7 @@ mod tests {
                 })
                 .collect(),
             bdi_names: vec![],
+            first_workload_exit_ns: None,
         }
     }
 

@@ -9,7 +9,7 @@ mod vmstat;
 use std::collections::BTreeMap;
 
 use wbsim::report::{DeviceReport, LabZone, RunReport, TaskReport};
-use wbsim::scenario::Scenario;
+use wbsim::scenario::{Program, Scenario};
 use wbsim::system::Outcome;
 use wbsim_guest::protocol::{kind, tag, Record, TaskEnd};
 
@@ -72,7 +72,9 @@ fn find<'a>(records: &'a [Record], k: &str, t: &str) -> Option<&'a Record> {
 /// * `kswapd_awake_seconds`, `ftrace`: see [`trace::digest_trace`]; an
 ///   interval open at the end runs to the last sample (else to the
 ///   `after` zoneinfo snapshot).
-/// * `series`: the `sample` zoneinfo records, see [`series::build_series`];
+/// * `series`: the `sample` zoneinfo records, see [`series::build_series`]
+///   (its steady window ends at the first `task-end` of a workload task,
+///   memtouch being a background one);
 ///   `series_stats`: `Series::stats()` of it (as the simulator fills it),
 ///   plus `kswapd_full_sleeps` (`mm_vmscan_kswapd_sleep` events in the
 ///   run) and `kswapd_cpu_seconds` (kswapd0's utime + stime, after −
@@ -233,11 +235,22 @@ pub fn guest_run(
 
     // Series and its figures.
     let zone_names: Vec<String> = populated.iter().map(|z| z.name.clone()).collect();
+    // The first workload task to end (memtouch runs in the background).
+    let background = |name: &str| {
+        let t = sc.tasks.iter().find(|t| t.name == name);
+        t.is_some_and(|t| matches!(t.program, Program::MemTouch(_)))
+    };
+    let first_exit_ns = ends
+        .iter()
+        .filter(|(_, e)| !background(&e.name))
+        .map(|(t, _)| *t)
+        .min();
     let series = series::build_series(
         &samples,
         &zone_names,
         sample_ms.saturating_mul(1_000_000),
         start_ns,
+        first_exit_ns,
         &digest.kswapd,
     );
     let mut series_stats = series.stats();

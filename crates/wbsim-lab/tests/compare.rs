@@ -82,6 +82,7 @@ fn series(zones: &[(&str, &[(u64, u64)])]) -> Series {
                 bdis: Vec::new(),
             })
             .collect(),
+        first_workload_exit_ns: None,
     }
 }
 

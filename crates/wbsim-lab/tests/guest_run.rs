@@ -189,6 +189,13 @@ fn run_of_3_2_4() {
     assert!(r
         .series_stats
         .contains_key("Normal.dirty_of_inactive_kswapd"));
+    // The steady window: the first sample with kswapd awake (100 s) to
+    // dd's end; here that one sample.
+    assert_eq!(s.first_workload_exit_ns, Some(ns(269.72) - ns(3.77)));
+    assert_eq!(
+        r.series_stats["Normal.dirty_of_inactive_steady"],
+        r.series_stats["Normal.dirty_of_inactive_kswapd"]
+    );
 
     // Tasks, zones, log.
     assert_eq!(r.tasks.len(), 1);

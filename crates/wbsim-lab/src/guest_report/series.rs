@@ -64,17 +64,20 @@ pub fn zone_samples(node: &NodeInfo, zone_names: &[String]) -> Vec<ZoneSample> {
 
 /// The series of `samples` ((records' clock ns, zoneinfo) in time
 /// order): samples before `start_ns` are dropped, times are from
-/// `start_ns`, `kswapd_awake` is read from the trace's awake intervals.
-/// No devices (`bdi_names` empty: the kernel's per-device dirty limits
-/// are in debugfs, which the guest does not sample).
+/// `start_ns`, `kswapd_awake` is read from the trace's awake intervals;
+/// `first_exit_ns` (records' clock) is when the first workload task
+/// ended. No devices (`bdi_names` empty: the kernel's per-device dirty
+/// limits are in debugfs, which the guest does not sample).
 pub fn build_series(
     samples: &[(u64, NodeInfo)],
     zone_names: &[String],
     interval_ns: u64,
     start_ns: u64,
+    first_exit_ns: Option<u64>,
     kswapd: &KswapdAwake,
 ) -> Series {
     Series {
+        first_workload_exit_ns: first_exit_ns.map(|t| t.saturating_sub(start_ns)),
         zone_names: zone_names.to_vec(),
         bdi_names: Vec::new(),
         interval_ns,

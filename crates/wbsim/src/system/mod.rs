@@ -268,13 +268,24 @@ impl System {
             bdi_names: self.wb.bdis().iter().map(|b| b.name.clone()).collect(),
             interval_ns: interval_ns.max(1),
             samples: Vec::new(),
+            first_workload_exit_ns: None,
         });
         self.next_sample_ns = 0;
     }
 
-    /// The series recorded, taken out of the machine.
+    /// The series recorded, taken out of the machine, with the time the
+    /// first workload task exited.
     pub fn take_series(&mut self) -> Option<series::Series> {
-        self.series.take()
+        let first_exit = self
+            .tasks()
+            .iter()
+            .filter(|t| t.is_workload)
+            .filter_map(|t| t.exited_ns)
+            .min();
+        self.series.take().map(|mut s| {
+            s.first_workload_exit_ns = first_exit;
+            s
+        })
     }
 
     /// Add a task (at boot) with the per-task state of every subsystem;

@@ -59,6 +59,10 @@ pub struct Series {
     pub bdi_names: Vec<String>,
     pub interval_ns: u64,
     pub samples: Vec<Sample>,
+    /// When the first workload task exited (the run waits for every
+    /// workload task; memtouch is not one), on the samples' clock; `None`
+    /// if none did. Ends the steady window of `stats`.
+    pub first_workload_exit_ns: Option<u64>,
 }
 
 impl Series {
@@ -131,6 +135,13 @@ impl Series {
     /// * `<zone>.max_dirty_over_limit`: the largest ratio of the zone's
     ///   dirty and writeback pages to its per-zone dirty limit, and
     ///   `all.max_dirty_over_limit` the largest of those;
+    /// * `<zone>.dirty_of_inactive_steady`: median of the zone's dirty
+    ///   pages over its inactive file pages in the steady state, the samples
+    ///   from the first one that finds kswapd awake up to the exit of the
+    ///   first workload task (`first_workload_exit_ns`; the last sample
+    ///   if none exited), kswapd awake or not — the window the real
+    ///   runs' analysis takes (kernel-lab `analyze.py`: from the first
+    ///   `mm_vmscan_kswapd_wake` to the end of dd);
     /// * `kswapd_samples`: how many samples found kswapd awake;
     /// * `<bdi>.share_90_seconds`, `<bdi>.share_90_pages`: see `share_ramp`.
     pub fn stats(&self) -> BTreeMap<String, f64> {
@@ -145,12 +156,19 @@ impl Series {
         out.insert("kswapd_samples".to_string(), awake.len() as f64);
         let fraction =
             |dirty: u64, inactive: u64| (inactive > 0).then(|| dirty as f64 / inactive as f64);
+        let steady = self.steady_samples();
         for (i, name) in self.zone_names.iter().enumerate() {
             let fractions = awake
                 .iter()
                 .filter_map(|s| fraction(s.zones[i].dirty_pages, s.zones[i].inactive_file_pages));
             if let Some(m) = median(fractions.collect()) {
                 out.insert(format!("{name}.dirty_of_inactive_kswapd"), m);
+            }
+            let fractions = steady
+                .iter()
+                .filter_map(|s| fraction(s.zones[i].dirty_pages, s.zones[i].inactive_file_pages));
+            if let Some(m) = median(fractions.collect()) {
+                out.insert(format!("{name}.dirty_of_inactive_steady"), m);
             }
             let over = self
                 .samples
@@ -179,6 +197,20 @@ impl Series {
             out.insert("all.dirty_of_inactive_kswapd".to_string(), m);
         }
         out
+    }
+
+    /// The steady state: from the first sample with kswapd awake to the
+    /// last one at or before `first_workload_exit_ns`.
+    pub fn steady_samples(&self) -> &[Sample] {
+        let Some(start) = self.samples.iter().position(|s| s.kswapd_awake) else {
+            return &[];
+        };
+        let end = self.first_workload_exit_ns.unwrap_or(u64::MAX);
+        let n = self.samples[start..]
+            .iter()
+            .take_while(|s| s.time_ns <= end)
+            .count();
+        &self.samples[start..start + n]
     }
 
     pub const CSV_HEADER: &'static str = "kernel,seed,time_s,zone,free_pages,inactive_file_pages,active_file_pages,dirty_pages,writeback_pages,dirty_limit_pages,kswapd_awake";
@@ -217,6 +249,7 @@ mod tests {
             zone_names: vec!["DMA32".into(), "Normal".into()],
             bdi_names: vec![],
             interval_ns: 1,
+            first_workload_exit_ns: None,
             samples: vec![
                 Sample {
                     time_ns: 0,
@@ -249,6 +282,53 @@ mod tests {
         assert_eq!(st["DMA32.max_dirty_over_limit"], 10.0);
         assert_eq!(st["Normal.max_dirty_over_limit"], 2.0);
         assert_eq!(st["all.max_dirty_over_limit"], 10.0);
+    }
+
+    /// The steady window starts at the first sample with kswapd awake and
+    /// ends at the first workload exit; samples inside it count whether
+    /// kswapd is awake or not.
+    #[test]
+    fn steady_fraction_from_first_kswapd_sample_to_first_exit() {
+        // (time, kswapd awake, Normal inactive, Normal dirty)
+        let rows = [
+            (0, false, 100, 90),
+            (1, true, 100, 10),
+            (2, false, 100, 30),
+            (3, true, 100, 20),
+            (4, true, 100, 80),
+            (5, false, 0, 5),
+            (6, true, 100, 70),
+        ];
+        let mut series = Series {
+            zone_names: vec!["Normal".into()],
+            samples: rows
+                .iter()
+                .map(|&(t, awake, inactive, dirty)| Sample {
+                    time_ns: t,
+                    kswapd_awake: awake,
+                    zones: vec![zone(inactive, dirty, 0)],
+                    bdis: vec![],
+                })
+                .collect(),
+            first_workload_exit_ns: Some(4),
+            ..Series::default()
+        };
+        // Samples 1..=4: 0.1, 0.3, 0.2, 0.8.
+        assert_eq!(series.steady_samples().len(), 4);
+        let st = series.stats();
+        assert!((st["Normal.dirty_of_inactive_steady"] - 0.25).abs() < 1e-12);
+        // No exit: to the last sample (0.7 joins; the empty zone is skipped).
+        series.first_workload_exit_ns = None;
+        let st = series.stats();
+        assert!((st["Normal.dirty_of_inactive_steady"] - 0.3).abs() < 1e-12);
+        // kswapd never awake: no steady state, no figure.
+        for s in &mut series.samples {
+            s.kswapd_awake = false;
+        }
+        assert!(series.steady_samples().is_empty());
+        assert!(!series
+            .stats()
+            .contains_key("Normal.dirty_of_inactive_steady"));
     }
 
     #[test]
