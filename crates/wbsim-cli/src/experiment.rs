@@ -90,7 +90,7 @@ pub fn source_of(e: &Experiment) -> String {
 pub fn load_all() -> Result<Vec<Experiment>, String> {
     let mut out = Vec::new();
     for (path, text) in VALIDATION_FILES {
-        if !path.ends_with(".bands.toml") {
+        if !path.ends_with(".bands.toml") || !is_top_level(path) {
             continue;
         }
         let e: Experiment =
@@ -101,11 +101,18 @@ pub fn load_all() -> Result<Vec<Experiment>, String> {
     Ok(out)
 }
 
+/// Experiments and published tables are the files directly in
+/// `validation/`; a subfolder holds an experiment's raw data (such as
+/// `real-3x/`, the real runs behind `real-3x.toml`), never an experiment.
+fn is_top_level(path: &str) -> bool {
+    !path.contains('/')
+}
+
 /// Ids of the published tables that have no experiment definition yet.
 pub fn not_implemented(defined: &[Experiment]) -> Vec<String> {
     VALIDATION_FILES
         .iter()
-        .filter(|(p, _)| p.ends_with(".toml") && !p.ends_with(".bands.toml"))
+        .filter(|(p, _)| p.ends_with(".toml") && !p.ends_with(".bands.toml") && is_top_level(p))
         .filter_map(|(_, text)| toml::from_str::<toml::Value>(text).ok())
         .filter_map(|v| v.get("id")?.as_str().map(str::to_string))
         .filter(|id| defined.iter().all(|e| &e.id != id))
@@ -317,6 +324,19 @@ mod tests {
             other => panic!("expected undefined, got {other:?}"),
         }
         assert!(matches!(eval("z / q", &term), Ok(Figure::Value(x)) if x == 0.0));
+    }
+
+    /// Raw data folders under validation/ are neither embedded (only
+    /// `.toml` files are) nor taken for experiments or published tables.
+    #[test]
+    fn raw_data_folders_are_not_experiments() {
+        assert!(is_top_level("real-3x.toml") && !is_top_level("real-3x/x.toml"));
+        for (path, _) in VALIDATION_FILES {
+            assert!(path.ends_with(".toml"), "{path}");
+            assert!(!path.starts_with("real-3x/"), "{path} is raw data");
+        }
+        let ids: Vec<String> = load_all().unwrap().into_iter().map(|e| e.id).collect();
+        assert!(ids.iter().all(|id| !id.contains('/')), "{ids:?}");
     }
 
     #[test]
