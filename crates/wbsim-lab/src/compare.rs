@@ -124,6 +124,9 @@ fn dirty_share(r: &RunReport) -> Option<(String, f64)> {
 
 /// The figures set side by side, in this order:
 /// * `elapsed_seconds`;
+/// * `<task> seconds`: each workload task's `elapsed_seconds` (its start
+///   to its exit: dd's and sync's apart in `dd ...; sync`), tasks in the
+///   order the runs list them;
 /// * /proc/vmstat deltas: `pgalloc_<zone>` (each zone both sides report),
 ///   `pgscan_kswapd`, `pgscan_direct`, `pgsteal` (totals, each followed by
 ///   its `_<zone>` counters where both sides report them),
@@ -134,6 +137,9 @@ fn dirty_share(r: &RunReport) -> Option<(String, f64)> {
 ///   median of the zone's dirty pages over its inactive file pages, for
 ///   the zone `Normal` when the series has it, else its biggest zone (the
 ///   name lists the zones used when the runs differ);
+/// * `<zone> dirty/inactive_file % (steady median)`: the same zone's
+///   `series_stats["<zone>.dirty_of_inactive_steady"]` × 100, the median
+///   from the first sample with kswapd awake to the first task's exit;
 /// * `kswapd_awake_seconds`;
 /// * `kswapd full sleeps`: `series_stats["kswapd_full_sleeps"]` (the
 ///   lab's), else `ftrace.kswapd_sleeps` (the simulator's);
@@ -149,6 +155,21 @@ pub fn figures(real: &[RunReport], simulated: &[RunReport]) -> Vec<Figure> {
         "elapsed_seconds".into(),
         Box::new(|r: &RunReport| Some(r.elapsed_seconds)),
     )];
+    let mut task_names: Vec<String> = Vec::new();
+    for t in real.iter().chain(simulated).flat_map(|r| &r.tasks) {
+        if !task_names.contains(&t.name) {
+            task_names.push(t.name.clone());
+        }
+    }
+    for name in task_names {
+        list.push((
+            format!("{name} seconds"),
+            Box::new(move |r: &RunReport| {
+                let t = r.tasks.iter().find(|t| t.name == name)?;
+                Some(t.elapsed_seconds)
+            }),
+        ));
+    }
     let alloc_zones = common_zones(real, simulated, "pgalloc");
     for z in &alloc_zones {
         let name = format!("pgalloc_{z}");
@@ -193,6 +214,17 @@ pub fn figures(real: &[RunReport], simulated: &[RunReport]) -> Vec<Figure> {
     list.push((
         format!("{} dirty/inactive_file % (median)", share_zones.join("/")),
         Box::new(|r: &RunReport| dirty_share(r).map(|(_, v)| v)),
+    ));
+    list.push((
+        format!(
+            "{} dirty/inactive_file % (steady median)",
+            share_zones.join("/")
+        ),
+        Box::new(|r: &RunReport| {
+            let (zone, _) = dirty_share(r)?;
+            let key = format!("{zone}.dirty_of_inactive_steady");
+            r.series_stats.get(&key).map(|v| 100.0 * v)
+        }),
     ));
     list.push((
         "kswapd_awake_seconds".into(),

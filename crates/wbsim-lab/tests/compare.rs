@@ -265,6 +265,37 @@ fn figures_of_real_and_simulated_runs() {
     assert!(!get("pgscan_kswapd").is_flagged(0.25));
 }
 
+/// `dd ...; sync`: each task's seconds, and the steady-state dirty share
+/// from the series stats, side by side.
+#[test]
+fn task_seconds_and_the_steady_dirty_share() {
+    let task = |name: &str, secs: f64| wbsim::report::TaskReport {
+        name: name.into(),
+        command: String::new(),
+        exit_status: 0,
+        message: String::new(),
+        elapsed_seconds: secs,
+    };
+    let mut real = run(301.58, &[]);
+    real.tasks = vec![task("dd", 265.95), task("sync", 35.63)];
+    real.series = Some(series(&[("Normal", &[(100, 40)])]));
+    real.series_stats
+        .insert("Normal.dirty_of_inactive_steady".into(), 0.401);
+    let mut sim = run(299.0, &[]);
+    sim.tasks = vec![task("dd", 261.5)];
+    sim.series = real.series.clone();
+    let figs = figures(&[real], &[sim]);
+    let get = |n: &str| figs.iter().find(|f| f.name == n).unwrap();
+    assert_eq!(figs[1].name, "dd seconds");
+    assert_eq!(get("dd seconds").real, [265.95]);
+    assert_eq!(get("dd seconds").simulated, [261.5]);
+    assert_eq!(get("sync seconds").real, [35.63]);
+    assert!(get("sync seconds").simulated.is_empty());
+    let steady = get("Normal dirty/inactive_file % (steady median)");
+    assert!((steady.real[0] - 40.1).abs() < 1e-9);
+    assert!(steady.simulated.is_empty());
+}
+
 #[test]
 fn dirty_share_falls_back_to_the_biggest_zone() {
     let mut r = run(1.0, &[]);
