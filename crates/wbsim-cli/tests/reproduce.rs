@@ -17,10 +17,9 @@ const BIN: &str = env!("CARGO_BIN_EXE_wbsim");
 /// their own (about 0.954 of unpatched, band 0.75-0.95); in seed 002, the
 /// model's first 500 MiB write on the baseline is throttled by disk B's
 /// small share (see notes). real-3x (the presets 3.2 and 3.3 against real
-/// 3.2.4 and 3.3.8, engine work in progress): the 3.3 preset's Normal zone
-/// takes as large a share of allocations as 3.2's, and kswapd sleeps
-/// fully about once a run on either preset (real 3.3.8: 149-205 times) and
-/// so stays awake as long on 3.3.
+/// 3.2.4 and 3.3.8, engine work in progress): kswapd sleeps fully about
+/// once a run on either preset (real 3.3.8: 149-205 times) and so stays
+/// awake as long on 3.3.
 const KNOWN_FAILING: &[&str] = &[
     "micro throttle/vanilla swap outs",
     "micro immediate/vanilla swap outs",
@@ -35,7 +34,6 @@ const KNOWN_FAILING: &[&str] = &[
     "vanilla Normal dirty / Normal inactive (kswapd)",
     "system time plugged/unpatched",
     "500M first write baseline/shift-12",
-    "Normal allocation share, 3.2 minus 3.3",
     "3.3 kswapd awake / dd seconds",
     "3.3 kswapd full sleeps",
 ];

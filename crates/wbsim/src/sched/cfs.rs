@@ -19,9 +19,19 @@
 //!   the minimum granularity if it is ahead of the leftmost by more than a slice;
 //! - the tunables scaled by `1 + ilog2(ncpus)` (SCHED_TUNABLESCALING_LOG).
 //!
+//! - wake-up placement (`select_task_rq_fair` → `select_idle_sibling`,
+//!   2.6.32 – 3.x; `wake_idle` over SD_WAKE_IDLE domains before): a woken
+//!   task runs on its previous CPU if that is idle, else on an idle CPU
+//!   sharing its last-level cache, else it queues on its previous CPU. All
+//!   the machine's CPUs are taken to share one LLC (one package, as QEMU's
+//!   `-smp N` presents since 6.2, and the seeds' single-socket machines).
+//!
 //! Not modelled: preemption inside a step (a step is short, microseconds),
-//! timer ticks (the checks run at each step's end), load balancing (tasks
-//! stay on the CPU they were placed on), the next/last buddies.
+//! timer ticks (the checks run at each step's end), periodic and new-idle
+//! load balancing (a queued task waits on its CPU even if another goes
+//! idle), `wake_affine`'s pull towards the waker's CPU (with every CPU in
+//! one LLC it only changes which busy CPU a task queues on), the next/last
+//! buddies.
 
 use super::{Core, Step};
 use crate::sim::{EventKind, Ns, NS_PER_US};
@@ -102,13 +112,21 @@ impl Core {
             // A stale wake-up (a wait queue the task left by exiting).
             return None;
         }
-        let cpu = self.tasks[tid as usize].cpu;
-        if self.is_runnable(cpu, tid) {
+        let prev_cpu = self.tasks[tid as usize].cpu;
+        if self.is_runnable(prev_cpu, tid) {
             return None;
         }
+        let cpu = self.select_wake_cpu(prev_cpu, at);
         let tun = self.tunables;
         let min_v = self.runqueues[cpu].min_vruntime_ns;
         let task = &mut self.tasks[tid as usize];
+        if cpu != prev_cpu {
+            // Migration keeps the task's lag behind its queue's
+            // min_vruntime (`task_waking_fair` + `enqueue_entity`).
+            let old_min = self.runqueues[prev_cpu].min_vruntime_ns;
+            task.vruntime_ns = (task.vruntime_ns + min_v).saturating_sub(old_min);
+            task.cpu = cpu;
+        }
         if task.sleeping {
             task.sleeping = false;
             // place_entity: sleeps up to half a latency period do not count.
@@ -132,6 +150,26 @@ impl Core {
         } else {
             None
         }
+    }
+
+    /// `idle_cpu`: nothing running (not even the end of a step whose task
+    /// has gone to sleep) and nothing queued.
+    #[inline]
+    fn cpu_idle_at(&self, cpu: usize, at: Ns) -> bool {
+        let rq = &self.runqueues[cpu];
+        rq.curr.is_none() && rq.queued.is_empty() && rq.busy_until <= at
+    }
+
+    /// `select_idle_sibling`: the previous CPU if idle, else the first idle
+    /// CPU of the shared cache domain, else the previous CPU.
+    #[inline]
+    fn select_wake_cpu(&self, prev_cpu: usize, at: Ns) -> usize {
+        if self.cpu_idle_at(prev_cpu, at) {
+            return prev_cpu;
+        }
+        (0..self.runqueues.len())
+            .find(|&c| self.cpu_idle_at(c, at))
+            .unwrap_or(prev_cpu)
     }
 
     /// Make sure the CPU looks for work when its current step ends.
@@ -337,6 +375,55 @@ impl Core {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::{preset, SysctlConfig};
+    use crate::sched::{CoreConfig, IrqDelivery, Task, TaskStart};
+    use crate::sim::CostTable;
+
+    /// Two CPUs; task 0 runs on CPU 0 for the next millisecond; tasks 1
+    /// and 2 sleep, last run on CPU 0.
+    fn two_cpus_one_busy() -> Core {
+        let mut core = Core::new(CoreConfig {
+            hz: 1000,
+            time_limit_ns: Ns::MAX,
+            cost: CostTable::default(),
+            profile: preset("3.2").unwrap(),
+            sysctl: SysctlConfig::default(),
+            cpus: 2,
+            irq_delivery: IrqDelivery::FirstCpu,
+        });
+        for name in ["busy", "woken", "other"] {
+            core.add_task(Task::new(name, 0, true), TaskStart::OnWakeUp);
+        }
+        core.runqueues[0].curr = Some(0);
+        core.runqueues[0].busy_until = 1_000_000;
+        core
+    }
+
+    #[test]
+    fn a_task_woken_while_its_cpu_is_busy_runs_on_an_idle_one() {
+        let mut core = two_cpus_one_busy();
+        // select_idle_sibling: CPU 0 runs "busy", CPU 1 is idle.
+        assert_eq!(core.wake_up_task(1, 0), Some(1));
+        assert_eq!(core.tasks[1].cpu, 1);
+        // Now no CPU is idle: the next one queues on its previous CPU.
+        assert_eq!(core.wake_up_task(2, 0), None);
+        assert_eq!(core.tasks[2].cpu, 0);
+        assert!(core.runqueues[0].queued.contains(&2));
+    }
+
+    #[test]
+    fn a_task_whose_cpu_is_idle_stays_there() {
+        let mut core = two_cpus_one_busy();
+        // At 2 ms CPU 0's step is over and nothing runs there.
+        core.runqueues[0].curr = None;
+        assert_eq!(core.wake_up_task(1, 2_000_000), Some(0));
+        assert_eq!(core.tasks[1].cpu, 0);
+        // A CPU still finishing the step of a task that went to sleep is
+        // not idle.
+        let mut core = two_cpus_one_busy();
+        core.runqueues[0].curr = None;
+        assert_eq!(core.wake_up_task(1, 500_000), Some(1));
+    }
 
     #[test]
     fn tunables_scale_with_log2_of_cpus() {
