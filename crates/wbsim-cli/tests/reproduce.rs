@@ -11,9 +11,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_wbsim");
 
 /// Cells the model does not reproduce yet: vanilla reclaim writes need the
 /// Normal zone to be refilled faster than its size share; in seed 004, the
-/// RFC's patches make the model swap more, not less, and patch 4 leaves
-/// direct reclaim scanning ~0.15-0.17 of vanilla's over seeds 1-5 (band
-/// 0.1); in seed 001, the plug saves the writers too little system time of
+/// RFC's patches make the model swap more, not less; in seed 001, the plug saves the writers too little system time of
 /// their own (about 0.954 of unpatched, band 0.75-0.95); in seed 002, the
 /// model's first 500 MiB write on the baseline is throttled by disk B's
 /// small share (see notes). real-3x (the presets 3.2 and 3.3 against real
@@ -24,7 +22,6 @@ const KNOWN_FAILING: &[&str] = &[
     "micro throttle/vanilla swap outs",
     "micro immediate/vanilla swap outs",
     "micro prioinode/vanilla swap outs",
-    "fs_mark immediate/vanilla direct pages scanned",
     "fuse-ntfs vanilla nr_vmscan_write (median)",
     "fuse-ntfs seconds vanilla/per-zone",
     "btrfs vanilla nr_vmscan_write (median)",

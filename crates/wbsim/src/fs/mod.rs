@@ -168,6 +168,31 @@ impl FsType {
     }
 }
 
+impl FsType {
+    /// The type's `write_begin` attaches buffer heads to data pages
+    /// (`block_write_begin`): ext4 (`ext4_da_write_begin`) and xfs
+    /// (`xfs_vm_write_begin`, 2.6.24 – 3.x); btrfs keeps its own extent
+    /// state and FUSE none.
+    pub fn data_pages_have_buffer_heads(self) -> bool {
+        matches!(self, FsType::Ext4 | FsType::Xfs)
+    }
+}
+
+/// Whether mapping `ino`'s written pages carry buffer heads: a regular
+/// file of a buffer-head filesystem, or a block device's page cache
+/// (`blkdev_write_begin` → `block_write_begin`).
+pub fn mapping_has_buffer_heads<H: FsHost + ?Sized>(sys: &H, ino: u32) -> bool {
+    use crate::mm::inode::MappingKind;
+    let inode = sys.mm().inode(ino);
+    match inode.kind {
+        MappingKind::Regular => sys.fs().filesystems[inode.fs]
+            .fs_type
+            .data_pages_have_buffer_heads(),
+        MappingKind::BlockDevice => true,
+        MappingKind::Metadata | MappingKind::Anon | MappingKind::Swap => false,
+    }
+}
+
 /// `->writepage` / `->writepages` from `write_cache_pages` on behalf of
 /// a flusher, a throttled writer or a journal commit. Returns whether IO
 /// was submitted.

@@ -15,6 +15,7 @@
 //! Asynchronous readahead (PG_readahead marks) is not modelled, so a
 //! sequential reader waits once per window.
 
+use crate::mm::buffer_head::BufferHeads;
 use crate::mm::page::{flags, Pfn, NIL};
 use crate::mm::page_alloc::PageAlloc;
 use crate::mm::Gfp;
@@ -64,6 +65,9 @@ pub trait Filemap: MmHost {
     ) -> Result<bool, Step> {
         // grab_cache_page_write_begin: __GFP_WRITE.
         let pfn = self.find_or_create_page(tid, ino, idx, Gfp { write: true })?;
+        if self.mapping_has_buffer_heads(ino) {
+            self.attach_buffer_heads(tid, pfn);
+        }
         self.charge_sys(tid, bytes * self.cost().copy_per_kib_ns / 1024);
         let newly = dirty && self.set_page_dirty(pfn, Some(tid));
         self.mm_mut().mark_page_accessed(pfn);

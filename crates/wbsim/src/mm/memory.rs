@@ -34,6 +34,8 @@ pub struct Memory {
     pub(super) vfs: VfsCaches,
     /// Per task: its allocation in progress (direct reclaim).
     pub(super) task_alloc: Vec<AllocState>,
+    /// The buffer_head slab cache of written file pages.
+    pub(super) bh_cache: super::buffer_head::BufferHeadCache,
 }
 
 impl Memory {
@@ -53,6 +55,7 @@ impl Memory {
             read_waiters: Vec::new(),
             vfs: VfsCaches::default(),
             task_alloc: Vec::new(),
+            bh_cache: Default::default(),
         }
     }
 

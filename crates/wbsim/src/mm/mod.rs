@@ -1,6 +1,7 @@
 //! Memory management: page frames, zones, the page allocator's fast path,
 //! LRU lists with pagevec batching, page-state accounting, vmstat.
 
+pub mod buffer_head;
 pub mod filemap;
 pub mod inode;
 pub mod lruvec;
@@ -54,6 +55,11 @@ pub trait MmHost: HasCore {
     fn dirty_limit_scope(&self) -> crate::kernel::DirtyLimitScope;
     /// How many backing devices there are.
     fn nr_bdis(&self) -> usize;
+
+    // fs/
+    /// Whether the mapping's pages carry buffer heads once written (the
+    /// filesystem's `write_begin` uses `block_write_begin`).
+    fn mapping_has_buffer_heads(&self, ino: u32) -> bool;
 
     // reclaim/
     /// `wakeup_kswapd` for the zones of an allocation.
@@ -152,6 +158,9 @@ pub trait MemoryOps: MmHost {
     /// Free a page frame freed by task `tid` (`free_hot_cold_page`: onto
     /// the per-CPU list of the task's CPU).
     fn free_page(&mut self, tid: u32, pfn: Pfn) {
+        if self.mm().pages[pfn as usize].has(flags::PRIVATE) {
+            buffer_head::BufferHeads::release_buffer_heads(self, tid, pfn);
+        }
         let p = &mut self.mm_mut().pages[pfn as usize];
         p.flags = 0;
         p.inode = NIL;

@@ -42,6 +42,9 @@ pub mod flags {
     /// A file page mapped writable by some PTE (a shared mapping written
     /// through); `page_mkclean` clears it when the page is cleaned.
     pub const PTE_WRITE: u16 = 1 << 13;
+    /// PG_private: buffer heads attached (`create_empty_buffers`); freeing
+    /// the page frees them (`crate::mm::buffer_head`).
+    pub const PRIVATE: u16 = 1 << 14;
 }
 
 /// Which list (or holder) a frame belongs to. Every frame is in exactly one

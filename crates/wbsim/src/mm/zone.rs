@@ -37,6 +37,9 @@ pub struct Zone {
     pub all_unreclaimable: bool,
     /// ZONE_CONGESTED (3.0 `shrink_page_list`).
     pub congested: bool,
+    /// `NR_SLAB_RECLAIMABLE`: the zone's pages in the buffer_head cache
+    /// (the one slab cache modelled in page frames).
+    pub nr_slab_reclaimable: u64,
 }
 
 impl Zone {
@@ -62,6 +65,7 @@ impl Zone {
             pages_scanned: 0,
             all_unreclaimable: false,
             congested: false,
+            nr_slab_reclaimable: 0,
         }
     }
 

@@ -325,6 +325,10 @@ fn zoneinfo(sys: &System) -> BTreeMap<String, BTreeMap<String, i64>> {
                     "nr_vmscan_immediate_reclaim".to_string(),
                     stat(ZoneEv::NrVmscanImmediateReclaim),
                 ),
+                (
+                    "nr_slab_reclaimable".to_string(),
+                    sys.mm().zone(z).nr_slab_reclaimable as i64,
+                ),
             ]);
             (suffix.to_string(), stats)
         })

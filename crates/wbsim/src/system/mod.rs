@@ -147,6 +147,10 @@ impl MmHost for System {
         self.wb.nr_bdis()
     }
 
+    fn mapping_has_buffer_heads(&self, ino: u32) -> bool {
+        crate::fs::mapping_has_buffer_heads(self, ino)
+    }
+
     fn wake_all_kswapd(&mut self, tid: u32) {
         crate::reclaim::kswapd::wake_all_kswapd(self, tid)
     }
