@@ -207,6 +207,15 @@ impl Memory {
         (&mut self.pages, &mut self.zones[zone].lruvec.lists[lru])
     }
 
+    /// `all_unreclaimable` (3.x `mm/vmscan.c`): every populated zone of the
+    /// zonelist is marked all_unreclaimable (by kswapd).
+    pub fn all_zones_unreclaimable(&self) -> bool {
+        self.zones
+            .iter()
+            .filter(|z| z.present_pages > 0)
+            .all(|z| z.all_unreclaimable)
+    }
+
     /// Zonelist order for page-cache allocations: highest populated zone
     /// first (Normal → DMA32 → DMA), `build_zonelists` on one node.
     pub fn preferred_zone(&self) -> usize {

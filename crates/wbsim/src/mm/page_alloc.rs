@@ -27,6 +27,10 @@ pub enum AllocPhase {
     Reclaim,
     /// Direct reclaim done; retry the freelists at the min watermark.
     AfterReclaim,
+    /// Reclaim made progress but no page came of it: after
+    /// `wait_iff_congested(HZ/50)`, the min watermark and direct reclaim
+    /// again (`goto rebalance`, 2.6.24 – 3.x), without waking kswapd.
+    Rebalance,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -104,21 +108,16 @@ pub trait PageAlloc: MmHost {
                     if let Some(pfn) = self.get_page_from_freelist(tid, Mark::Min, gfp) {
                         return Ok(pfn);
                     }
-                    self.mm_mut().vmstat.inc(Ev::AllocStall, 1);
-                    let ev = TraceEvent::DirectReclaimBegin {
-                        order: 0,
-                        may_writepage: !self.sysctl().laptop_mode,
-                        gfp: GfpMask::HighuserMovable,
-                    };
-                    self.trace(tid, ev);
-                    *st = AllocState {
-                        phase: AllocPhase::Reclaim,
-                        priority: DEF_PRIORITY,
-                        total_scanned: 0,
-                        nr_reclaimed: 0,
-                        may_writepage: !self.sysctl().laptop_mode,
-                        dirty_stalled: false,
-                    };
+                    self.begin_direct_reclaim(tid, st);
+                }
+                AllocPhase::Rebalance => {
+                    // `rebalance:` the min watermark once more, then
+                    // direct reclaim again; kswapd is not woken again.
+                    if let Some(pfn) = self.get_page_from_freelist(tid, Mark::Min, gfp) {
+                        *st = AllocState::default();
+                        return Ok(pfn);
+                    }
+                    self.begin_direct_reclaim(tid, st);
                 }
                 AllocPhase::Reclaim => {
                     if let Some(step) = self.direct_reclaim_priority(tid, st) {
@@ -126,34 +125,58 @@ pub trait PageAlloc: MmHost {
                     }
                 }
                 AllocPhase::AfterReclaim => {
-                    let progress = st.nr_reclaimed > 0;
-                    // __alloc_pages_direct_reclaim drains the per-CPU lists
-                    // only after reclaim made progress.
-                    let page = if progress {
-                        self.get_page_after_drain(tid, Mark::Min, gfp)
-                    } else {
-                        self.get_page_from_freelist(tid, Mark::Min, gfp)
-                    };
-                    if let Some(pfn) = page {
-                        *st = AllocState::default();
-                        return Ok(pfn);
-                    }
-                    // should_alloc_retry → wait_iff_congested(HZ/50), rebalance.
-                    st.phase = AllocPhase::Start;
+                    // do_try_to_free_pages reports progress when it
+                    // reclaimed something, or when some zone is not
+                    // all_unreclaimable ("top priority shrink_zones still
+                    // had more to do? don't OOM, then").
+                    let progress = st.nr_reclaimed > 0 || !self.mm().all_zones_unreclaimable();
                     if !progress {
-                        // No progress at all: the OOM path in the kernel; the
-                        // model waits HZ/10 for writeback and retries.
+                        // The OOM path in the kernel (`goto restart`); the
+                        // model waits HZ/10 for writeback and starts over.
+                        st.phase = AllocPhase::Start;
                         let t = self.now() + self.jiffies_ns(self.hz() / 10);
                         return Err(Step::SleepUntil(t));
                     }
+                    // __alloc_pages_direct_reclaim: the freelists at min,
+                    // and once more after draining the per-CPU lists.
+                    if let Some(pfn) = self.get_page_after_drain(tid, Mark::Min, gfp) {
+                        *st = AllocState::default();
+                        return Ok(pfn);
+                    }
+                    // should_alloc_retry (always, order 0) →
+                    // wait_iff_congested(HZ/50) → `goto rebalance`.
+                    st.phase = AllocPhase::Rebalance;
                     let t = self.jiffies_ns(self.hz().div_ceil(50));
                     let zone = self.mm().preferred_zone();
                     if let Some(step) = self.wait_iff_congested(tid, zone, t) {
                         return Err(step);
                     }
+                    // Not congested: wait_iff_congested only yields the CPU
+                    // (cond_resched); the task goes on at its next step.
+                    return Err(Step::Continue);
                 }
             }
         }
+    }
+
+    /// Enter `try_to_free_pages`: counted in allocstall (3.x
+    /// `do_try_to_free_pages`, once per call) and traced.
+    fn begin_direct_reclaim(&mut self, tid: u32, st: &mut AllocState) {
+        self.mm_mut().vmstat.inc(Ev::AllocStall, 1);
+        let ev = TraceEvent::DirectReclaimBegin {
+            order: 0,
+            may_writepage: !self.sysctl().laptop_mode,
+            gfp: GfpMask::HighuserMovable,
+        };
+        self.trace(tid, ev);
+        *st = AllocState {
+            phase: AllocPhase::Reclaim,
+            priority: DEF_PRIORITY,
+            total_scanned: 0,
+            nr_reclaimed: 0,
+            may_writepage: !self.sysctl().laptop_mode,
+            dirty_stalled: false,
+        };
     }
 }
 

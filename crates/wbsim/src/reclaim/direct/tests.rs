@@ -1,6 +1,7 @@
 //! Direct reclaim's priority loop and the allocator's slow path on the
 //! one-zone test machine (min 128, low 160, high 192 free pages).
 
+use crate::block::BlockHost;
 use crate::mm::page::flags;
 use crate::mm::page_alloc::PageAlloc;
 use crate::mm::page_alloc::{AllocPhase, AllocState};
@@ -115,20 +116,54 @@ fn allocstall_counts_each_slow_path_entry_into_direct_reclaim() {
     m.check();
 }
 
-/// After direct reclaim that reclaimed nothing the freelists still fail at
-/// min: the model counts it as no progress (its stand-in for the OOM path)
-/// and sleeps HZ/10, then starts the slow path over. (3.0's
-/// `do_try_to_free_pages` returns 1 while some zone is not
-/// all_unreclaimable, as here, so 3.0 would drain the per-CPU lists,
-/// retry, `wait_iff_congested(HZ/50)` and reclaim again: a difference,
-/// pinned here.)
+/// `__alloc_pages_slowpath` (3.x): direct reclaim that reclaimed nothing
+/// still reports progress while some zone is not all_unreclaimable, so no
+/// OOM: the per-CPU lists are drained, the min watermark tried,
+/// `wait_iff_congested(HZ/50)` (nothing congested: it only yields) and
+/// then `goto rebalance`: the min watermark and direct reclaim again,
+/// with no second wake-up of kswapd and no try at the low watermark.
 #[test]
-fn allocation_after_reclaim_without_progress_sleeps_and_starts_over() {
+fn reclaim_that_made_no_page_rebalances_without_waking_kswapd_again() {
     let mut m = Machine::new("3.0-vanilla");
     for pfn in m.file_pages(m.file, 500, true) {
         m.sys.start_page_writeback(pfn);
     }
     m.leave_free(100);
+    assert_eq!(m.alloc(), Err(Step::Continue));
+    let st = m.sys.mm().task_alloc(m.tid);
+    assert_eq!((st.phase, st.nr_reclaimed), (AllocPhase::Rebalance, 0));
+    assert_eq!(m.sys.mm().vmstat().get(Ev::AllocStall), 1);
+    // kswapd, woken by the first slow-path entry, has gone back to sleep.
+    m.sys.reclaim_mut().set_kswapd_state(Default::default());
+    assert_eq!(m.alloc(), Err(Step::Continue));
+    assert_eq!(m.sys.mm().vmstat().get(Ev::AllocStall), 2);
+    assert_eq!(m.sys.core().tracer().stats.totals.direct_reclaims, 2);
+    assert!(!m.sys.reclaim().kswapd_awake(), "rebalance woke kswapd");
+    // Once writeback has ended, the next round reclaims and allocates.
+    for pfn in 0..m.sys.mm().pages().len() as u32 {
+        if m.has(pfn, flags::WRITEBACK) {
+            m.sys.end_page_writeback(pfn);
+        }
+    }
+    assert!(m.alloc().is_ok());
+    assert_eq!(m.sys.mm().task_alloc(m.tid).phase, AllocPhase::Start);
+    assert_eq!(m.sys.mm().vmstat().get(Ev::AllocStall), 3);
+    m.check();
+}
+
+/// With every zone all_unreclaimable, reclaim that reclaimed nothing is
+/// no progress: the kernel's OOM path, which the model stands in for by
+/// waiting HZ/10 and starting the slow path over (`goto restart`).
+#[test]
+fn no_progress_with_every_zone_all_unreclaimable_sleeps_and_starts_over() {
+    let mut m = Machine::new("3.0-vanilla");
+    for pfn in m.file_pages(m.file, 500, true) {
+        m.sys.start_page_writeback(pfn);
+    }
+    m.leave_free(100);
+    for z in 0..m.sys.mm().nr_zones() {
+        m.sys.mm_mut().zone_mut(z).all_unreclaimable = true;
+    }
     let until = m.sys.now() + m.sys.jiffies_ns(m.sys.hz() / 10);
     assert_eq!(m.alloc(), Err(Step::SleepUntil(until)));
     let st = m.sys.mm().task_alloc(m.tid);
