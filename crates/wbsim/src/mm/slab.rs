@@ -42,7 +42,11 @@ pub trait SlabShrink: MmHost {
     /// `shrink_slab` (3.0): each shrinker scans in proportion to the LRU
     /// pages just scanned, `4 * scanned / seeks * objects / (lru_pages +
     /// 1)`, in batches of `SHRINK_BATCH`, each counted in `slabs_scanned`.
-    fn shrink_slab(&mut self, tid: u32, is_kswapd: bool, nr_scanned: u64, lru_pages: u64) {
+    /// Returns how many objects the batches took off the caches' LRUs
+    /// (Σ `nr_before - shrink_ret`), which kswapd reads as "slab freed
+    /// something".
+    fn shrink_slab(&mut self, tid: u32, is_kswapd: bool, nr_scanned: u64, lru_pages: u64) -> u64 {
+        let mut freed = 0;
         let nr_scanned = if nr_scanned == 0 { 32 } else { nr_scanned };
         for which in 0..2 {
             let objects = if which == 0 {
@@ -56,14 +60,26 @@ pub trait SlabShrink: MmHost {
             let mut total = (self.mm().vfs.deferred[which] + delta).min(2 * max_pass);
             while total >= SHRINK_BATCH {
                 self.mm_mut().vmstat.inc(Ev::SlabsScanned, SHRINK_BATCH);
+                let before = self.vfs_lru_len(which);
                 if which == 0 {
                     self.prune_dcache(tid, SHRINK_BATCH);
                 } else {
                     self.prune_icache(tid, is_kswapd, SHRINK_BATCH);
                 }
+                freed += before.saturating_sub(self.vfs_lru_len(which));
                 total -= SHRINK_BATCH;
             }
             self.mm_mut().vfs.deferred[which] = total;
+        }
+        freed
+    }
+
+    /// Unused objects of the dcache (0) or icache (1) shrinker.
+    fn vfs_lru_len(&self, which: usize) -> u64 {
+        if which == 0 {
+            self.mm().vfs.dentry_lru.len() as u64
+        } else {
+            self.mm().vfs.inode_lru.len() as u64
         }
     }
 

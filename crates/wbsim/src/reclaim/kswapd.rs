@@ -1,5 +1,9 @@
 //! kswapd, Linux 3.0 (`mm/vmscan.c`: `kswapd`, `kswapd_try_to_sleep`,
 //! `sleeping_prematurely`, `balance_pgdat`, `wakeup_kswapd`), order 0.
+//! The `end_zone` bookkeeping (the classzone `balance_pgdat` hands to
+//! `sleeping_prematurely`, lowered past all_unreclaimable zones) and the
+//! all_unreclaimable test (`nr_slab == 0 && !zone_reclaimable`) were read
+//! in 3.2.4; the presets from 3.0 on share them.
 
 use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::mm::slab::SlabShrink;
@@ -36,6 +40,11 @@ pub struct KswapdState {
     /// Woke from the congestion wait in the middle of a priority loop.
     after_wait: bool,
     awake_since: Ns,
+    /// `balance_pgdat`'s `end_zone`: the highest zone the last search
+    /// found below its high watermark (0 when a call found none), lowered
+    /// past an all_unreclaimable zone. It is the classzone the call
+    /// returns, up to which `sleeping_prematurely` then checks (3.1+).
+    end_zone: usize,
 }
 
 /// kswapd: `balance_pgdat`, `kswapd_try_to_sleep`, `wakeup_kswapd`.
@@ -69,12 +78,18 @@ pub trait Kswapd: ReclaimHost {
         self.mm_mut().vmstat_mut().inc(Ev::PageOutRun, 1);
     }
 
-    /// `sleeping_prematurely` (order 0): not every populated zone is at its
-    /// high watermark.
-    fn kswapd_premature(&self) -> bool {
-        self.mm().zones().iter().any(|z| {
-            z.present_pages > 0 && !z.all_unreclaimable && !z.watermark_ok(z.wmark_high, 0)
-        })
+    /// `sleeping_prematurely` (order 0, 3.1 – 3.x): some populated zone up
+    /// to `classzone` (the last `balance_pgdat`'s `end_zone`) that is not
+    /// all_unreclaimable is below its high watermark. Zones above the
+    /// classzone are not looked at: a balance that found them at high and
+    /// worked on lower zones lets kswapd sleep whatever they do meanwhile.
+    fn kswapd_premature(&self, classzone: usize) -> bool {
+        self.mm().zones()[..=classzone]
+            .iter()
+            .enumerate()
+            .any(|(i, z)| {
+                z.present_pages > 0 && !z.all_unreclaimable && !z.watermark_ok(z.wmark_high, i)
+            })
     }
 
     fn kswapd_step(&mut self, tid: u32) -> Step {
@@ -82,11 +97,12 @@ pub trait Kswapd: ReclaimHost {
         let step = match k.phase {
             Phase::Sleeping => Step::Wait(None),
             Phase::Napping => {
-                if self.kswapd_premature() {
+                if self.kswapd_premature(k.end_zone) {
                     self.mm_mut()
                         .vmstat_mut()
                         .inc(Ev::KswapdHighWmarkHitQuickly, 1);
                     k.phase = Phase::Balance;
+                    k.end_zone = 0;
                     self.kswapd_trace_wake();
                     self.loop_again(&mut k);
                     Step::Continue
@@ -126,29 +142,35 @@ pub trait Kswapd: ReclaimHost {
                 break;
             }
         }
-        let Some(end_zone) = end_zone else {
+        let Some(found) = end_zone else {
+            // `goto out`: end_zone keeps what this call last set.
             return self.kswapd_done(k);
         };
+        k.end_zone = found;
         let mut all_zones_ok = true;
         let mut under_min = false;
-        for i in 0..=end_zone {
+        // `for (i = 0; i <= end_zone; i++)` with end_zone lowered inside.
+        let mut i = 0;
+        while i <= k.end_zone {
             let z = self.mm().zone(i);
             if z.present_pages == 0 || (z.all_unreclaimable && k.priority != DEF_PRIORITY) {
+                i += 1;
                 continue;
             }
             let balance_gap = z.wmark_low.min(z.present_pages.div_ceil(100));
-            if !z.watermark_ok(z.wmark_high + balance_gap, end_zone) {
+            if !z.watermark_ok(z.wmark_high + balance_gap, k.end_zone) {
                 let mut sc = self.reclaim().kswapd_scan_control(tid, k);
                 self.shrink_zone(i, &mut sc);
-                let lru_pages = (0..=end_zone)
+                let lru_pages = (0..=k.end_zone)
                     .map(|z| self.mm().zone_reclaimable_pages(z))
                     .sum();
-                self.shrink_slab(tid, true, sc.nr_scanned, lru_pages);
+                let nr_slab = self.shrink_slab(tid, true, sc.nr_scanned, lru_pages);
                 k.total_scanned += sc.nr_scanned;
                 k.nr_reclaimed = sc.nr_reclaimed;
                 let reclaimable = self.mm().zone_reclaimable_pages(i);
                 let z = self.mm_mut().zone_mut(i);
-                if z.pages_scanned >= 6 * reclaimable {
+                // 3.x: `nr_slab == 0 && !zone_reclaimable(zone)`.
+                if nr_slab == 0 && z.pages_scanned >= 6 * reclaimable {
                     z.all_unreclaimable = true;
                 }
                 if let Some(step) = sc.stall {
@@ -161,8 +183,13 @@ pub trait Kswapd: ReclaimHost {
             if k.total_scanned > 2 * SWAP_CLUSTER_MAX && k.total_scanned > k.nr_reclaimed * 3 / 2 {
                 k.may_writepage = true;
             }
+            let end_zone = k.end_zone;
             let z = self.mm_mut().zone_mut(i);
             if z.all_unreclaimable {
+                if end_zone > 0 && end_zone == i {
+                    k.end_zone -= 1;
+                }
+                i += 1;
                 continue;
             }
             if !z.watermark_ok(z.wmark_high, end_zone) {
@@ -173,6 +200,7 @@ pub trait Kswapd: ReclaimHost {
             } else {
                 z.congested = false;
             }
+            i += 1;
         }
         if all_zones_ok {
             return self.kswapd_done(k);
@@ -276,6 +304,7 @@ pub fn wake_all_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32) {
             .inc(Ev::KswapdLowWmarkHitQuickly, 1);
     }
     k.phase = Phase::Balance;
+    k.end_zone = 0;
     sys.kswapd_trace_wake();
     sys.loop_again(&mut k);
     sys.reclaim_mut().set_kswapd_state(k);

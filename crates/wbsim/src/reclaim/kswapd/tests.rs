@@ -12,6 +12,7 @@ use crate::reclaim::ReclaimHost;
 use crate::reclaim::DEF_PRIORITY;
 use crate::sched::HasCore;
 use crate::sched::Step;
+use crate::writeback::account::Account;
 
 impl Machine {
     fn kswapd_phase(&self) -> Phase {
@@ -192,4 +193,121 @@ fn laptop_mode_kswapd_writes_after_scanning_twice_swap_cluster_max() {
     assert!(m.has(pfns[96], flags::WRITEBACK));
     assert!(!m.has(pfns[97], flags::WRITEBACK));
     m.check();
+}
+
+/// `balance_pgdat` (3.x) marks a zone all_unreclaimable when it has been
+/// scanned six times over (`!zone_reclaimable`) and the slab shrink that
+/// followed freed nothing; a shrink that took dentries off their LRU
+/// keeps the zone reclaimable.
+#[test]
+fn all_unreclaimable_needs_a_slab_shrink_that_freed_nothing() {
+    for dentries in [0, 1000] {
+        let mut m = Machine::new("3.2");
+        for pfn in m.file_pages(m.file, 100, true) {
+            m.sys.start_page_writeback(pfn);
+        }
+        for _ in 0..dentries {
+            m.sys.mm_mut().icache_release(m.file);
+        }
+        m.leave_free(150);
+        m.sys
+            .mm_mut()
+            .zone_mut(crate::reclaim::tests::ZONE)
+            .pages_scanned = 6 * 100;
+        m.sys.wake_all_kswapd(m.tid);
+        m.kswapd_step();
+        assert_eq!(
+            m.zone().all_unreclaimable,
+            dentries == 0,
+            "{dentries} dentries"
+        );
+    }
+}
+
+/// A machine of two 16 MiB zones, DMA32 (0) and Normal (1), on `kernel`.
+fn two_zones(kernel: &str) -> crate::system::System {
+    use crate::scenario::{ZoneConfig, ZoneKind};
+    let mut sc = crate::test_support::usb_stick_scenario(kernel, "xfs", 1, &["f"]);
+    sc.machine.zones[0].size_mib = 16;
+    sc.machine.zones.push(ZoneConfig {
+        kind: ZoneKind::Normal,
+        size_mib: 16,
+        kernel_mib: 0,
+    });
+    crate::system::build_system(&sc, &crate::kernel::preset(kernel).unwrap(), 1)
+}
+
+/// Take free pages of zone `z` away until `n` are left.
+fn leave_free_in(sys: &mut crate::system::System, z: usize, n: u64) {
+    while sys.mm().zone(z).nr_free() > n {
+        sys.mm_mut().take_free_page(z).expect("a free page");
+    }
+}
+
+/// `sleeping_prematurely` (3.1 – 3.x) looks at the zones up to the
+/// classzone `balance_pgdat` returned, its last `end_zone`: after a
+/// balance that ended at DMA32, a Normal zone below its high watermark
+/// does not keep kswapd awake; after one that ended at Normal it does.
+#[test]
+fn sleeping_prematurely_checks_zones_up_to_the_last_end_zone() {
+    for (end_zone, sleeps) in [(0, true), (1, false)] {
+        let mut sys = two_zones("3.2");
+        let low = sys.mm().zone(1).wmark_low;
+        leave_free_in(&mut sys, 1, low);
+        let mut k = sys.reclaim().kswapd_state();
+        k.phase = Phase::Napping;
+        k.end_zone = end_zone;
+        sys.reclaim_mut().set_kswapd_state(k);
+        let step = sys.kswapd_step(sys.kswapd_task());
+        assert_eq!(step == Step::Wait(None), sleeps, "end_zone {end_zone}");
+        let phase = sys.reclaim().kswapd_state().phase;
+        let expected = if sleeps {
+            Phase::Sleeping
+        } else {
+            Phase::Balance
+        };
+        assert_eq!(phase, expected, "end_zone {end_zone}");
+    }
+}
+
+/// `balance_pgdat` (3.x): the search sets `end_zone` to the highest zone
+/// below its high watermark; a zone found all_unreclaimable in the pass
+/// lowers `end_zone` past itself, so the balance ends (DMA32 is at high)
+/// and returns DMA32 as the classzone for kswapd's sleep.
+#[test]
+fn balance_lowers_end_zone_past_an_all_unreclaimable_zone() {
+    let mut sys = two_zones("3.2");
+    let low = sys.mm().zone(1).wmark_low;
+    leave_free_in(&mut sys, 1, low);
+    sys.mm_mut().zone_mut(1).all_unreclaimable = true;
+    sys.wake_all_kswapd(0);
+    assert_eq!(sys.reclaim().kswapd_state().phase, Phase::Balance);
+    let tid = sys.kswapd_task();
+    // At DEF_PRIORITY the all_unreclaimable Normal zone is still searched:
+    // end_zone = Normal, then lowered to DMA32; DMA32 is balanced.
+    assert!(matches!(sys.kswapd_step(tid), Step::SleepUntil(_)));
+    let k = sys.reclaim().kswapd_state();
+    assert_eq!((k.phase, k.end_zone), (Phase::Napping, 0));
+    // With 400 clean file pages on Normal's LRU the zone is reclaimable:
+    // kswapd reclaims a batch of them and returns Normal as end_zone.
+    let mut sys = two_zones("3.2");
+    let file = (0..sys.mm().nr_inodes() as u32)
+        .find(|&i| sys.mm().inode(i).kind == crate::mm::inode::MappingKind::Regular)
+        .unwrap();
+    for idx in 0..400 {
+        let pfn = sys.mm_mut().take_free_page(1).expect("a free page");
+        let p = &mut sys.mm_mut().pages_mut()[pfn as usize];
+        p.flags = flags::UPTODATE;
+        p.inode = file;
+        p.index = idx;
+        sys.mm_mut().inode_mut(file).insert(idx, pfn);
+        sys.mm_mut()
+            .lru_link_head(pfn, crate::mm::page::LRU_INACTIVE_FILE);
+    }
+    leave_free_in(&mut sys, 1, low);
+    sys.wake_all_kswapd(0);
+    assert!(matches!(sys.kswapd_step(tid), Step::SleepUntil(_)));
+    let k = sys.reclaim().kswapd_state();
+    assert_eq!((k.phase, k.end_zone), (Phase::Napping, 1));
+    assert!(!sys.mm().zone(1).all_unreclaimable);
 }
