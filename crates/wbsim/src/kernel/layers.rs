@@ -43,6 +43,7 @@ const KEYS: &[(&str, &str)] = &[
     ("skipped_dirty_file_page", "reclaim"),
     ("throttle_on_dirty_isolated", "reclaim"),
     ("throttle_on_writeback_isolated", "reclaim"),
+    ("percpu_drift_mark", "reclaim"),
     ("redirty_accounting", "writeback"),
     ("writeback_plug", "block"),
 ];

@@ -91,6 +91,14 @@ pub struct KernelProfile {
     /// `wait_iff_congested(zone, BLK_RW_ASYNC, HZ/10)` (nothing counted).
     #[serde(default)]
     pub throttle_on_writeback_isolated: bool,
+    /// 2.6.36+ `percpu_drift_mark` (`refresh_zone_stat_thresholds`): a zone
+    /// whose per-CPU NR_FREE_PAGES drift could hide a breach of min gets a
+    /// mark below which kswapd's `zone_watermark_ok_safe` reads the exact
+    /// count, and (2.6.38+) smaller per-CPU thresholds while kswapd is
+    /// awake (`set_pgdat_percpu_threshold`). Without it the counter's lag
+    /// applies to every reader.
+    #[serde(default)]
+    pub percpu_drift_mark: bool,
     /// Gorman RFC patch 5: the inodes of skipped dirty pages get
     /// I_DIRTY_RECLAIM, the flushers are woken for that many pages, and
     /// `move_expired_inodes` queues such inodes for IO regardless of age.

@@ -3,6 +3,7 @@
 
 pub mod buffer_head;
 pub mod filemap;
+pub mod free_counter;
 pub mod inode;
 pub mod lruvec;
 mod memory;

@@ -95,6 +95,7 @@ impl Memory {
         if moved > 0 {
             zone.pages_scanned = 0;
             zone.all_unreclaimable = false;
+            zone.free_counter.modify(cpu, moved as i64);
         }
     }
 
@@ -105,6 +106,7 @@ impl Memory {
     pub fn rmqueue_pcp(&mut self, cpu: usize, z: usize) -> Option<Pfn> {
         let zone = &mut self.zones[z];
         if zone.pcp[cpu].list.len == 0 {
+            let mut taken = 0;
             for _ in 0..zone.pcp_batch {
                 let pfn = zone.free.head;
                 if pfn == NIL {
@@ -113,7 +115,9 @@ impl Memory {
                 list_del(&mut self.pages, &mut zone.free, pfn);
                 self.pages[pfn as usize].holder = Holder::PerCpu;
                 list_add_tail(&mut self.pages, &mut zone.pcp[cpu].list, pfn);
+                taken += 1;
             }
+            zone.free_counter.modify(cpu, -taken);
         }
         let pfn = zone.pcp[cpu].list.head;
         if pfn == NIL {
@@ -132,6 +136,23 @@ impl Memory {
             for cpu in 0..self.zones[z].pcp.len() {
                 self.free_pcppages_bulk(z, cpu, u64::MAX);
             }
+        }
+    }
+
+    /// `vmstat_update` → `refresh_cpu_vm_stats` on every CPU (each second,
+    /// `sysctl_stat_interval`): every zone's pending NR_FREE_PAGES deltas
+    /// folded.
+    pub fn refresh_cpu_vm_stats(&mut self) {
+        for z in &mut self.zones {
+            z.free_counter.refresh();
+        }
+    }
+
+    /// kswapd's `set_pgdat_percpu_threshold` (2.6.38+): pressure
+    /// thresholds while it is awake, normal ones while it sleeps.
+    pub fn set_percpu_threshold_pressure(&mut self, pressure: bool) {
+        for z in &mut self.zones {
+            z.free_counter.set_pressure(pressure);
         }
     }
 

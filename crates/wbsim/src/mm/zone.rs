@@ -2,6 +2,7 @@
 //! `init_per_zone_wmark_min`, `setup_per_zone_wmarks`,
 //! `setup_per_zone_lowmem_reserve`, `__zone_watermark_ok`).
 
+use super::free_counter::FreePagesCounter;
 use super::lruvec::Lruvec;
 use super::page::ListHead;
 use super::pcp::PerCpuPages;
@@ -13,8 +14,11 @@ pub struct Zone {
     pub suffix: &'static str,
     pub start_pfn: u32,
     pub present_pages: u64,
-    /// Buddy free pages (`NR_FREE_PAGES`; per-CPU lists not included).
+    /// Buddy free pages (per-CPU lists not included).
     pub free: ListHead,
+    /// `NR_FREE_PAGES` as counted: the buddy pages less what the CPUs have
+    /// not folded in yet.
+    pub free_counter: FreePagesCounter,
     /// Each CPU's free pages of this zone, and the lists' `high` / `batch`.
     pub pcp: Vec<PerCpuPages>,
     pub pcp_high: u64,
@@ -50,6 +54,7 @@ impl Zone {
             start_pfn,
             present_pages: pages,
             free: ListHead::default(),
+            free_counter: FreePagesCounter::default(),
             pcp: Vec::new(),
             pcp_high: 0,
             pcp_batch: 1,
@@ -69,7 +74,14 @@ impl Zone {
         }
     }
 
+    /// `zone_page_state(zone, NR_FREE_PAGES)`: what every reader of the
+    /// counter (watermark checks, /proc/zoneinfo) sees.
     pub fn nr_free(&self) -> u64 {
+        (self.free.len as i64 - self.free_counter.pending()).max(0) as u64
+    }
+
+    /// `zone_page_state_snapshot`: the buddy pages themselves.
+    pub fn nr_free_snapshot(&self) -> u64 {
         self.free.len
     }
 
@@ -99,7 +111,21 @@ impl Zone {
     /// `__zone_watermark_ok` for order 0 (3.0): free − (2^0 + 1) must stay
     /// above `mark + lowmem_reserve[classzone]`.
     pub fn watermark_ok(&self, mark: u64, classzone: usize) -> bool {
-        let free = self.nr_free() as i64 - 2;
+        self.watermark_ok_with(self.nr_free(), mark, classzone)
+    }
+
+    /// `zone_watermark_ok_safe` (2.6.36+), kswapd's check: below the
+    /// zone's `percpu_drift_mark` the exact free count is used.
+    pub fn watermark_ok_safe(&self, mark: u64, classzone: usize) -> bool {
+        let mut free = self.nr_free();
+        if free < self.free_counter.drift_mark() {
+            free = self.nr_free_snapshot();
+        }
+        self.watermark_ok_with(free, mark, classzone)
+    }
+
+    fn watermark_ok_with(&self, free: u64, mark: u64, classzone: usize) -> bool {
+        let free = free as i64 - 2;
         free > (mark + self.lowmem_reserve[classzone]) as i64
     }
 }

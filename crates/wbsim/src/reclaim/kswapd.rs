@@ -88,7 +88,7 @@ pub trait Kswapd: ReclaimHost {
             .iter()
             .enumerate()
             .any(|(i, z)| {
-                z.present_pages > 0 && !z.all_unreclaimable && !z.watermark_ok(z.wmark_high, i)
+                z.present_pages > 0 && !z.all_unreclaimable && !z.watermark_ok_safe(z.wmark_high, i)
             })
     }
 
@@ -109,6 +109,8 @@ pub trait Kswapd: ReclaimHost {
                 } else {
                     k.phase = Phase::Sleeping;
                     self.trace(tid, TraceEvent::KswapdSleep { nid: 0 });
+                    // Normal per-CPU thresholds while asleep.
+                    self.mm_mut().set_percpu_threshold_pressure(false);
                     self.reclaim_mut().kswapd_awake_ns += self.now() - k.awake_since;
                     Step::Wait(None)
                 }
@@ -137,7 +139,7 @@ pub trait Kswapd: ReclaimHost {
             let mut sc = self.reclaim().kswapd_scan_control(tid, k);
             self.age_active_anon(i, &mut sc);
             let z = self.mm().zone(i);
-            if !z.watermark_ok(z.wmark_high, 0) {
+            if !z.watermark_ok_safe(z.wmark_high, 0) {
                 end_zone = Some(i);
                 break;
             }
@@ -158,7 +160,7 @@ pub trait Kswapd: ReclaimHost {
                 continue;
             }
             let balance_gap = z.wmark_low.min(z.present_pages.div_ceil(100));
-            if !z.watermark_ok(z.wmark_high + balance_gap, k.end_zone) {
+            if !z.watermark_ok_safe(z.wmark_high + balance_gap, k.end_zone) {
                 let mut sc = self.reclaim().kswapd_scan_control(tid, k);
                 self.shrink_zone(i, &mut sc);
                 let lru_pages = (0..=k.end_zone)
@@ -192,9 +194,9 @@ pub trait Kswapd: ReclaimHost {
                 i += 1;
                 continue;
             }
-            if !z.watermark_ok(z.wmark_high, end_zone) {
+            if !z.watermark_ok_safe(z.wmark_high, end_zone) {
                 all_zones_ok = false;
-                if !z.watermark_ok(z.wmark_min, end_zone) {
+                if !z.watermark_ok_safe(z.wmark_min, end_zone) {
                     under_min = true;
                 }
             } else {
@@ -281,7 +283,7 @@ pub fn wake_all_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32) {
     let mut below_low = false;
     for zid in (0..sys.mm().nr_zones()).rev() {
         let z = sys.mm().zone(zid);
-        if z.present_pages > 0 && !z.watermark_ok(z.wmark_low, 0) {
+        if z.present_pages > 0 && !z.watermark_ok_safe(z.wmark_low, 0) {
             below_low = true;
             let ev = TraceEvent::WakeupKswapd {
                 nid: 0,
@@ -296,6 +298,8 @@ pub fn wake_all_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32) {
     }
     if k.phase == Phase::Sleeping {
         k.awake_since = sys.now();
+        // Pressure thresholds while awake (zones with a drift mark).
+        sys.mm_mut().set_percpu_threshold_pressure(true);
     }
     // A napping kswapd sees the wake-up as "low watermark hit quickly".
     if k.phase == Phase::Napping {

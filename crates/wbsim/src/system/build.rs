@@ -103,6 +103,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
     for z in zones.iter_mut() {
         (z.pcp_high, z.pcp_batch) = crate::mm::pcp::pageset_limits(z.present_pages);
         z.pcp = vec![Default::default(); ncpus];
+        z.free_counter = crate::mm::free_counter::FreePagesCounter::for_zone(z, ncpus, profile);
     }
     let mut pages = Vec::with_capacity(total_pages as usize);
     for (zi, z) in zones.iter().enumerate() {
@@ -163,6 +164,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         test_hook: None,
         series: None,
         next_sample_ns: u64::MAX,
+        next_vmstat_refresh_ns: crate::sim::NS_PER_SEC,
         mm: Memory::new(pages, zones, ncpus),
         block: BlockLayer::new(),
         wb: Writeback::new(

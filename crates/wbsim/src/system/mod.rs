@@ -17,7 +17,7 @@ use crate::mm::page_alloc::AllocState;
 use crate::mm::{Memory, MmHost};
 use crate::reclaim::{Reclaim, ReclaimHost};
 use crate::sched::{Core, HasCore, TaskStart};
-use crate::sim::{EventKind, Ns};
+use crate::sim::{EventKind, Ns, NS_PER_SEC};
 use crate::workload::{WorkloadHost, Workloads};
 use crate::writeback::pass::WritebackCaller;
 use crate::writeback::{Writeback, WritebackHost};
@@ -89,6 +89,9 @@ pub struct System {
 
     /// Per-zone time series, when asked for (`RunOptions::series_interval_ns`).
     series: Option<series::Series>,
+    /// When the CPUs' `vmstat_update` next folds their NR_FREE_PAGES
+    /// deltas (every whole second: `round_jiffies_relative(HZ)`).
+    next_vmstat_refresh_ns: Ns,
     next_sample_ns: Ns,
 }
 
@@ -355,6 +358,10 @@ impl System {
             if t >= self.next_sample_ns {
                 // State only changes at events: sample what held until `t`.
                 self.take_samples_until(t);
+            }
+            if t >= self.next_vmstat_refresh_ns {
+                self.mm.refresh_cpu_vm_stats();
+                self.next_vmstat_refresh_ns = (t / NS_PER_SEC + 1) * NS_PER_SEC;
             }
             self.core.advance_to(t);
             if !self.core.take_event_budget() {

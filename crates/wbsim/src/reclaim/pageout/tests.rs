@@ -16,12 +16,12 @@ use crate::writeback::account::Account;
 fn clean_unmapped_file_page_is_freed() {
     let mut m = Machine::new("3.0-vanilla");
     let pfn = m.file_page(m.file, 0);
-    let free = m.zone().nr_free();
+    let free = m.zone().nr_free_snapshot();
     let sc = m.shrink(LRU_INACTIVE_FILE, m.direct(DEF_PRIORITY));
     assert_eq!((sc.nr_scanned, sc.nr_reclaimed), (1, 1));
     assert_eq!(m.sys.mm().inode(m.file).page(0), NIL);
     assert_eq!(m.place(pfn).0, Holder::Free);
-    assert_eq!(m.zone().nr_free(), free + 1);
+    assert_eq!(m.zone().nr_free_snapshot(), free + 1);
     assert_eq!(m.zone_stat(ZoneEv::PgScanDirect), 1);
     assert_eq!(m.zone_stat(ZoneEv::PgStealDirect), 1);
     m.check();
