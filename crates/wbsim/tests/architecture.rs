@@ -43,6 +43,9 @@ const DISPATCH_POINTS: &[&str] = &[
     // NR_FREE_PAGES drift safety: percpu_drift_mark and pressure
     // thresholds (2.6.36 / 2.6.38+) or neither (2.6.24).
     "mm/free_counter.rs",
+    // get_scan_count's forced batch for kswapd: small zones (3.0), always
+    // (3.2) or only all_unreclaimable zones (3.3+).
+    "reclaim/mod.rs",
 ];
 
 #[test]

@@ -44,6 +44,7 @@ const KEYS: &[(&str, &str)] = &[
     ("throttle_on_dirty_isolated", "reclaim"),
     ("throttle_on_writeback_isolated", "reclaim"),
     ("percpu_drift_mark", "reclaim"),
+    ("kswapd_force_scan", "reclaim"),
     ("redirty_accounting", "writeback"),
     ("writeback_plug", "block"),
 ];

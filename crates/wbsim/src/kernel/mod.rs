@@ -99,6 +99,10 @@ pub struct KernelProfile {
     /// applies to every reader.
     #[serde(default)]
     pub percpu_drift_mark: bool,
+    /// When kswapd scans a full `SWAP_CLUSTER_MAX` batch of a list whose
+    /// share at this priority is zero (`get_scan_count`'s `force_scan`).
+    #[serde(default = "KswapdForceScan::small_zone")]
+    pub kswapd_force_scan: KswapdForceScan,
     /// Gorman RFC patch 5: the inodes of skipped dirty pages get
     /// I_DIRTY_RECLAIM, the flushers are woken for that many pages, and
     /// `move_expired_inodes` queues such inodes for IO regardless of age.
@@ -195,6 +199,31 @@ pub enum DirtyThrottle {
 impl DirtyThrottle {
     fn writer_writeback() -> Self {
         DirtyThrottle::WriterWriteback
+    }
+}
+
+/// When `get_scan_count` forces kswapd to scan a full batch of a list
+/// whose share (`size >> priority`, by the anon/file fraction) is zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KswapdForceScan {
+    /// The model's reading of 3.0 (246e87a93934, "memcg: fix
+    /// get_scan_count() for small targets"): while the zone's LRU pages
+    /// shifted by the priority are fewer than `SWAP_CLUSTER_MAX`.
+    SmallZone,
+    /// 3.2 (read in 3.2.4: `if (scanning_global_lru(sc) &&
+    /// current_is_kswapd()) force_scan = true`): always.
+    Always,
+    /// 3.3+ (b95a2f2d486d, Mel Gorman, "mm: vmscan: do not force kswapd to
+    /// scan small targets"; read in 3.3.8, the same in 3.10): only while
+    /// the zone is all_unreclaimable. A small zone such as DMA is then
+    /// not scanned at all until the priority makes its share non-zero.
+    AllUnreclaimable,
+}
+
+impl KswapdForceScan {
+    fn small_zone() -> Self {
+        KswapdForceScan::SmallZone
     }
 }
 

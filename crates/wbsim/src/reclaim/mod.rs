@@ -19,6 +19,7 @@ mod state;
 mod tests;
 
 use crate::fs::FsHost;
+use crate::kernel::KswapdForceScan;
 use crate::mm::page::{
     flags, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, NIL,
     NR_LRU_LISTS,
@@ -101,7 +102,12 @@ pub trait ShrinkZone: ReclaimHost {
         let z = self.mm().zone(zone);
         let (anon, file) = (z.nr_anon_lru(), z.nr_file_lru());
         let (free, wmark_high) = (z.nr_free(), z.wmark_high);
-        let force_scan = sc.is_kswapd && ((anon + file) >> sc.priority) < SWAP_CLUSTER_MAX;
+        let force_scan = sc.is_kswapd
+            && match self.profile().kswapd_force_scan {
+                KswapdForceScan::SmallZone => ((anon + file) >> sc.priority) < SWAP_CLUSTER_MAX,
+                KswapdForceScan::Always => true,
+                KswapdForceScan::AllUnreclaimable => z.all_unreclaimable,
+            };
         let (fraction, denominator) = if noswap {
             ([0, 1], 1)
         } else if file + free <= wmark_high {

@@ -261,3 +261,22 @@ fn kswapd_scans_a_full_batch_of_a_small_zone_at_def_priority() {
     let sc = m.direct(DEF_PRIORITY);
     assert_eq!(m.sys.get_scan_count(ZONE, &sc), [0, 0, 0, 0]);
 }
+
+/// `get_scan_count`'s forced batch by era: 3.2 gives kswapd a full batch
+/// of any list whose share is zero; 3.3 (b95a2f2d486d) only while the zone
+/// is all_unreclaimable, so a small zone is not scanned at DEF_PRIORITY.
+#[test]
+fn kswapd_forced_batch_is_always_in_3_2_and_only_for_all_unreclaimable_zones_in_3_3() {
+    for (kernel, unreclaimable, expected) in [
+        ("3.2", false, [0, 0, 32, 32]),
+        ("3.3", false, [0, 0, 0, 0]),
+        ("3.3", true, [0, 0, 32, 32]),
+    ] {
+        let mut m = Machine::new(kernel);
+        m.file_pages(m.file, 1000, false);
+        m.sys.mm_mut().zone_mut(ZONE).all_unreclaimable = unreclaimable;
+        let sc = m.kswapd(DEF_PRIORITY);
+        let nr = m.sys.get_scan_count(ZONE, &sc);
+        assert_eq!(nr, expected, "{kernel}, all_unreclaimable {unreclaimable}");
+    }
+}
