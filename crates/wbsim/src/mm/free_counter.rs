@@ -190,21 +190,9 @@ mod tests {
 
     #[test]
     fn the_allocator_reads_the_lagging_counter_and_kswapd_the_exact_count_below_the_mark() {
-        use crate::mm::page::{list_add_tail, Frames, Holder, Page, NIL};
+        use crate::mm::page::{list_add_tail, test_frames};
         use crate::mm::zone::Zone;
-        let mut pages = Frames::new(
-            (0..40)
-                .map(|_| Page {
-                    flags: 0,
-                    zone: 0,
-                    holder: Holder::Free,
-                    prev: NIL,
-                    next: NIL,
-                    inode: NIL,
-                    index: 0,
-                })
-                .collect(),
-        );
+        let mut pages = test_frames(40);
         let mut z = Zone::new("DMA", "dma", 0, 3917);
         z.lowmem_reserve = vec![0];
         (z.wmark_min, z.wmark_low, z.wmark_high) = (10, 12, 15);

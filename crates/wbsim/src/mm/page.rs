@@ -296,23 +296,29 @@ pub fn list_del(frames: &mut Frames, list: &mut ListHead, pfn: Pfn) {
     list.len -= 1;
 }
 
+/// Tests: `n` free frames of zone 0, on no list.
+#[cfg(test)]
+pub(crate) fn test_frames(n: usize) -> Frames {
+    Frames::new(vec![
+        Page {
+            flags: 0,
+            zone: 0,
+            holder: Holder::Free,
+            prev: NIL,
+            next: NIL,
+            inode: NIL,
+            index: 0,
+        };
+        n
+    ])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn frames(n: usize) -> Frames {
-        Frames::new(vec![
-            Page {
-                flags: 0,
-                zone: 0,
-                holder: Holder::Free,
-                prev: NIL,
-                next: NIL,
-                inode: NIL,
-                index: 0,
-            };
-            n
-        ])
+        test_frames(n)
     }
 
     fn collect(pages: &Frames, list: &ListHead) -> Vec<u32> {

@@ -26,6 +26,17 @@ fn entering(may_writepage: bool) -> AllocState {
     }
 }
 
+/// 3.0-vanilla with 500 dirty file pages all under writeback (nothing
+/// reclaim can free) and 100 free pages, below min.
+fn under_writeback_with_100_free() -> Machine {
+    let mut m = Machine::new("3.0-vanilla");
+    for pfn in m.file_pages(m.file, 500, true) {
+        m.sys.start_page_writeback(pfn);
+    }
+    m.leave_free(100);
+    m
+}
+
 impl Machine {
     /// One priority pass; it must not sleep.
     fn direct_pass(&mut self, st: &mut AllocState) {
@@ -124,11 +135,7 @@ fn allocstall_counts_each_slow_path_entry_into_direct_reclaim() {
 /// with no second wake-up of kswapd and no try at the low watermark.
 #[test]
 fn reclaim_that_made_no_page_rebalances_without_waking_kswapd_again() {
-    let mut m = Machine::new("3.0-vanilla");
-    for pfn in m.file_pages(m.file, 500, true) {
-        m.sys.start_page_writeback(pfn);
-    }
-    m.leave_free(100);
+    let mut m = under_writeback_with_100_free();
     assert_eq!(m.alloc(), Err(Step::Continue));
     let st = m.sys.mm().task_alloc(m.tid);
     assert_eq!((st.phase, st.nr_reclaimed), (AllocPhase::Rebalance, 0));
@@ -156,11 +163,7 @@ fn reclaim_that_made_no_page_rebalances_without_waking_kswapd_again() {
 /// waiting HZ/10 and starting the slow path over (`goto restart`).
 #[test]
 fn no_progress_with_every_zone_all_unreclaimable_sleeps_and_starts_over() {
-    let mut m = Machine::new("3.0-vanilla");
-    for pfn in m.file_pages(m.file, 500, true) {
-        m.sys.start_page_writeback(pfn);
-    }
-    m.leave_free(100);
+    let mut m = under_writeback_with_100_free();
     for z in 0..m.sys.mm().nr_zones() {
         m.sys.mm_mut().zone_mut(z).all_unreclaimable = true;
     }
