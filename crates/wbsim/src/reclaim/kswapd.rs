@@ -45,6 +45,14 @@ pub struct KswapdState {
     /// past an all_unreclaimable zone. It is the classzone the call
     /// returns, up to which `sleeping_prematurely` then checks (3.1+).
     end_zone: usize,
+    /// The next zone of the priority pass in progress (`None`: the next
+    /// step starts a pass with the end_zone search). A pass shrinks one
+    /// zone per step, so what the zones below did, and what allocators
+    /// did meanwhile, is seen by the checks of the zones above.
+    pass_zone: Option<usize>,
+    /// The pass so far: every zone at high; some zone under min.
+    pass_all_ok: bool,
+    pass_under_min: bool,
 }
 
 /// kswapd: `balance_pgdat`, `kswapd_try_to_sleep`, `wakeup_kswapd`.
@@ -75,6 +83,7 @@ pub trait Kswapd: ReclaimHost {
         k.nr_reclaimed = 0;
         k.may_writepage = !self.sysctl().laptop_mode;
         k.after_wait = false;
+        k.pass_zone = None;
         self.mm_mut().vmstat_mut().inc(Ev::PageOutRun, 1);
     }
 
@@ -121,12 +130,26 @@ pub trait Kswapd: ReclaimHost {
         step
     }
 
-    /// One priority pass of `balance_pgdat` (3.0).
+    /// One step of a priority pass of `balance_pgdat` (3.0): the end_zone
+    /// search and the first zone's work, or the next zone's.
     fn balance_pgdat_step(&mut self, tid: u32, k: &mut KswapdState) -> Step {
         if k.after_wait {
             k.after_wait = false;
             return self.balance_next_priority(k);
         }
+        let i = match k.pass_zone.take() {
+            Some(i) => i,
+            None => match self.balance_pgdat_search(tid, k) {
+                Some(step) => return step,
+                None => 0,
+            },
+        };
+        self.balance_pgdat_zones(tid, k, i)
+    }
+
+    /// The search of a pass: `end_zone` is the highest zone below its high
+    /// watermark; none means balanced (`goto out`, returned as a step).
+    fn balance_pgdat_search(&mut self, tid: u32, k: &mut KswapdState) -> Option<Step> {
         let nz = self.mm().nr_zones();
         // Find end_zone: highest zone below its high watermark, ageing the
         // active anon list of each zone looked at on the way.
@@ -146,14 +169,19 @@ pub trait Kswapd: ReclaimHost {
         }
         let Some(found) = end_zone else {
             // `goto out`: end_zone keeps what this call last set.
-            return self.kswapd_done(k);
+            return Some(self.kswapd_done(k));
         };
         k.end_zone = found;
-        let mut all_zones_ok = true;
-        let mut under_min = false;
-        // `for (i = 0; i <= end_zone; i++)` with end_zone lowered inside.
-        let mut i = 0;
+        k.pass_all_ok = true;
+        k.pass_under_min = false;
+        None
+    }
+
+    /// The pass's zones from `i` up: `for (i = 0; i <= end_zone; i++)`
+    /// with end_zone lowered inside; a step ends after a zone it shrank.
+    fn balance_pgdat_zones(&mut self, tid: u32, k: &mut KswapdState, mut i: usize) -> Step {
         while i <= k.end_zone {
+            let mut shrank = false;
             let z = self.mm().zone(i);
             if z.present_pages == 0 || (z.all_unreclaimable && k.priority != DEF_PRIORITY) {
                 i += 1;
@@ -163,6 +191,7 @@ pub trait Kswapd: ReclaimHost {
             if !z.watermark_ok_safe(z.wmark_high + balance_gap, k.end_zone) {
                 let mut sc = self.reclaim().kswapd_scan_control(tid, k);
                 self.shrink_zone(i, &mut sc);
+                shrank = true;
                 let lru_pages = (0..=k.end_zone)
                     .map(|z| self.mm().zone_reclaimable_pages(z))
                     .sum();
@@ -191,24 +220,27 @@ pub trait Kswapd: ReclaimHost {
                 if end_zone > 0 && end_zone == i {
                     k.end_zone -= 1;
                 }
-                i += 1;
-                continue;
-            }
-            if !z.watermark_ok_safe(z.wmark_high, end_zone) {
-                all_zones_ok = false;
+            } else if !z.watermark_ok_safe(z.wmark_high, end_zone) {
+                k.pass_all_ok = false;
                 if !z.watermark_ok_safe(z.wmark_min, end_zone) {
-                    under_min = true;
+                    k.pass_under_min = true;
                 }
             } else {
                 z.congested = false;
             }
             i += 1;
+            if shrank && i <= k.end_zone {
+                // The zone's reclaim took this step's CPU time; the next
+                // zone is looked at when it is over.
+                k.pass_zone = Some(i);
+                return Step::Continue;
+            }
         }
-        if all_zones_ok {
+        if k.pass_all_ok {
             return self.kswapd_done(k);
         }
         if k.total_scanned > 0 && k.priority < DEF_PRIORITY - 2 {
-            if under_min {
+            if k.pass_under_min {
                 self.mm_mut()
                     .vmstat_mut()
                     .inc(Ev::KswapdSkipCongestionWait, 1);

@@ -238,6 +238,24 @@ fn two_zones(kernel: &str) -> crate::system::System {
     crate::system::build_system(&sc, &crate::kernel::preset(kernel).unwrap(), 1)
 }
 
+/// `n` clean pages of the machine's regular file, indices `from..`, taken
+/// from zone `z` onto the inactive file list.
+fn clean_file_pages_in(sys: &mut crate::system::System, z: usize, from: u32, n: u32) {
+    let file = (0..sys.mm().nr_inodes() as u32)
+        .find(|&i| sys.mm().inode(i).kind == crate::mm::inode::MappingKind::Regular)
+        .unwrap();
+    for idx in from..from + n {
+        let pfn = sys.mm_mut().take_free_page(z).expect("a free page");
+        let p = &mut sys.mm_mut().pages_mut()[pfn as usize];
+        p.flags = flags::UPTODATE;
+        p.inode = file;
+        p.index = idx;
+        sys.mm_mut().inode_mut(file).insert(idx, pfn);
+        sys.mm_mut()
+            .lru_link_head(pfn, crate::mm::page::LRU_INACTIVE_FILE);
+    }
+}
+
 /// Take free pages of zone `z` away until `n` are left.
 fn leave_free_in(sys: &mut crate::system::System, z: usize, n: u64) {
     while sys.mm().zone(z).nr_free() > n {
@@ -292,23 +310,38 @@ fn balance_lowers_end_zone_past_an_all_unreclaimable_zone() {
     // With 400 clean file pages on Normal's LRU the zone is reclaimable:
     // kswapd reclaims a batch of them and returns Normal as end_zone.
     let mut sys = two_zones("3.2");
-    let file = (0..sys.mm().nr_inodes() as u32)
-        .find(|&i| sys.mm().inode(i).kind == crate::mm::inode::MappingKind::Regular)
-        .unwrap();
-    for idx in 0..400 {
-        let pfn = sys.mm_mut().take_free_page(1).expect("a free page");
-        let p = &mut sys.mm_mut().pages_mut()[pfn as usize];
-        p.flags = flags::UPTODATE;
-        p.inode = file;
-        p.index = idx;
-        sys.mm_mut().inode_mut(file).insert(idx, pfn);
-        sys.mm_mut()
-            .lru_link_head(pfn, crate::mm::page::LRU_INACTIVE_FILE);
-    }
+    clean_file_pages_in(&mut sys, 1, 0, 400);
     leave_free_in(&mut sys, 1, low);
     sys.wake_all_kswapd(0);
     assert!(matches!(sys.kswapd_step(tid), Step::SleepUntil(_)));
     let k = sys.reclaim().kswapd_state();
     assert_eq!((k.phase, k.end_zone), (Phase::Napping, 1));
     assert!(!sys.mm().zone(1).all_unreclaimable);
+}
+
+/// `balance_pgdat` scans over time: a pass that shrinks DMA32 ends its
+/// step there (its CPU time runs first) and looks at Normal in the next
+/// step, so an allocation in between is seen by Normal's checks.
+#[test]
+fn a_pass_shrinks_one_zone_per_step() {
+    let mut sys = two_zones("3.2");
+    clean_file_pages_in(&mut sys, 0, 0, 400);
+    clean_file_pages_in(&mut sys, 1, 400, 400);
+    for z in [0, 1] {
+        let low = sys.mm().zone(z).wmark_low;
+        leave_free_in(&mut sys, z, low);
+    }
+    sys.wake_all_kswapd(0);
+    let tid = sys.kswapd_task();
+    let scanned = |sys: &crate::system::System, z: usize| {
+        sys.mm().vmstat().zone_stat(z, ZoneEv::PgScanKswapd)
+    };
+    assert_eq!(sys.kswapd_step(tid), Step::Continue);
+    let k = sys.reclaim().kswapd_state();
+    assert_eq!((k.end_zone, k.pass_zone), (1, Some(1)));
+    assert!(scanned(&sys, 0) > 0);
+    assert_eq!(scanned(&sys, 1), 0, "Normal waits for the next step");
+    sys.kswapd_step(tid);
+    assert!(scanned(&sys, 1) > 0);
+    assert_eq!(sys.reclaim().kswapd_state().pass_zone, None);
 }
