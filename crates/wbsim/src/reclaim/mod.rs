@@ -150,13 +150,15 @@ pub trait ShrinkZone: ReclaimHost {
         nr
     }
 
-    /// `shrink_zone` (3.0): scan the lists in batches of
+    /// `shrink_zone` (3.0 – 3.x): scan the lists in batches of
     /// `SWAP_CLUSTER_MAX` in `enum lru_list` order until each has had its
     /// share (active anon does not keep the loop going), stopping early
-    /// once direct reclaim has its target; then keep the anon lists
-    /// balanced (`inactive_anon_is_low`).
+    /// once direct reclaim has reclaimed its target in this call (the
+    /// local `nr_reclaimed`, from 0; pages of earlier priorities do not
+    /// count); then keep the anon lists balanced (`inactive_anon_is_low`).
     #[allow(clippy::needless_range_loop)] // `lru` is also the list number
     fn shrink_zone(&mut self, zone: usize, sc: &mut ScanControl) {
+        let reclaimed_before = sc.nr_reclaimed;
         let mut nr = self.get_scan_count(zone, sc);
         while nr[LRU_INACTIVE_ANON] > 0 || nr[LRU_INACTIVE_FILE] > 0 || nr[LRU_ACTIVE_FILE] > 0 {
             for lru in 0..NR_LRU_LISTS {
@@ -170,7 +172,8 @@ pub trait ShrinkZone: ReclaimHost {
                     return;
                 }
             }
-            if sc.nr_reclaimed >= sc.nr_to_reclaim && sc.priority < DEF_PRIORITY {
+            let reclaimed = sc.nr_reclaimed - reclaimed_before;
+            if reclaimed >= sc.nr_to_reclaim && sc.priority < DEF_PRIORITY {
                 break;
             }
         }
