@@ -17,7 +17,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_wbsim");
 /// small share (see notes). Seed 003's "largest zone dirty / zone share"
 /// is set by the 15 MiB DMA zone, whose per-zone limit is 45-47 pages
 /// with 48 pages under writeback: since NR_FREE_PAGES is counted through
-/// per-CPU deltas (as the kernel does) it reads 1.12-1.13, where it read 1.075
+/// per-CPU deltas (as the kernel does) it reads 1.10-1.13 as the engine
+/// changes, where it read 1.075
 /// before (band 1.10; the zone is over its limit in ~80% of samples
 /// either way). real-3x (the presets 3.2 and 3.3 against real
 /// 3.2.4 and 3.3.8, engine work in progress): on 3.3 kswapd stays awake
