@@ -42,3 +42,18 @@ pub(crate) fn usb_stick_files(kernel: &str, fs: &str, files: &[&str]) -> (System
         .collect();
     (sys, inodes)
 }
+
+/// Pages `0..n` of inode `ino`, created through the page cache as a write
+/// does (`__GFP_WRITE`) and dirtied by task 0.
+pub(crate) fn dirty_file_pages(sys: &mut System, ino: u32, n: u32) -> Vec<u32> {
+    use crate::mm::filemap::Filemap;
+    use crate::mm::MmHost;
+    let gfp = crate::mm::Gfp { write: true };
+    (0..n)
+        .map(|idx| {
+            let pfn = sys.find_or_create_page(0, ino, idx, gfp).unwrap();
+            sys.set_page_dirty(pfn, Some(0));
+            pfn
+        })
+        .collect()
+}

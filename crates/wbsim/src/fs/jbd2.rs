@@ -78,15 +78,20 @@ pub trait Jbd2: FsHost {
             self.fs_mut().daemon_mut(tid).commit = Some(commit);
         }
         loop {
+            // What this turn needs of the commit, read without copying its
+            // inode list.
             let commit = self
                 .fs_mut()
                 .daemon_mut(tid)
                 .commit
-                .clone()
+                .as_ref()
                 .expect("commit");
-            match commit.phase {
+            let (phase, started_ns) = (commit.phase, commit.started_ns);
+            let (CommitPhase::Submit { inode, .. } | CommitPhase::Wait { inode, .. }) = phase;
+            let entry = commit.inodes.get(inode).copied();
+            match phase {
                 CommitPhase::Submit { inode, index } => {
-                    let Some(&(ino, end)) = commit.inodes.get(inode) else {
+                    let Some((ino, end)) = entry else {
                         self.set_commit_phase(tid, CommitPhase::Wait { inode: 0, index: 0 });
                         continue;
                     };
@@ -106,8 +111,8 @@ pub trait Jbd2: FsHost {
                     }
                 }
                 CommitPhase::Wait { inode, index } => {
-                    let Some(&(ino, end)) = commit.inodes.get(inode) else {
-                        return self.finish_commit(tid, fs, commit.started_ns);
+                    let Some((ino, end)) = entry else {
+                        return self.finish_commit(tid, fs, started_ns);
                     };
                     match self.next_page_under_writeback(ino, index, end) {
                         None => self.set_commit_phase(
@@ -179,14 +184,7 @@ mod tests {
     fn file_on_a_transaction(kernel: &str) -> (crate::system::System, u32, Vec<u32>, u32) {
         let (mut sys, files) = usb_stick_files(kernel, "ext4", &["a"]);
         let ino = files[0];
-        let gfp = crate::mm::Gfp { write: true };
-        let pfns: Vec<u32> = (0..8)
-            .map(|idx| {
-                let pfn = sys.find_or_create_page(0, ino, idx, gfp).unwrap();
-                sys.set_page_dirty(pfn, Some(0));
-                pfn
-            })
-            .collect();
+        let pfns = crate::test_support::dirty_file_pages(&mut sys, ino, 8);
         for &pfn in &pfns[..4] {
             submit_page_write(&mut sys, 0, pfn);
         }

@@ -303,7 +303,6 @@ impl<T: WritebackHost + ?Sized> WritebackPasses for T {}
 
 #[cfg(test)]
 mod tests {
-    use crate::mm::filemap::Filemap;
     use crate::mm::inode::InodeList;
     use crate::mm::MmHost;
     use crate::test_support::usb_stick_files;
@@ -348,14 +347,7 @@ mod tests {
         use crate::mm::page::flags;
         let (mut sys, files) = usb_stick_files("3.1-mmotm", "ext4", &["a"]);
         let ino = files[0];
-        let gfp = crate::mm::Gfp { write: true };
-        let pfns: Vec<u32> = (0..8)
-            .map(|idx| {
-                let pfn = sys.find_or_create_page(0, ino, idx, gfp).unwrap();
-                sys.set_page_dirty(pfn, Some(0));
-                pfn
-            })
-            .collect();
+        let pfns = crate::test_support::dirty_file_pages(&mut sys, ino, 8);
         // Page 2's blocks were allocated earlier (by the flusher).
         sys.mm_mut().pages_mut()[pfns[2] as usize].flags |= flags::MAPPED;
         sys.mm_mut().inode_mut(ino).writeback_index = 5;
