@@ -54,10 +54,12 @@ pub struct BufferHeadCache {
 
 /// Buffer heads on page-cache pages (`PG_private`).
 pub trait BufferHeads: MmHost {
-    /// `create_empty_buffers`: page `pfn` gets its buffer head (once); a
-    /// full cache first takes a slab page.
-    fn attach_buffer_heads(&mut self, tid: u32, pfn: Pfn) {
-        if self.mm().pages[pfn as usize].has(flags::PRIVATE) {
+    /// `create_empty_buffers` from the `write_begin` of mapping `ino`: page
+    /// `pfn` gets its buffer head, once, if the mapping's filesystem uses
+    /// them; a full cache first takes a slab page.
+    fn attach_buffer_heads(&mut self, tid: u32, ino: u32, pfn: Pfn) {
+        if self.mm().pages[pfn as usize].has(flags::PRIVATE) || !self.mapping_has_buffer_heads(ino)
+        {
             return;
         }
         self.mm_mut().pages[pfn as usize].flags |= flags::PRIVATE;
@@ -135,7 +137,8 @@ mod tests {
 
     #[test]
     fn slab_pages_are_refilled_in_place_and_given_back_only_when_empty() {
-        let (mut sys, _) = test_support::usb_stick_files("3.2", "ext4", &["a"]);
+        let (mut sys, files) = test_support::usb_stick_files("3.2", "ext4", &["a"]);
+        let ino = files[0];
         let top = sys.mm().nr_zones() - 1;
         let pages: Vec<Pfn> = (0..80)
             .map(|_| sys.mm_mut().take_free_page(top).expect("a free page"))
@@ -149,10 +152,10 @@ mod tests {
             sys.mm().bh_cache.slab_pages.iter().map(|s| s.1).collect()
         };
         for &p in &pages[..39] {
-            sys.attach_buffer_heads(0, p);
+            sys.attach_buffer_heads(0, ino, p);
         }
         // Twice on one page attaches once.
-        sys.attach_buffer_heads(0, pages[0]);
+        sys.attach_buffer_heads(0, ino, pages[0]);
         assert_eq!(sys.mm().bh_cache.objects, 39);
         assert_eq!(slab_of(&sys), 1);
         assert_eq!(
@@ -161,7 +164,7 @@ mod tests {
             "zonelist order: top zone first"
         );
         // The 40th takes a second page.
-        sys.attach_buffer_heads(0, pages[39]);
+        sys.attach_buffer_heads(0, ino, pages[39]);
         assert_eq!(live(&sys), [39, 1]);
         // Frees leave holes in the oldest page; the newest (CPU slab)
         // fills first, then the holes: no page comes or goes.
@@ -171,11 +174,11 @@ mod tests {
         assert!(!sys.mm().pages()[pages[0] as usize].has(flags::PRIVATE));
         assert_eq!(live(&sys), [34, 1]);
         for &p in &pages[40..78] {
-            sys.attach_buffer_heads(0, p);
+            sys.attach_buffer_heads(0, ino, p);
         }
         assert_eq!(live(&sys), [34, 39]);
         for &p in &pages[78..80] {
-            sys.attach_buffer_heads(0, p);
+            sys.attach_buffer_heads(0, ino, p);
         }
         assert_eq!((live(&sys), slab_of(&sys)), (vec![36, 39], 2));
         // The oldest page, emptied, goes back (onto the CPU's list).

@@ -65,9 +65,7 @@ pub trait Filemap: MmHost {
     ) -> Result<bool, Step> {
         // grab_cache_page_write_begin: __GFP_WRITE.
         let pfn = self.find_or_create_page(tid, ino, idx, Gfp { write: true })?;
-        if self.mapping_has_buffer_heads(ino) {
-            self.attach_buffer_heads(tid, pfn);
-        }
+        self.attach_buffer_heads(tid, ino, pfn);
         self.charge_sys(tid, bytes * self.cost().copy_per_kib_ns / 1024);
         let newly = dirty && self.set_page_dirty(pfn, Some(tid));
         self.mm_mut().mark_page_accessed(pfn);
