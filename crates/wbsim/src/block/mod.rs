@@ -93,11 +93,12 @@ pub struct RequestQueue {
     pub plugged: u32,
     slots: Vec<Request>,
     free_slots: Vec<usize>,
-    /// Queued requests with room for another sector. A bio merges only
-    /// into such a request, and streaming writeback fills each request to
-    /// `max_sectors` before starting the next, so this is usually 0 or 1:
-    /// with none, `find_merge` answers without scanning the queue.
-    with_room: u32,
+    /// The queued requests with room for another sector, in queue order.
+    /// A bio merges only into such a request, and streaming writeback
+    /// fills each request to `max_sectors` before starting the next, so
+    /// this is usually empty or one request: `find_merge` scans it instead
+    /// of the whole queue.
+    with_room: Vec<usize>,
     pub stats: QueueStats,
 }
 
@@ -138,7 +139,7 @@ impl RequestQueue {
                 })
                 .collect(),
             free_slots: (0..n + 8).rev().collect(),
-            with_room: 0,
+            with_room: Vec::with_capacity(n + 8),
             stats: QueueStats::default(),
         }
     }
@@ -161,11 +162,8 @@ impl RequestQueue {
     /// The queued request a bio at `sector..sector+nr` merges into, and
     /// whether at its back (`elv_merge`).
     pub fn find_merge(&self, sector: u64, nr: u64, read: bool) -> Option<(usize, bool)> {
-        if self.with_room == 0 {
-            return None;
-        }
         // Most recent request first: streaming writeback back-merges there.
-        self.queued
+        self.with_room
             .iter()
             .rev()
             .find_map(|&slot| Some((slot, self.bio_fits(slot, sector, nr, read)?)))
@@ -178,9 +176,7 @@ impl RequestQueue {
             return false;
         };
         self.merge_bio(slot, back, sector, nr, seg);
-        if !self.has_room(slot) {
-            self.with_room -= 1;
-        }
+        self.drop_from_with_room_if_full(slot);
         true
     }
 
@@ -193,7 +189,22 @@ impl RequestQueue {
     fn enqueue(&mut self, slot: usize) {
         self.queued.push_back(slot);
         if self.has_room(slot) {
-            self.with_room += 1;
+            self.with_room.push(slot);
+        }
+    }
+
+    /// Request `slot`, queued, has just grown: it leaves `with_room` once
+    /// it is full.
+    fn drop_from_with_room_if_full(&mut self, slot: usize) {
+        if !self.has_room(slot) {
+            self.forget_room_of(slot);
+        }
+    }
+
+    /// Request `slot` is no longer a merge candidate.
+    fn forget_room_of(&mut self, slot: usize) {
+        if let Some(i) = self.with_room.iter().rposition(|&s| s == slot) {
+            self.with_room.remove(i);
         }
     }
 
@@ -283,9 +294,7 @@ impl RequestQueue {
             std::mem::swap(&mut o.segs, &mut segs);
         }
         o.nr_sectors += nr;
-        if !self.has_room(t) {
-            self.with_room -= 1;
-        }
+        self.drop_from_with_room_if_full(t);
         self.slots[slot].segs = segs;
         if read {
             self.stats.read_requests -= 1;
@@ -321,7 +330,7 @@ impl RequestQueue {
             .unwrap_or(0);
         let slot = self.queued.remove(pos)?;
         if self.has_room(slot) {
-            self.with_room -= 1;
+            self.forget_room_of(slot);
         }
         self.in_flight.push_back(slot);
         Some(slot)
@@ -457,7 +466,7 @@ mod tests {
             let found = q.find_merge(sector, nr, read);
             assert_eq!(found, scan(&q, sector, nr, read), "bio {i}");
             hits += usize::from(found.is_some());
-            skipped += usize::from(q.with_room == 0 && !q.queued.is_empty());
+            skipped += usize::from(q.with_room.len() < q.queued.len());
             if (x >> 40).is_multiple_of(8) {
                 let slot = q.alloc_request(sector, nr, seg(i), read);
                 q.insert_request(slot);
