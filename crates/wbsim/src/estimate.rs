@@ -4,7 +4,8 @@
 //!
 //! The parts that grow with the input, each an upper bound of what the
 //! simulator allocates:
-//! - one `Page` and one swap-slot word per simulated page frame;
+//! - per simulated page frame: one `Page`, one swap-slot word and the
+//!   buffer_head cache's bookkeeping;
 //! - per file a workload creates: its inode, the inline part of its page
 //!   index, its dentry/inode-cache entries and the filesystem's per-file
 //!   records ([`BYTES_PER_FILE`]);
@@ -121,7 +122,9 @@ pub fn run_memory(sc: &Scenario, opts: &RunOptions) -> MemoryEstimate {
     };
     MemoryEstimate {
         base_bytes: BASE_BYTES,
-        frames_bytes: frames.saturating_mul(size_of::<Page>() as u64 + 4),
+        frames_bytes: frames.saturating_mul(
+            size_of::<Page>() as u64 + 4 + crate::mm::buffer_head::HOST_BYTES_PER_FRAME,
+        ),
         files_bytes: files.saturating_mul(per_file),
         page_index_bytes: index_bytes(index_pages.saturating_add(swap_pages)),
         series_bytes,

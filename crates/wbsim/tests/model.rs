@@ -162,7 +162,10 @@ command = "dd if=/dev/zero of=disk/b bs=32k count=2048""#;
 }
 
 /// Per-zone dirty limits (seed 000's series): `__GFP_WRITE` allocations
-/// skip zones over their share, so reclaim stops meeting dirty pages.
+/// skip zones over their share, so reclaim stops meeting dirty pages:
+/// more than ten times fewer reclaim writes. (fuse-ntfs on vanilla gives
+/// ~3 K since the buffer_head slab keeps its pages in the Normal zone,
+/// ~10 K before; btrfs ~240 K.)
 #[test]
 fn per_zone_dirty_limits_stop_reclaim_writes() {
     let per_zone = kernel::preset("3.0+per-zone-dirty").unwrap();
@@ -170,8 +173,12 @@ fn per_zone_dirty_limits_stop_reclaim_writes() {
         let sc = seed000(fs);
         let vanilla = simulate(&sc, &profile(), 1, &RunOptions::default());
         let patched = simulate(&sc, &per_zone, 1, &RunOptions::default());
-        assert!(vanilla.vmstat["nr_vmscan_write"] > 10_000, "{fs} vanilla");
-        assert!(patched.vmstat["nr_vmscan_write"] < 1_000, "{fs} per-zone");
+        let (v, p) = (
+            vanilla.vmstat["nr_vmscan_write"],
+            patched.vmstat["nr_vmscan_write"],
+        );
+        assert!(v > 1_000 && v > 10 * p, "{fs}: vanilla {v}, per-zone {p}");
+        assert!(p < 1_000, "{fs} per-zone: {p}");
     }
 }
 

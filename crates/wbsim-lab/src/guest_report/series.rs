@@ -33,6 +33,8 @@ fn zone_counter(z: &ZoneInfo, name: &str) -> u64 {
 ///
 /// `dirty_limit_pages` is 0: the kernel does not print a per-zone dirty
 /// limit (3.3+ computes `zone_dirty_limit()` on the fly).
+/// `slab_reclaimable_pages` is the zone's `nr_slab_reclaimable`, 0 where
+/// the kernel counts slab per node only (4.14+).
 pub fn zone_samples(node: &NodeInfo, zone_names: &[String]) -> Vec<ZoneSample> {
     let mut out: Vec<ZoneSample> = zone_names
         .iter()
@@ -44,6 +46,7 @@ pub fn zone_samples(node: &NodeInfo, zone_names: &[String]) -> Vec<ZoneSample> {
                 dirty_pages: z.stat("nr_dirty").max(0) as u64,
                 writeback_pages: z.stat("nr_writeback").max(0) as u64,
                 dirty_limit_pages: 0,
+                slab_reclaimable_pages: z.stat("nr_slab_reclaimable").max(0) as u64,
             },
             None => ZoneSample::default(),
         })

@@ -55,7 +55,7 @@ impl Memory {
             read_waiters: Vec::new(),
             vfs: VfsCaches::default(),
             task_alloc: Vec::new(),
-            bh_cache: Default::default(),
+            bh_cache: super::buffer_head::BufferHeadCache::new(nr_pages, cpus),
         }
     }
 

@@ -488,6 +488,7 @@ impl System {
                     } else {
                         0
                     },
+                    slab_reclaimable_pages: z.nr_slab_reclaimable,
                 }
             })
             .collect();

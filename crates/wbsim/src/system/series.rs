@@ -1,7 +1,8 @@
 //! Time series of per-zone page state, sampled over simulated time: what a
 //! developer would get by reading `/proc/zoneinfo` every few hundred
 //! milliseconds during the run (`nr_free_pages`, `nr_inactive_file`,
-//! `nr_active_file`, `nr_dirty`, `nr_writeback`), plus whether kswapd was
+//! `nr_active_file`, `nr_dirty`, `nr_writeback`, `nr_slab_reclaimable`),
+//! plus whether kswapd was
 //! awake and each zone's per-zone dirty limit (`zone_dirty_limit`, 3.3+)
 //! at that instant.
 
@@ -21,6 +22,9 @@ pub struct ZoneSample {
     /// computed whatever the kernel's dirty-limit scope, so that vanilla
     /// runs can be judged against the share they would have had.
     pub dirty_limit_pages: u64,
+    /// `nr_slab_reclaimable`: the zone's pages in reclaimable slab caches
+    /// (the model has the buffer_head cache).
+    pub slab_reclaimable_pages: u64,
 }
 
 /// One device's dirty-limit share at one sample instant
@@ -69,14 +73,15 @@ impl Series {
     /// CSV, one row per sample and zone, with a `kernel` column so that
     /// runs of several kernels can share one file. Header:
     /// `kernel,seed,time_s,zone,free_pages,inactive_file_pages,
-    /// active_file_pages,dirty_pages,writeback_pages,dirty_limit_pages,kswapd_awake`.
+    /// active_file_pages,dirty_pages,writeback_pages,dirty_limit_pages,
+    /// slab_reclaimable_pages,kswapd_awake`.
     pub fn write_csv_rows(&self, kernel: &str, seed: u64, out: &mut String) {
         use std::fmt::Write as _;
         for s in &self.samples {
             for (name, z) in self.zone_names.iter().zip(&s.zones) {
                 let _ = writeln!(
                     out,
-                    "{kernel},{seed},{:.3},{name},{},{},{},{},{},{},{}",
+                    "{kernel},{seed},{:.3},{name},{},{},{},{},{},{},{},{}",
                     s.time_ns as f64 / 1e9,
                     z.free_pages,
                     z.inactive_file_pages,
@@ -84,6 +89,7 @@ impl Series {
                     z.dirty_pages,
                     z.writeback_pages,
                     z.dirty_limit_pages,
+                    z.slab_reclaimable_pages,
                     u8::from(s.kswapd_awake)
                 );
             }
@@ -213,7 +219,7 @@ impl Series {
         &self.samples[start..start + n]
     }
 
-    pub const CSV_HEADER: &'static str = "kernel,seed,time_s,zone,free_pages,inactive_file_pages,active_file_pages,dirty_pages,writeback_pages,dirty_limit_pages,kswapd_awake";
+    pub const CSV_HEADER: &'static str = "kernel,seed,time_s,zone,free_pages,inactive_file_pages,active_file_pages,dirty_pages,writeback_pages,dirty_limit_pages,slab_reclaimable_pages,kswapd_awake";
 }
 
 /// The median of `xs` (mean of the middle two for an even count).
