@@ -42,7 +42,10 @@
 //! watermark, then kswapd woken and the min watermark; should both fail the
 //! object is counted but has no page (the real `alloc_buffer_head` would
 //! enter direct reclaim). Not modelled: other slab caches (radix-tree
-//! nodes, journal heads), debug caches.
+//! nodes, journal heads), debug caches; and the era before 3.2's per-CPU
+//! partial lists (`slub: per cpu partial lists`), where a free to a full
+//! slab put it straight on the node's list: every preset uses the 3.2
+//! lists (a slab emptied by a burst of frees is given back either way).
 
 use std::collections::VecDeque;
 use std::mem::size_of;
