@@ -72,6 +72,12 @@ pub struct CellDef {
     /// The row was used to set an input; shown, never counted.
     #[serde(default)]
     pub calibration: bool,
+    /// What the published figure depends on that the model does not
+    /// have, with the evidence (a lab run of a real kernel): printed
+    /// beside the cell when it does not pass, which still counts as not
+    /// reproduced.
+    #[serde(default)]
+    pub outside_model: Option<String>,
 }
 
 /// Runs of one scenario on one kernel label.

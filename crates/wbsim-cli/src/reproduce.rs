@@ -31,6 +31,11 @@ struct Cell {
     undefined_reason: Option<String>,
     /// Runs cut by their time limit among those the cell reads.
     cut_runs: usize,
+    /// For a cell that does not pass: what the published figure depends
+    /// on outside the model, and the evidence (the band file's
+    /// `outside_model`). The cell still counts as not reproduced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    outside_model: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -243,6 +248,7 @@ fn run_experiment(
             },
             undefined_reason,
             cut_runs: cut_runs_of(&c.sim, &by_key),
+            outside_model: c.outside_model.clone().filter(|_| !pass),
         });
     }
     Ok(ExperimentResult {
@@ -306,8 +312,31 @@ fn print_experiment(r: &ExperimentResult) {
         if c.cut_runs > 0 {
             println!("  {:<52} ({} run(s) cut by the time limit)", "", c.cut_runs);
         }
+        if let Some(what) = &c.outside_model {
+            for line in wrap(&format!("outside the model, not reproduced: {what}"), 96) {
+                println!("      {line}");
+            }
+        }
     }
     println!("  {passed} of {counted} cells pass\n");
+}
+
+/// `text` in lines of at most `width` characters, broken at spaces (a
+/// longer word stands alone).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split_whitespace() {
+        let line = lines.last_mut().expect("one line at least");
+        if !line.is_empty() && line.len() + 1 + word.len() > width {
+            lines.push(word.to_string());
+        } else {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+    }
+    lines
 }
 
 /// Runs cut by their time limit among the runs a cell's expression reads.
@@ -317,4 +346,16 @@ fn cut_runs_of(expr: &str, by_key: &RunsByKey) -> usize {
         .filter(|((label, kernel), _)| expr.contains(&format!("({label}/{kernel}/")))
         .map(|(_, runs)| runs.iter().filter(|r| r.cut).count())
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn notes_wrap_at_spaces() {
+        let lines = wrap("aa bb cc dddddddd e", 5);
+        assert_eq!(lines, ["aa bb", "cc", "dddddddd", "e"]);
+        assert!(wrap("a b c", 80).len() == 1);
+    }
 }
