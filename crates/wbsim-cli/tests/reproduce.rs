@@ -20,13 +20,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_wbsim");
 /// per-CPU deltas (as the kernel does) it reads 1.10-1.13 as the engine
 /// changes, where it read 1.075
 /// before (band 1.10; the zone is over its limit in ~80% of samples
-/// either way). Seed 004's "fs_mark immediate/vanilla direct pages
-/// scanned" (published 0.021, band 0-0.1) reads 0.099-0.11 as the slab
-/// model changes: vanilla's own direct scanning is ~20x too low (its
-/// allocstall 2 K against 89 K published), so the quotient sits at the
-/// band's edge.
+/// either way).
 const KNOWN_FAILING: &[&str] = &[
-    "fs_mark immediate/vanilla direct pages scanned",
     "micro throttle/vanilla swap outs",
     "micro immediate/vanilla swap outs",
     "micro prioinode/vanilla swap outs",
