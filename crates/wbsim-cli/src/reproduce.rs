@@ -100,9 +100,15 @@ pub fn cmd_reproduce(
     let requests: Vec<(&str, &Path)> = json.map(|p| ("--json", p)).into_iter().collect();
     let mut outputs = Outputs::plan(&requests, &[])?;
     let all_selected = id.is_none();
+    let plans = selected
+        .into_iter()
+        .map(|e| plan_experiment(e, runs))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut reports = run_all(&plans)?.into_iter();
     let mut results = Vec::new();
-    for e in selected {
-        let r = run_experiment(e, runs, include_cut)?;
+    for plan in plans {
+        let own: Vec<_> = reports.by_ref().take(plan.jobs.len()).collect();
+        let r = evaluate_experiment(plan, own, include_cut)?;
         print_experiment(&r);
         results.push(r);
     }
@@ -146,11 +152,27 @@ pub fn cmd_reproduce(
     })
 }
 
-fn run_experiment(
-    e: &Experiment,
-    runs: Option<u32>,
-    include_cut: bool,
-) -> Result<ExperimentResult, String> {
+/// One simulated run a cell reads.
+struct Job {
+    /// The scenario's label in the experiment.
+    label: String,
+    /// The kernel's label in the experiment.
+    kernel: String,
+    sc: wbsim::scenario::Scenario,
+    profile: wbsim::kernel::KernelProfile,
+    seed: u64,
+}
+
+/// An experiment's runs, before they are run.
+struct Plan<'a> {
+    e: &'a Experiment,
+    runs: u32,
+    jobs: Vec<Job>,
+    opts: wbsim::RunOptions,
+}
+
+/// The runs of experiment `e`, `runs` per row unless it says fewer.
+fn plan_experiment(e: &Experiment, runs: Option<u32>) -> Result<Plan<'_>, String> {
     let runs = runs.unwrap_or(e.runs);
     let mut jobs = Vec::new();
     for s in &e.scenarios {
@@ -163,13 +185,13 @@ fn run_experiment(
             // A scenario published as fewer runs keeps its own count.
             let n = s.runs.map_or(runs, |r| r.min(runs));
             for seed in wbsim::run_seeds(sc.run.seed, n) {
-                jobs.push((
-                    s.label.clone(),
-                    label.clone(),
-                    sc.clone(),
-                    profile.clone(),
+                jobs.push(Job {
+                    label: s.label.clone(),
+                    kernel: label.clone(),
+                    sc: sc.clone(),
+                    profile: profile.clone(),
                     seed,
-                ));
+                });
             }
         }
     }
@@ -178,22 +200,52 @@ fn run_experiment(
         series_interval_ns: (e.series_interval_ms > 0).then_some(e.series_interval_ms * 1_000_000),
         ..Default::default()
     };
+    Ok(Plan {
+        e,
+        runs,
+        jobs,
+        opts,
+    })
+}
+
+/// Every plan's runs in one pool over all cores (no core waits at the
+/// end of one experiment for the next), in plan and job order.
+fn run_all(plans: &[Plan]) -> Result<Vec<wbsim::report::RunReport>, String> {
+    let jobs: Vec<(&Plan, &Job)> = plans
+        .iter()
+        .flat_map(|p| p.jobs.iter().map(move |j| (p, j)))
+        .collect();
+    let ids: Vec<&str> = plans.iter().map(|p| p.e.id.as_str()).collect();
     let bar = ProgressBar::new(jobs.len() as u64);
-    let template = format!("{} {{bar:30}} {{pos}}/{{len}} runs {{elapsed}}", e.id);
+    let template = format!(
+        "{} {{bar:30}} {{pos}}/{{len}} runs {{elapsed}}",
+        ids.join(" ")
+    );
     bar.set_style(ProgressStyle::with_template(&template).map_err(|err| err.to_string())?);
-    let reports: Vec<_> = jobs
+    let reports = jobs
         .par_iter()
-        .map(|(_, _, sc, profile, seed)| {
-            let mut r = wbsim::simulate(sc, profile, *seed, &opts);
+        .with_max_len(1)
+        .map(|(plan, job)| {
+            let mut r = wbsim::simulate(&job.sc, &job.profile, job.seed, &plan.opts);
             r.series = None;
             bar.inc(1);
             r
         })
         .collect();
     bar.finish_and_clear();
+    Ok(reports)
+}
+
+/// The cells of a plan's experiment from its runs' reports (in job order).
+fn evaluate_experiment(
+    plan: Plan,
+    reports: Vec<wbsim::report::RunReport>,
+    include_cut: bool,
+) -> Result<ExperimentResult, String> {
+    let Plan { e, runs, jobs, .. } = plan;
     let mut by_key = RunsByKey::new();
-    for ((label, kernel, ..), r) in jobs.into_iter().zip(reports) {
-        by_key.entry((label, kernel)).or_default().push(r);
+    for (job, r) in jobs.into_iter().zip(reports) {
+        by_key.entry((job.label, job.kernel)).or_default().push(r);
     }
 
     let text =
