@@ -18,9 +18,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_wbsim");
 /// is set by the 15 MiB DMA zone, whose per-zone limit is 45-47 pages
 /// with 48 pages under writeback: since NR_FREE_PAGES is counted through
 /// per-CPU deltas (as the kernel does) it reads 1.10-1.13 as the engine
-/// changes, where it read 1.075
-/// before (band 1.10; the zone is over its limit in ~80% of samples
-/// either way).
+/// changes, where it read 1.075 before (band 1.10; the zone is over its
+/// limit in ~80% of samples either way).
 const KNOWN_FAILING: &[&str] = &[
     "micro throttle/vanilla swap outs",
     "micro immediate/vanilla swap outs",

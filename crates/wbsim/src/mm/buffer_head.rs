@@ -105,8 +105,8 @@ pub struct BufferHeadCache {
     cpu_partial: Vec<Vec<(Pfn, u32)>>,
     /// The node's partial list, head first.
     node_partial: VecDeque<Pfn>,
-    /// Slab pages a free has just emptied, to give back (kept to reuse
-    /// its buffer: no allocation per free).
+    /// Slab pages the last free emptied, in order, for the caller to give
+    /// back (kept between frees: no allocation per free).
     discard: Vec<Pfn>,
 }
 
@@ -126,7 +126,8 @@ impl BufferHeadCache {
     }
 
     /// Slab pages the cache holds.
-    pub fn slab_pages(&self) -> usize {
+    #[cfg(test)]
+    fn slab_pages(&self) -> usize {
         self.list.iter().filter(|&&l| l != SlabList::None).count()
     }
 
@@ -159,16 +160,16 @@ impl BufferHeadCache {
     }
 
     /// `unfreeze_partials`: `cpu`'s partial list, head first, to the
-    /// node's tail; an empty slab is pushed onto `discard` instead when
-    /// the node keeps enough partial slabs (or, as in the source, when it
-    /// comes before the node's list is first touched).
-    fn unfreeze_partials(&mut self, cpu: usize, discard: &mut Vec<Pfn>) {
+    /// node's tail; an empty slab goes to `discard` instead when the node
+    /// keeps enough partial slabs (or, as in the source, when it comes
+    /// before the node's list is first touched).
+    fn unfreeze_partials(&mut self, cpu: usize) {
         let mut node_touched = false;
         while let Some((slab, _)) = self.cpu_partial[cpu].pop() {
             let empty = self.inuse[slab as usize] == 0;
             if empty && (!node_touched || self.node_partial.len() as u32 > MIN_PARTIAL_SLABS) {
                 self.list[slab as usize] = SlabList::None;
-                discard.push(slab);
+                self.discard.push(slab);
             } else {
                 node_touched = true;
                 self.list[slab as usize] = SlabList::NodePartial;
@@ -178,8 +179,8 @@ impl BufferHeadCache {
     }
 
     /// `__slab_free` of the object of page-cache page `pfn` on `cpu`: the
-    /// slab pages to give back (`discard_slab`) go onto `discard`.
-    fn free_object(&mut self, cpu: usize, pfn: Pfn, discard: &mut Vec<Pfn>) {
+    /// slab pages to give back (`discard_slab`) go to `discard`.
+    fn free_object(&mut self, cpu: usize, pfn: Pfn) {
         let slab = std::mem::replace(&mut self.slab_of_page[pfn as usize], NIL);
         if slab == NIL {
             return;
@@ -189,16 +190,10 @@ impl BufferHeadCache {
         match self.list[s] {
             SlabList::CpuSlab | SlabList::CpuPartial | SlabList::None => {}
             SlabList::Full => {
-                if self.inuse[s] == 0 {
-                    // A one-object slab: cannot happen with 39 per page.
-                    self.list[s] = SlabList::None;
-                    discard.push(slab);
-                    return;
-                }
-                // put_cpu_partial(drain = 1).
+                // Frozen onto this CPU's list: put_cpu_partial(drain = 1).
                 let pobjects = self.cpu_partial[cpu].last().map_or(0, |&(_, n)| n);
                 if pobjects > CPU_PARTIAL_OBJECTS {
-                    self.unfreeze_partials(cpu, discard);
+                    self.unfreeze_partials(cpu);
                 }
                 self.push_cpu_partial(cpu, slab);
             }
@@ -208,7 +203,7 @@ impl BufferHeadCache {
                         self.node_partial.remove(i);
                     }
                     self.list[s] = SlabList::None;
-                    discard.push(slab);
+                    self.discard.push(slab);
                 }
             }
         }
@@ -282,15 +277,14 @@ pub trait BufferHeads: MmHost {
         let mm = self.mm_mut();
         mm.pages[pfn as usize].flags &= !flags::PRIVATE;
         mm.bh_cache.objects = mm.bh_cache.objects.saturating_sub(1);
-        let mut discard = std::mem::take(&mut mm.bh_cache.discard);
-        mm.bh_cache.free_object(cpu, pfn, &mut discard);
-        for &slab in &discard {
+        mm.bh_cache.free_object(cpu, pfn);
+        for i in 0..self.mm().bh_cache.discard.len() {
+            let slab = self.mm().bh_cache.discard[i];
             let z = self.mm().pages[slab as usize].zone as usize;
             self.mm_mut().zones[z].nr_slab_reclaimable -= 1;
             self.free_page(tid, slab);
         }
-        discard.clear();
-        self.mm_mut().bh_cache.discard = discard;
+        self.mm_mut().bh_cache.discard.clear();
     }
 }
 

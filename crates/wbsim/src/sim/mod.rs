@@ -2,8 +2,8 @@
 //! the per-run random number streams.
 //!
 //! Time is `u64` nanoseconds since boot. Events with equal time are delivered
-//! in insertion order (a monotonically increasing sequence number breaks
-//! ties), so a run is a pure function of the scenario and the seed.
+//! in insertion order, so a run is a pure function of the scenario and the
+//! seed.
 
 pub mod cost;
 
