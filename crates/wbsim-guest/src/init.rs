@@ -105,7 +105,7 @@ fn run(plan_path: &Path, guest: &mut Guest) -> Result<(), String> {
     }
     let notes = mounts::mount_pseudo_filesystems()?;
     let loaded = modules::load_all(Path::new(MODULES_DIR), &plan.modules)?;
-    let disks = mounts::find_disks()?;
+    let disks = mounts::find_disks(plan.swap)?;
     let results = format!("/dev/{}", disks.results);
     let w = Arc::new(
         RecordWriter::open_device(Path::new(&results))
@@ -147,6 +147,16 @@ fn run(plan_path: &Path, guest: &mut Guest) -> Result<(), String> {
         plan.mount_options,
         target.display()
     ));
+    if let Some(swap) = &disks.swap {
+        let node = format!("/dev/{swap}");
+        sys::swapon(&node).map_err(|e| {
+            format!(
+                "swapon {node}: {} (the kernel needs CONFIG_SWAP)",
+                sys::err_text(&e)
+            )
+        })?;
+        w.log(&format!("swap on {swap}"));
+    }
     std::env::set_current_dir(&workdir)
         .map_err(|e| format!("chdir {}: {}", workdir.display(), sys::err_text(&e)))?;
 

@@ -125,17 +125,37 @@ fn magic_of(path: &str) -> io::Result<[u8; 16]> {
     Ok(m)
 }
 
-/// The two disks: (data disk name, results disk name).
+/// The guest's disks by role.
 pub struct Disks {
     pub data: String,
     pub results: String,
+    /// The swap disk, when the plan asks for one.
+    pub swap: Option<String>,
 }
 
-/// Wait (up to 20 s) for two virtio disks and tell them apart.
-pub fn find_disks() -> Result<Disks, String> {
+/// `mkswap`'s signature: the last 10 bytes of the first 4 KiB page
+/// (`union swap_header` in include/linux/swap.h, version 1 since 2.2).
+const SWAP_MAGIC: &[u8; 10] = b"SWAPSPACE2";
+const SWAP_MAGIC_OFFSET: u64 = 4096 - 10;
+
+/// Does the device start with a swap header?
+fn is_swap(path: &str) -> bool {
+    let mut m = [0u8; 10];
+    let ok = File::open(path).and_then(|f| {
+        use std::os::unix::fs::FileExt;
+        f.read_exact_at(&mut m, SWAP_MAGIC_OFFSET)
+    });
+    ok.is_ok() && &m == SWAP_MAGIC
+}
+
+/// Wait (up to 20 s) for the virtio disks (two, three with `want_swap`)
+/// and tell them apart: the results disk by its magic, the swap disk by
+/// its swap header, the data disk is the one left.
+pub fn find_disks(want_swap: bool) -> Result<Disks, String> {
+    let wanted = if want_swap { 3 } else { 2 };
     let deadline = Instant::now() + DISK_WAIT;
     let mut disks = virtio_disks();
-    while disks.len() < 2 && Instant::now() < deadline {
+    while disks.len() < wanted && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
         disks = virtio_disks();
     }
@@ -146,21 +166,36 @@ pub fn find_disks() -> Result<Disks, String> {
                 .into(),
         );
     }
-    let mut results = Vec::new();
+    let (mut results, mut swaps, mut others) = (Vec::new(), Vec::new(), Vec::new());
     for d in &disks {
         let node = device_node(d)?;
         if magic_of(&node).is_ok_and(|m| &m == RESULTS_MAGIC) {
             results.push(d.clone());
+        } else if want_swap && is_swap(&node) {
+            swaps.push(d.clone());
+        } else {
+            others.push(d.clone());
         }
     }
-    let others: Vec<&String> = disks.iter().filter(|d| !results.contains(d)).collect();
+    let swap = match (want_swap, swaps.as_slice()) {
+        (false, _) => None,
+        (true, [s]) => Some(s.clone()),
+        (true, _) => {
+            return Err(format!(
+                "expected one virtio disk with a swap header; found {} among {}",
+                swaps.len(),
+                disks.join(", ")
+            ))
+        }
+    };
     match (results.as_slice(), others.as_slice()) {
         ([r], [d]) => Ok(Disks {
-            data: d.to_string(),
+            data: d.clone(),
             results: r.clone(),
+            swap,
         }),
         _ => Err(format!(
-            "expected two virtio disks, one of them starting with the results magic; \
+            "expected {wanted} virtio disks, one of them starting with the results magic; \
              found {} ({} with the magic)",
             disks.join(", "),
             results.len()

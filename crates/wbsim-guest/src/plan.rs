@@ -100,12 +100,21 @@ pub(crate) mod tests {
             trace_buffer_kb: 1024,
             time_limit_s: 60,
             modules: vec![],
+            swap: false,
         }
     }
 
     #[test]
     fn a_good_plan_has_no_problems() {
         assert!(problems(&sample()).is_empty());
+    }
+
+    #[test]
+    fn a_plan_written_before_swap_reads_as_without_swap() {
+        let mut v = serde_json::to_value(sample()).unwrap();
+        v.as_object_mut().unwrap().remove("swap");
+        let p: Plan = serde_json::from_value(v).unwrap();
+        assert!(!p.swap);
     }
 
     #[test]

@@ -62,6 +62,10 @@ pub struct Plan {
     pub time_limit_s: u64,
     /// Module files in `MODULES_DIR`, in load order (dependencies first).
     pub modules: Vec<String>,
+    /// A third disk made by the host's `mkswap` is attached: `swapon` it
+    /// before the workload (the scenario's `[swap]`).
+    #[serde(default)]
+    pub swap: bool,
 }
 
 /// Version of [`Plan`] this build speaks.

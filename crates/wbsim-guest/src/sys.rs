@@ -106,6 +106,14 @@ pub fn mount(source: &str, target: &str, fstype: &str, data: &str) -> io::Result
     check(unsafe { libc::mount(s.as_ptr(), t.as_ptr(), f.as_ptr(), 0, data_ptr) })
 }
 
+/// `swapon(2)` with no flags (the priority the kernel picks).
+pub fn swapon(device: &str) -> io::Result<()> {
+    let d = cstring(device)?;
+    // SAFETY: d is a valid NUL-terminated path; the syscall takes (path, flags).
+    let ret = unsafe { libc::syscall(libc::SYS_swapon, d.as_ptr(), 0 as libc::c_int) };
+    check(ret as libc::c_int)
+}
+
 /// The pid of this process.
 pub fn getpid() -> i32 {
     // SAFETY: getpid has no preconditions.

@@ -55,6 +55,22 @@ pub struct LabMachine {
     pub expected_zone_pages: Vec<(String, u64)>,
     /// What could not be expressed, and by how much it is off.
     pub notes: Vec<String>,
+    /// A swap disk, when the scenario has `[swap]`.
+    pub swap: Option<LabSwap>,
+}
+
+/// The guest's swap: a third virtio disk made by the host's `mkswap`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LabSwap {
+    /// Image size, bytes.
+    pub bytes: u64,
+    /// `throttling.bps-write` of the swap disk, bytes a second (0: none).
+    pub write_bytes_per_second: u64,
+    /// The scenario's swap partition sits on the data disk's device: the
+    /// two images share one QEMU throttle group, so swap-out and file
+    /// writeback take turns at the device's bandwidth as they would on one
+    /// disk.
+    pub shares_data_throttle: bool,
 }
 
 /// A scenario the lab cannot run on a real machine.
@@ -111,10 +127,33 @@ pub fn lab_machine(sc: &Scenario) -> Result<LabMachine, Inexpressible> {
             dev.members.join(" and ")
         ));
     }
-    if sc.swap.is_some() {
-        return bad("it has swap; the lab does not give the guest a swap partition yet".into());
-    }
     let mut notes = Vec::new();
+    let swap = match &sc.swap {
+        None => None,
+        Some(sw) => {
+            let Some(sdev) = sc.devices.iter().find(|d| d.name == sw.device) else {
+                return bad(format!("swap device {:?} is not a [[device]]", sw.device));
+            };
+            let shares = sdev.name == dev.name;
+            notes.push(format!(
+                "swap: {} MiB on its own virtio disk{}",
+                sw.size_mib,
+                if shares {
+                    format!(
+                        ", in one throttle group with the data disk ({} holds both)",
+                        dev.name
+                    )
+                } else {
+                    String::new()
+                }
+            ));
+            Some(LabSwap {
+                bytes: sw.size_mib << 20,
+                write_bytes_per_second: (sdev.seq_write_mib_per_s * 1_048_576.0).round() as u64,
+                shares_data_throttle: shares,
+            })
+        }
+    };
 
     let dma = zone_mib(sc, ZoneKind::Dma);
     let dma32 = zone_mib(sc, ZoneKind::Dma32);
@@ -236,6 +275,7 @@ pub fn lab_machine(sc: &Scenario) -> Result<LabMachine, Inexpressible> {
         sysctls,
         expected_zone_pages: expected,
         notes,
+        swap,
     })
 }
 

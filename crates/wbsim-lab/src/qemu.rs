@@ -59,7 +59,12 @@ pub struct BootFiles<'a> {
     pub initrd: &'a Path,
     pub data_disk: &'a Path,
     pub results_disk: &'a Path,
+    /// The swap image, when the machine has swap.
+    pub swap_disk: Option<&'a Path>,
 }
+
+/// QEMU throttle group of a data disk and a swap disk on the same device.
+const SHARED_THROTTLE_GROUP: &str = "disk0";
 
 /// The QEMU command line, one argument per element.
 pub fn qemu_command(m: &LabMachine, accel: Accel, files: &BootFiles) -> Vec<String> {
@@ -82,15 +87,19 @@ pub fn qemu_command(m: &LabMachine, accel: Accel, files: &BootFiles) -> Vec<Stri
         "file={},if=none,id=data,format=raw,cache=writeback",
         files.data_disk.display()
     );
+    let shared = m.swap.as_ref().is_some_and(|sw| sw.shares_data_throttle);
     if m.write_bytes_per_second > 0 {
         data += &format!(",throttling.bps-write={}", m.write_bytes_per_second);
+        if shared {
+            data += &format!(",throttling.group={SHARED_THROTTLE_GROUP}");
+        }
     }
     let results = format!(
         "file={},if=none,id=results,format=raw,cache=writeback",
         files.results_disk.display()
     );
     let s = |x: &str| x.to_string();
-    vec![
+    let mut cmd = vec![
         s(QEMU),
         s("-machine"),
         machine,
@@ -126,7 +135,41 @@ pub fn qemu_command(m: &LabMachine, accel: Accel, files: &BootFiles) -> Vec<Stri
         s("-nodefaults"),
         s("-net"),
         s("none"),
-    ]
+    ];
+    // After the results disk, so the data and results disks keep their
+    // names (vda, vdb); the guest finds the swap disk by its header.
+    if let (Some(sw), Some(path)) = (&m.swap, files.swap_disk) {
+        let mut drive = format!(
+            "file={},if=none,id=swap,format=raw,cache=writeback",
+            path.display()
+        );
+        // One throttle group: QEMU meters the two images' writes together.
+        let bps = if shared {
+            m.write_bytes_per_second
+        } else {
+            sw.write_bytes_per_second
+        };
+        if bps > 0 {
+            drive += &format!(",throttling.bps-write={bps}");
+            if shared {
+                drive += &format!(",throttling.group={SHARED_THROTTLE_GROUP}");
+            }
+        }
+        let at = cmd
+            .iter()
+            .position(|a| a == "-display")
+            .unwrap_or(cmd.len());
+        cmd.splice(
+            at..at,
+            [
+                s("-drive"),
+                drive,
+                s("-device"),
+                s("virtio-blk-pci,drive=swap"),
+            ],
+        );
+    }
+    cmd
 }
 
 /// Process groups of the QEMUs running now, for [`kill_running`].
@@ -314,6 +357,7 @@ mod tests {
             sysctls: vec![],
             expected_zone_pages: vec![],
             notes: vec![],
+            swap: None,
         }
     }
 
@@ -323,7 +367,42 @@ mod tests {
             initrd: Path::new("/i"),
             data_disk: Path::new("/d.img"),
             results_disk: Path::new("/r.img"),
+            swap_disk: None,
         }
+    }
+
+    #[test]
+    fn swap_on_the_data_device_shares_its_throttle_group() {
+        let mut m = machine(None, "pc");
+        m.swap = Some(crate::machine::LabSwap {
+            bytes: 1 << 30,
+            write_bytes_per_second: 20_000_000,
+            shares_data_throttle: true,
+        });
+        let f = BootFiles {
+            swap_disk: Some(Path::new("/s.img")),
+            ..files()
+        };
+        let c = qemu_command(&m, Accel::Tcg, &f);
+        let drives: Vec<&String> = c.iter().filter(|a| a.starts_with("file=")).collect();
+        assert_eq!(drives.len(), 3, "{c:?}");
+        let group = format!("throttling.group={SHARED_THROTTLE_GROUP}");
+        assert!(drives[0].contains("/d.img") && drives[0].contains(&group));
+        assert!(drives[1].contains("/r.img") && !drives[1].contains("throttling"));
+        assert!(drives[2].contains("/s.img") && drives[2].contains(&group));
+        assert!(drives[2].contains("throttling.bps-write=20000000"));
+        // vda, vdb stay the data and results disks; swap comes third.
+        let j = c.join(" ");
+        assert!(j.find("drive=results").unwrap() < j.find("drive=swap").unwrap());
+        // A swap device of its own is throttled at its own rate, alone.
+        m.swap.as_mut().unwrap().shares_data_throttle = false;
+        m.swap.as_mut().unwrap().write_bytes_per_second = 5_000_000;
+        let c = qemu_command(&m, Accel::Tcg, &f);
+        let j = c.join(" ");
+        assert!(!j.contains("throttling.group"), "{j}");
+        assert!(j.contains(
+            "file=/s.img,if=none,id=swap,format=raw,cache=writeback,throttling.bps-write=5000000"
+        ));
     }
 
     #[test]

@@ -46,6 +46,8 @@ pub const WRITEBACK_TRACE_EVENTS: &[&str] = &[
     "writeback/writeback_wait_iff_congested",
 ];
 /// Results disk: 64 MiB of samples and records, plus room for the trace.
+/// Makes the swap disk's header on the host.
+const MKSWAP: &str = "mkswap";
 const RESULTS_BASE_BYTES: u64 = 64 << 20;
 const RESULTS_TRACE_BYTES: u64 = 2 << 30;
 const RESULTS_NO_TRACE_BYTES: u64 = 256 << 20;
@@ -194,6 +196,7 @@ pub fn plan(
         trace_buffer_kb: if trace { 16384 } else { 4096 },
         time_limit_s: sc.run.time_limit_s,
         modules,
+        swap: m.swap.is_some(),
     }
 }
 
@@ -217,7 +220,11 @@ pub fn run_lab(
     let m = lab_machine(sc).map_err(|e| e.to_string())?;
     // The mkfs command line (its image path left out) also keys the cache.
     let mkfs_probe = mkfs_command(m.fs_type, kernel.major(), "IMAGE");
-    for tool in [qemu::QEMU, mkfs_probe[0].as_str()] {
+    let mut tools = vec![qemu::QEMU, mkfs_probe[0].as_str()];
+    if m.swap.is_some() {
+        tools.push(MKSWAP);
+    }
+    for tool in tools {
         if !crate::setup::have(tool) {
             let t = crate::setup::TOOLS.iter().find(|t| t.command == tool);
             return Err(format!(
@@ -427,6 +434,32 @@ fn boot_once(j: &BootJob, progress: &mut dyn FnMut(Progress)) -> Result<(), Stri
         return Err(format!("`{}` failed ({st})", mkfs.join(" ")));
     }
 
+    let swap = match &j.m.swap {
+        None => None,
+        Some(sw) => {
+            let img = tmp.0.join("swap.img");
+            let f = std::fs::File::create(&img).map_err(|e| io(&img, e))?;
+            f.set_len(sw.bytes).map_err(|e| io(&img, e))?;
+            drop(f);
+            let path = crate::setup::which(MKSWAP).unwrap_or_else(|| PathBuf::from(MKSWAP));
+            // Its warning that a sparse image "contains holes" is meant
+            // for swap files; the guest sees a block device.
+            let out = std::process::Command::new(path)
+                .arg(&img)
+                .output()
+                .map_err(|e| format!("{MKSWAP}: {e} (run `wbsim lab setup`)"))?;
+            if !out.status.success() {
+                return Err(format!(
+                    "`{MKSWAP} {}` failed ({}): {}",
+                    img.display(),
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+            }
+            Some(img)
+        }
+    };
+
     let results = tmp.0.join("results.img");
     let f = std::fs::File::create(&results).map_err(|e| io(&results, e))?;
     let size = RESULTS_BASE_BYTES
@@ -448,6 +481,7 @@ fn boot_once(j: &BootJob, progress: &mut dyn FnMut(Progress)) -> Result<(), Stri
             initrd: &initrd,
             data_disk: &data,
             results_disk: &results,
+            swap_disk: swap.as_deref(),
         },
     );
     let run = j.run;

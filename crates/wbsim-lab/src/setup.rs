@@ -35,6 +35,11 @@ pub const TOOLS: &[Tool] = &[
         why: "makes btrfs data disks",
     },
     Tool {
+        command: "mkswap",
+        package: "util-linux",
+        why: "makes the swap disk of scenarios with [swap]",
+    },
+    Tool {
         command: "apt-get",
         package: "apt",
         why: "downloads Debian's kernel package",

@@ -77,7 +77,7 @@ fn sysctls_set_bytes_knobs_only_when_given() {
 }
 
 #[test]
-fn raid_fuse_swap_and_two_filesystems_are_refused_with_the_reason() {
+fn raid_fuse_and_two_filesystems_are_refused_with_the_reason() {
     let dev = "seq_write_mib_per_s = 19.073486328125\nmax_request_kib = 512\ncommand_overhead_us = 50.0\nsmall_write_penalty_us = 0.0\nnr_requests = 128\n";
     let sc = parse_scenario(
         &format!(
@@ -97,11 +97,22 @@ fn raid_fuse_swap_and_two_filesystems_are_refused_with_the_reason() {
         "[[fs]]\ntype = \"fuse-ntfs\"\ndevice = \"vda\"\nmount = \"disk\"\n",
     );
     assert!(lab_machine(&fuse).unwrap_err().0.contains("fuse-ntfs"));
-    let swap = scenario(
+}
+
+#[test]
+fn swap_becomes_a_disk_sharing_the_data_disks_throttle() {
+    let none = lab_machine(&scenario(&[("DMA32", 236)], "")).unwrap();
+    assert_eq!(none.swap, None);
+    let sc = scenario(
         &[("DMA32", 236)],
         "[swap]\ndevice = \"vda\"\nsize_mib = 64\n",
     );
-    assert!(lab_machine(&swap).unwrap_err().0.contains("swap"));
+    let m = lab_machine(&sc).unwrap();
+    let sw = m.swap.expect("a swap disk");
+    assert_eq!(sw.bytes, 64 << 20);
+    assert!(sw.shares_data_throttle);
+    assert_eq!(sw.write_bytes_per_second, 20_000_000);
+    assert!(m.notes.iter().any(|n| n.starts_with("swap: 64 MiB")));
 }
 
 #[test]
