@@ -45,6 +45,7 @@ const KEYS: &[(&str, &str)] = &[
     ("throttle_on_writeback_isolated", "reclaim"),
     ("percpu_drift_mark", "reclaim"),
     ("kswapd_force_scan", "reclaim"),
+    ("kswapd_force_scan_by_fraction", "reclaim"),
     ("redirty_accounting", "writeback"),
     ("writeback_plug", "block"),
 ];

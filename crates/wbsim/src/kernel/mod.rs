@@ -103,6 +103,19 @@ pub struct KernelProfile {
     /// share at this priority is zero (`get_scan_count`'s `force_scan`).
     #[serde(default = "KswapdForceScan::small_zone")]
     pub kswapd_force_scan: KswapdForceScan,
+    /// 3.1+: the forced batch is scaled by the anon/file fraction like any
+    /// other share, so a kind the balance gives nothing (anon whose
+    /// scanned pages keep coming back referenced) is not forced either.
+    /// Read in 3.1.0 (`nr_force_scan[file] = SWAP_CLUSTER_MAX * fraction /
+    /// denominator`, 4508378b9523 "memcg: fix vmscan count in small
+    /// memcgs") and 3.2.4 / 3.3.8 (`if (!scan && force_scan) scan =
+    /// SWAP_CLUSTER_MAX;` before `scan * fraction[file] / denominator`).
+    /// 3.0 (246e87a93934) forces a full batch whatever the fraction: the
+    /// kswapd force-scan that Mel Gorman's 3.0-stable note blames for
+    /// "workloads being pushed to swap that previously would have stayed
+    /// resident".
+    #[serde(default)]
+    pub kswapd_force_scan_by_fraction: bool,
     /// Gorman RFC patch 5: the inodes of skipped dirty pages get
     /// I_DIRTY_RECLAIM, the flushers are woken for that many pages, and
     /// `move_expired_inodes` queues such inodes for IO regardless of age.

@@ -141,8 +141,17 @@ pub trait ShrinkZone: ReclaimHost {
             // fraction was applied, so kswapd scans 32 anon pages of a small
             // zone even when the fraction gives anon nothing. 3.1 ("memcg:
             // fix vmscan count in small memcgs", 4508378b9523, whose posting
-            // quotes the 3.0 code) scales the forced batch by the fraction.
-            if scan == 0 && force_scan && (f == 1 || !noswap) {
+            // quotes the 3.0 code) and later scale the forced batch by the
+            // fraction.
+            // 3.2+ forces when the list's size shifted by the priority is
+            // zero, before the fraction (3.1.0 forced when the scaled share
+            // was zero; the model uses the 3.2 form for 3.1-mmotm too).
+            let len = self.mm().lruvec(zone).lists[lru].len;
+            if self.profile().kswapd_force_scan_by_fraction {
+                if force_scan && !full && sc.priority > 0 && len >> sc.priority == 0 {
+                    scan = scan_fraction(SWAP_CLUSTER_MAX, 0, fraction[f], denominator, false);
+                }
+            } else if scan == 0 && force_scan && (f == 1 || !noswap) {
                 scan = SWAP_CLUSTER_MAX;
             }
             *n = scan;

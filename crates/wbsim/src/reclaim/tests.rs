@@ -278,3 +278,28 @@ fn kswapd_forced_batch_is_always_in_3_2_and_only_for_all_unreclaimable_zones_in_
         assert_eq!(nr, expected, "{kernel}, all_unreclaimable {unreclaimable}");
     }
 }
+
+/// `get_scan_count`'s forced batch with swap, by era. The anon list of a
+/// small zone whose recently scanned anon pages all came back referenced
+/// (rotated) and whose file pages did not: 3.0 (246e87a93934) forces a
+/// full anon batch anyway, which is how kswapd pushes a small, hot anon
+/// working set to swap; 3.2 (and 3.1, 3.3, 3.10) scale the forced batch
+/// by the anon/file fraction, which here gives anon nothing.
+#[test]
+fn kswapd_forced_anon_batch_is_full_in_3_0_and_scaled_by_the_fraction_from_3_1() {
+    for (kernel, expected_anon) in [("3.0-vanilla", 32), ("3.2", 0), ("3.1-mmotm", 0)] {
+        let mut m = Machine::with_swap(kernel);
+        m.file_pages(m.file, 1000, false);
+        for vpn in 0..8 {
+            m.anon_page(vpn);
+        }
+        let lv = m.sys.mm_mut().lruvec_mut(ZONE);
+        lv.recent_scanned = [200, 200];
+        lv.recent_rotated = [200, 0];
+        let sc = m.kswapd(DEF_PRIORITY);
+        let nr = m.sys.get_scan_count(ZONE, &sc);
+        assert_eq!(nr[LRU_INACTIVE_ANON], expected_anon, "{kernel}: {nr:?}");
+        // File pages get the forced batch nearly whole in both eras.
+        assert!(nr[LRU_INACTIVE_FILE] >= 31, "{kernel}: {nr:?}");
+    }
+}
