@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 use wbsim_lab::kernel_image::{self, KernelImage};
 use wbsim_lab::qemu::Accel;
 use wbsim_lab::run::{
-    default_guest_binary, default_lab_dir, run_lab, LabOptions, LabRun, Progress,
+    default_guest_binary, default_lab_dir, run_lab, valid_trace_event, LabOptions, LabRun, Progress,
 };
 
 use crate::exit::Failure;
@@ -44,6 +44,11 @@ pub enum LabCommand {
         /// tracepoints); needs --runs 1.
         #[arg(long)]
         trace: Option<PathBuf>,
+        /// Also trace this tracepoint, as `system/event` (e.g.
+        /// `sched/sched_switch`); repeatable; needs --trace. Events the
+        /// kernel lacks are skipped and logged.
+        #[arg(long = "trace-event", value_name = "SYSTEM/EVENT")]
+        trace_events: Vec<String>,
     },
     /// Run the scenario on a real kernel and on a simulated kernel preset
     /// and print, figure by figure, real, simulated, ratio and a marker
@@ -113,7 +118,14 @@ pub fn cmd_lab(cmd: LabCommand) -> Result<u8, Failure> {
             json,
             series,
             trace,
-        } => lab_run(&boot, json.as_deref(), series.as_deref(), trace.as_deref()),
+            trace_events,
+        } => lab_run(
+            &boot,
+            json.as_deref(),
+            series.as_deref(),
+            trace.as_deref(),
+            &trace_events,
+        ),
         LabCommand::Compare {
             boot,
             kernel,
@@ -170,7 +182,11 @@ fn kernel_of(arg: &str, lab_dir: &Path) -> Result<KernelImage, String> {
 }
 
 /// Boot (or read from the cache) the runs of `b`, with a progress line.
-fn boot_runs(b: &BootArgs, trace: bool) -> Result<(wbsim::scenario::Scenario, LabRun), Failure> {
+fn boot_runs(
+    b: &BootArgs,
+    trace: bool,
+    extra_trace_events: &[String],
+) -> Result<(wbsim::scenario::Scenario, LabRun), Failure> {
     let sc = wbsim::scenario::load_scenario(&b.scenario).map_err(|e| e.to_string())?;
     crate::run::in_range("--runs", b.runs, &(1..=100))?;
     crate::run::in_range("--sample-ms", b.sample_ms, &(100..=60_000))?;
@@ -193,6 +209,7 @@ fn boot_runs(b: &BootArgs, trace: bool) -> Result<(wbsim::scenario::Scenario, La
         runs: b.runs,
         sample_ms: b.sample_ms,
         trace,
+        extra_trace_events: extra_trace_events.to_vec(),
         rerun: b.rerun,
         accel,
         wall_limit_s: b.wall_limit_s,
@@ -265,9 +282,22 @@ fn lab_run(
     json: Option<&Path>,
     series: Option<&Path>,
     trace: Option<&Path>,
+    trace_events: &[String],
 ) -> Result<u8, Failure> {
     if trace.is_some() && b.runs != 1 {
         return Err("--trace needs --runs 1 (one boot's trace)".into());
+    }
+    if !trace_events.is_empty() && trace.is_none() {
+        return Err("--trace-event needs --trace (the file the events go to)".into());
+    }
+    if let Some(bad) = trace_events.iter().find(|e| !valid_trace_event(e)) {
+        return Err(Failure {
+            status: crate::exit::USAGE,
+            message: format!(
+                "--trace-event {bad:?}: expected SYSTEM/EVENT as under \
+                 /sys/kernel/tracing/events (letters, digits, underscores), e.g. sched/sched_switch"
+            ),
+        });
     }
     let mut requests: Vec<(&str, &Path)> = Vec::new();
     for (l, p) in [("--json", json), ("--series", series), ("--trace", trace)] {
@@ -276,7 +306,7 @@ fn lab_run(
         }
     }
     let mut outputs = Outputs::plan(&requests, &[&b.scenario])?;
-    let (_sc, lab) = boot_runs(b, trace.is_some())?;
+    let (_sc, lab) = boot_runs(b, trace.is_some(), trace_events)?;
     let text = format!(
         "{}{}",
         lab_text(&lab),
@@ -341,7 +371,7 @@ fn lab_compare(
     let sc0 = wbsim::scenario::load_scenario(&b.scenario).map_err(|e| e.to_string())?;
     let profile =
         wbsim::resolve_profile(&sc0, Some(preset)).map_err(|e| format!("--kernel: {e}"))?;
-    let (sc, lab) = boot_runs(b, false)?;
+    let (sc, lab) = boot_runs(b, false, &[])?;
     let opts = wbsim::RunOptions {
         series_interval_ns: Some(b.sample_ms * 1_000_000),
         ..Default::default()

@@ -91,6 +91,50 @@ fn a_file_that_is_not_a_kernel_is_refused() {
 }
 
 #[test]
+fn a_bad_or_lone_trace_event_is_refused_before_anything_boots() {
+    let d = tempfile::tempdir().unwrap();
+    let k = fake_bzimage(d.path());
+    let k = k.to_str().unwrap();
+    let t = d.path().join("t.txt");
+    let t = t.to_str().unwrap();
+    let bad = lab(
+        d.path(),
+        "/nonexistent",
+        &[
+            "run",
+            SMALL,
+            "--kernel-image",
+            k,
+            "--trace",
+            t,
+            "--trace-event",
+            "../x",
+        ],
+    );
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("expected SYSTEM/EVENT"),
+        "{}",
+        stderr(&bad)
+    );
+    let lone = lab(
+        d.path(),
+        "/nonexistent",
+        &[
+            "run",
+            SMALL,
+            "--kernel-image",
+            k,
+            "--trace-event",
+            "sched/sched_switch",
+        ],
+    );
+    assert_ne!(lone.status.code(), Some(0));
+    assert!(stderr(&lone).contains("needs --trace"), "{}", stderr(&lone));
+    assert!(!Path::new(t).exists());
+}
+
+#[test]
 fn a_missing_qemu_names_the_package() {
     let d = tempfile::tempdir().unwrap();
     let k = fake_bzimage(d.path());

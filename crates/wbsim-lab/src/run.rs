@@ -45,6 +45,13 @@ pub const WRITEBACK_TRACE_EVENTS: &[&str] = &[
     "writeback/writeback_congestion_wait",
     "writeback/writeback_wait_iff_congested",
 ];
+/// A tracepoint name as tracefs spells it, `system/event`: one slash,
+/// letters, digits and underscores (so it cannot leave `events/`).
+pub fn valid_trace_event(name: &str) -> bool {
+    let ok = |p: &str| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    matches!(name.split_once('/'), Some((sys, ev)) if ok(sys) && ok(ev))
+}
+
 /// Results disk: 64 MiB of samples and records, plus room for the trace.
 /// Makes the swap disk's header on the host.
 const MKSWAP: &str = "mkswap";
@@ -62,6 +69,9 @@ pub struct LabOptions {
     pub runs: u32,
     pub sample_ms: u64,
     pub trace: bool,
+    /// More tracepoints for `--trace`, as `system/event`
+    /// ([`valid_trace_event`]).
+    pub extra_trace_events: Vec<String>,
     pub rerun: bool,
     /// `None`: [`qemu::auto_accel`].
     pub accel: Option<Accel>,
@@ -169,10 +179,16 @@ pub fn plan(
     modules: Vec<String>,
     sample_ms: u64,
     trace: bool,
+    extra_events: &[String],
 ) -> Plan {
     let mut events: Vec<String> = BASE_TRACE_EVENTS.iter().map(|s| s.to_string()).collect();
     if trace {
         events.extend(WRITEBACK_TRACE_EVENTS.iter().map(|s| s.to_string()));
+        for e in extra_events {
+            if !events.contains(e) {
+                events.push(e.clone());
+            }
+        }
     }
     Plan {
         version: protocol::PLAN_VERSION,
@@ -261,6 +277,7 @@ pub fn run_lab(
         modules.iter().map(|(n, _)| n.clone()).collect(),
         opts.sample_ms,
         opts.trace,
+        &opts.extra_trace_events,
     );
     let plan_json = serde_json::to_string_pretty(&plan).expect("plan serialises");
     let (accel, accel_why) = match opts.accel {
@@ -569,7 +586,8 @@ mod tests {
     fn plan_carries_tasks_sysctls_and_the_guest_checks_it() {
         let sc = scenario();
         let m = lab_machine(&sc).unwrap();
-        let p = plan(&sc, &m, vec!["00-virtio.ko".into()], 500, false);
+        let extra = vec!["sched/sched_switch".to_string()];
+        let p = plan(&sc, &m, vec!["00-virtio.ko".into()], 500, false, &extra);
         assert_eq!(p.version, protocol::PLAN_VERSION);
         assert_eq!((p.fs_type.as_str(), p.mount.as_str()), ("ext4", "disk"));
         assert_eq!(p.tasks[1].after.as_deref(), Some("dd"));
@@ -578,15 +596,31 @@ mod tests {
         assert_eq!(p.modules, ["00-virtio.ko"]);
         // Without --trace only the vmscan events; with it the writeback ones too.
         assert!(p.trace_events.iter().all(|e| e.starts_with("vmscan/")));
-        let traced = plan(&sc, &m, vec![], 500, true);
+        let traced = plan(&sc, &m, vec![], 500, true, &extra);
         assert!(traced
             .trace_events
             .iter()
             .any(|e| e == "writeback/balance_dirty_pages"));
+        // Extra tracepoints come only with --trace, after the built-in ones.
+        assert_eq!(
+            traced.trace_events.last().map(String::as_str),
+            Some("sched/sched_switch")
+        );
+        assert!(!p.trace_events.contains(&extra[0]));
         // The guest's own plan check accepts what the host writes.
         let json = serde_json::to_string(&p).unwrap();
         let back: Plan = serde_json::from_str(&json).unwrap();
         assert_eq!(back, p);
         assert_eq!(wbsim_guest::plan::problems(&p), Vec::<String>::new());
+    }
+
+    #[test]
+    fn trace_event_names_are_system_slash_event() {
+        for good in ["sched/sched_switch", "vmscan/mm_vmscan_kswapd_wake"] {
+            assert!(valid_trace_event(good), "{good}");
+        }
+        for bad in ["sched", "/x", "a/", "a/b/c", "../x", "a/b c", ""] {
+            assert!(!valid_trace_event(bad), "{bad}");
+        }
     }
 }
