@@ -138,7 +138,7 @@ pub struct Disks {
 const SWAP_MAGIC: &[u8; 10] = b"SWAPSPACE2";
 const SWAP_MAGIC_OFFSET: u64 = 4096 - 10;
 
-/// Does the device start with a swap header?
+/// Does the device's first page end with mkswap's signature?
 fn is_swap(path: &str) -> bool {
     let mut m = [0u8; 10];
     let ok = File::open(path).and_then(|f| {
@@ -248,5 +248,21 @@ mod tests {
     fn config_options_of_filesystems() {
         assert_eq!(fs_config_option("xfs"), "CONFIG_XFS_FS");
         assert_eq!(fs_config_option("f2fs"), "CONFIG_F2FS_FS");
+    }
+
+    #[test]
+    fn a_swap_header_is_found_at_the_end_of_the_first_page_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let swap = dir.path().join("swap.img");
+        let mut page = vec![0u8; 8192];
+        page[4086..4096].copy_from_slice(SWAP_MAGIC);
+        std::fs::write(&swap, &page).unwrap();
+        assert!(is_swap(swap.to_str().unwrap()));
+        let other = dir.path().join("data.img");
+        let mut page = vec![0u8; 8192];
+        page[0..10].copy_from_slice(SWAP_MAGIC);
+        std::fs::write(&other, &page).unwrap();
+        assert!(!is_swap(other.to_str().unwrap()));
+        assert!(!is_swap("/nonexistent/disk"));
     }
 }
