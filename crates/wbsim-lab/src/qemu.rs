@@ -215,11 +215,55 @@ fn panic_hint(line: &str) -> &'static str {
     }
 }
 
-/// Boot QEMU with `cmd` and watch it until it exits or `wall_limit`
-/// passes. `on_line` sees every console line as it arrives.
+/// Watches the guest's progress lines for writeback that stopped: bytes
+/// dirtied and not yet written, and `written_bytes` unchanged for `limit_s`
+/// seconds of guest time. The flusher writes any dirty page within
+/// `dirty_expire` + `dirty_writeback` of guest time, so that is a hung
+/// kernel (a filesystem stuck with pages under writeback, an RCU stall),
+/// not a slow device: stop it rather than wait out the wall-clock limit.
+#[derive(Debug, Clone, Copy)]
+pub struct WritebackStall {
+    pub limit_s: f64,
+    last_written: u64,
+    since_s: f64,
+}
+
+impl WritebackStall {
+    pub fn new(limit_s: f64) -> Self {
+        WritebackStall {
+            limit_s,
+            last_written: 0,
+            since_s: 0.0,
+        }
+    }
+
+    /// Feed one progress line; `Some(message)` once writeback has stalled.
+    pub fn check(&mut self, t_s: f64, dirtied_bytes: u64, written_bytes: u64) -> Option<String> {
+        if written_bytes != self.last_written || dirtied_bytes <= written_bytes {
+            self.last_written = written_bytes;
+            self.since_s = t_s;
+            return None;
+        }
+        (t_s - self.since_s >= self.limit_s).then(|| {
+            format!(
+                "the guest's writeback stopped: nothing written for {:.0} s of guest time \
+                 (from {:.0} s) with {} MiB dirtied and not written; the guest kernel hung \
+                 (see the console lines below); QEMU was killed",
+                t_s - self.since_s,
+                self.since_s,
+                (dirtied_bytes - written_bytes) >> 20
+            )
+        })
+    }
+}
+
+/// Boot QEMU with `cmd` and watch it until it exits, `wall_limit`
+/// passes or (with `stall`) its writeback stops. `on_line` sees every
+/// console line as it arrives.
 pub fn boot(
     cmd: &[String],
     wall_limit: Duration,
+    mut stall: Option<WritebackStall>,
     on_line: &mut dyn FnMut(&str),
 ) -> Result<BootOutcome, String> {
     use std::os::unix::process::CommandExt;
@@ -288,9 +332,25 @@ pub fn boot(
                     ));
                     break;
                 }
-                if let Some(ConsoleLine::Error(msg)) = parse_console_line(&line) {
-                    // The guest powers off by itself; keep reading briefly.
-                    failure = Some(format!("the guest failed: {msg}"));
+                match parse_console_line(&line) {
+                    Some(ConsoleLine::Error(msg)) => {
+                        // The guest powers off by itself; keep reading briefly.
+                        failure = Some(format!("the guest failed: {msg}"));
+                    }
+                    Some(ConsoleLine::Progress {
+                        t_s,
+                        dirtied_bytes,
+                        written_bytes,
+                    }) => {
+                        if let Some(f) = stall
+                            .as_mut()
+                            .and_then(|w| w.check(t_s, dirtied_bytes, written_bytes))
+                        {
+                            failure = Some(f);
+                            break;
+                        }
+                    }
+                    _ => {}
                 }
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
@@ -433,6 +493,7 @@ mod tests {
         let e = boot(
             &["/nonexistent/qemu-system-x86_64".to_string()],
             Duration::from_secs(1),
+            None,
             &mut |_| {},
         )
         .unwrap_err();
@@ -443,11 +504,49 @@ mod tests {
     }
 
     #[test]
+    fn writeback_that_stops_is_caught_and_progress_or_idleness_is_not() {
+        let mut w = WritebackStall::new(300.0);
+        // Writing: fine, whatever the pace.
+        assert_eq!(w.check(5.0, 100 << 20, 10 << 20), None);
+        assert_eq!(w.check(200.0, 100 << 20, 11 << 20), None);
+        // Nothing outstanding (all written, or a read phase): never a stall.
+        let mut idle = WritebackStall::new(300.0);
+        assert_eq!(idle.check(0.0, 1 << 20, 1 << 20), None);
+        assert_eq!(idle.check(1000.0, 1 << 20, 1 << 20), None);
+        // Outstanding and unchanged for the limit: stalled.
+        assert_eq!(w.check(499.0, 100 << 20, 11 << 20), None);
+        let e = w.check(500.0, 100 << 20, 11 << 20).expect("a stall");
+        assert!(
+            e.contains("writeback stopped") && e.contains("89 MiB"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_guest_whose_writeback_stops_is_killed_without_waiting_for_the_wall_limit() {
+        let t = Instant::now();
+        let script = "echo booting; \
+            for s in 0 100 200 300 400; do \
+              echo \"WBSIM-LAB progress t_s=$s.0 dirtied_bytes=4096000 written_bytes=1024\"; done; \
+            echo 'INFO: rcu_sched_state detected stall on CPU 2'; sleep 30";
+        let e = boot(
+            &["sh".to_string(), "-c".to_string(), script.to_string()],
+            Duration::from_secs(20),
+            Some(WritebackStall::new(300.0)),
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert!(e.contains("writeback stopped"), "{e}");
+        assert!(t.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
     fn a_hanging_guest_is_killed_at_the_wall_clock_limit() {
         let t = Instant::now();
         let e = boot(
             &["sleep".to_string(), "30".to_string()],
             Duration::from_millis(700),
+            None,
             &mut |_| {},
         )
         .unwrap_err();
@@ -461,6 +560,7 @@ mod tests {
         let e = boot(
             &["sh".to_string(), "-c".to_string(), script.to_string()],
             Duration::from_secs(20),
+            None,
             &mut |_| {},
         )
         .unwrap_err();
@@ -473,7 +573,13 @@ mod tests {
 
     #[test]
     fn exit_without_results_is_an_error_and_done_is_success() {
-        let e = boot(&["true".to_string()], Duration::from_secs(5), &mut |_| {}).unwrap_err();
+        let e = boot(
+            &["true".to_string()],
+            Duration::from_secs(5),
+            None,
+            &mut |_| {},
+        )
+        .unwrap_err();
         assert!(e.contains("before the guest reported"), "{e}");
         let mut seen = Vec::new();
         let ok = boot(
@@ -483,6 +589,7 @@ mod tests {
                 "echo hi; echo 'WBSIM-LAB done'".to_string(),
             ],
             Duration::from_secs(5),
+            None,
             &mut |l| seen.push(l.to_string()),
         )
         .unwrap();

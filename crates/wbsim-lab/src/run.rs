@@ -45,6 +45,16 @@ pub const WRITEBACK_TRACE_EVENTS: &[&str] = &[
     "writeback/writeback_congestion_wait",
     "writeback/writeback_wait_iff_congested",
 ];
+/// Guest seconds of writeback making no progress, with pages dirtied and
+/// not written, after which a boot is stopped as hung: five minutes past
+/// twice the time the flusher may leave a dirty page (`dirty_expire` +
+/// `dirty_writeback`), so that no scenario's own settings can trip it.
+pub fn writeback_stall_limit_s(sc: &Scenario) -> f64 {
+    let centisecs = f64::from(sc.sysctl.dirty_expire_centisecs)
+        + f64::from(sc.sysctl.dirty_writeback_centisecs);
+    300.0 + 2.0 * centisecs / 100.0
+}
+
 /// A tracepoint name as tracefs spells it, `system/event`: one slash,
 /// letters, digits and underscores (so it cannot leave `events/`).
 pub fn valid_trace_event(name: &str) -> bool {
@@ -336,6 +346,7 @@ pub fn run_lab(
                     wall_limit_s: opts
                         .wall_limit_s
                         .unwrap_or(sc.run.time_limit_s + BOOT_MARGIN_S),
+                    stall: qemu::WritebackStall::new(writeback_stall_limit_s(sc)),
                 },
                 progress,
             )?;
@@ -409,6 +420,7 @@ struct BootJob<'a> {
     cache: &'a Path,
     run: u32,
     wall_limit_s: u64,
+    stall: qemu::WritebackStall,
 }
 
 fn boot_once(j: &BootJob, progress: &mut dyn FnMut(Progress)) -> Result<(), String> {
@@ -502,8 +514,11 @@ fn boot_once(j: &BootJob, progress: &mut dyn FnMut(Progress)) -> Result<(), Stri
         },
     );
     let run = j.run;
-    let outcome = qemu::boot(&cmd, Duration::from_secs(j.wall_limit_s), &mut |line| {
-        match protocol::parse_console_line(line) {
+    let outcome = qemu::boot(
+        &cmd,
+        Duration::from_secs(j.wall_limit_s),
+        Some(j.stall),
+        &mut |line| match protocol::parse_console_line(line) {
             Some(protocol::ConsoleLine::Progress {
                 t_s,
                 dirtied_bytes,
@@ -515,8 +530,8 @@ fn boot_once(j: &BootJob, progress: &mut dyn FnMut(Progress)) -> Result<(), Stri
                 written_bytes,
             }),
             _ => progress(Progress::Console { run, line }),
-        }
-    })?;
+        },
+    )?;
 
     use std::os::unix::fs::FileExt;
     let f = std::fs::File::open(&results).map_err(|e| io(&results, e))?;
@@ -594,6 +609,8 @@ mod tests {
         assert!(p.sysctls.contains(&("vm/dirty_ratio".into(), "20".into())));
         assert_eq!(p.time_limit_s, sc.run.time_limit_s);
         assert_eq!(p.modules, ["00-virtio.ko"]);
+        // Default dirty_expire 30 s and dirty_writeback 5 s: 300 + 2 × 35.
+        assert_eq!(writeback_stall_limit_s(&sc), 370.0);
         // Without --trace only the vmscan events; with it the writeback ones too.
         assert!(p.trace_events.iter().all(|e| e.starts_with("vmscan/")));
         let traced = plan(&sc, &m, vec![], 500, true, &extra);
