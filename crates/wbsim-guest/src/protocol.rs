@@ -216,9 +216,18 @@ pub fn decode_records(mut bytes: &[u8]) -> Result<Vec<Record>, String> {
     Ok(out)
 }
 
-/// Console line: progress, `WBSIM-LAB progress t_s=12.5 dirtied_bytes=N written_bytes=N`.
-pub fn progress_line(t_s: f64, dirtied_bytes: u64, written_bytes: u64) -> String {
-    format!("{CONSOLE_PREFIX} progress t_s={t_s:.1} dirtied_bytes={dirtied_bytes} written_bytes={written_bytes}")
+/// Console line: progress, `WBSIM-LAB progress t_s=12.5 dirtied_bytes=N
+/// written_bytes=N pending_bytes=N` (pending: nr_dirty + nr_writeback now).
+pub fn progress_line(
+    t_s: f64,
+    dirtied_bytes: u64,
+    written_bytes: u64,
+    pending_bytes: u64,
+) -> String {
+    format!(
+        "{CONSOLE_PREFIX} progress t_s={t_s:.1} dirtied_bytes={dirtied_bytes} \
+         written_bytes={written_bytes} pending_bytes={pending_bytes}"
+    )
 }
 
 /// Console line printed after the results disk is complete.
@@ -239,6 +248,8 @@ pub enum ConsoleLine {
         t_s: f64,
         dirtied_bytes: u64,
         written_bytes: u64,
+        /// Dirty or under writeback now; 0 from a guest that does not say.
+        pending_bytes: u64,
     },
     /// [`done_line`].
     Done,
@@ -258,12 +269,13 @@ pub fn parse_console_line(line: &str) -> Option<ConsoleLine> {
         return Some(ConsoleLine::Error(msg.to_string()));
     }
     let fields = rest.strip_prefix("progress ")?;
-    let (mut t_s, mut dirtied_bytes, mut written_bytes) = (0.0, 0, 0);
+    let (mut t_s, mut dirtied_bytes, mut written_bytes, mut pending_bytes) = (0.0, 0, 0, 0);
     for kv in fields.split_whitespace() {
         match kv.split_once('=') {
             Some(("t_s", x)) => t_s = x.parse().unwrap_or(0.0),
             Some(("dirtied_bytes", x)) => dirtied_bytes = x.parse().unwrap_or(0),
             Some(("written_bytes", x)) => written_bytes = x.parse().unwrap_or(0),
+            Some(("pending_bytes", x)) => pending_bytes = x.parse().unwrap_or(0),
             _ => {}
         }
     }
@@ -271,6 +283,7 @@ pub fn parse_console_line(line: &str) -> Option<ConsoleLine> {
         t_s,
         dirtied_bytes,
         written_bytes,
+        pending_bytes,
     })
 }
 
@@ -299,11 +312,12 @@ mod tests {
     #[test]
     fn console_lines_read_back_as_written() {
         assert_eq!(
-            parse_console_line(&progress_line(12.5, 4096, 8192)),
+            parse_console_line(&progress_line(12.5, 4096, 8192, 512)),
             Some(ConsoleLine::Progress {
                 t_s: 12.5,
                 dirtied_bytes: 4096,
-                written_bytes: 8192
+                written_bytes: 8192,
+                pending_bytes: 512,
             })
         );
         assert_eq!(parse_console_line(&done_line()), Some(ConsoleLine::Done));

@@ -134,10 +134,12 @@ impl Sampler {
                             vmstat_counter(&vmstat, name).map_or(0, |v: u64| v.saturating_sub(base))
                                 * PAGE_BYTES
                         };
+                        let now = |name| vmstat_counter(&vmstat, name).unwrap_or(0) * PAGE_BYTES;
                         sys::console(&protocol::progress_line(
                             (t - start_ns) as f64 / 1e9,
                             delta("nr_dirtied", base.0),
                             delta("nr_written", base.1),
+                            now("nr_dirty") + now("nr_writeback"),
                         ));
                     }
                 }

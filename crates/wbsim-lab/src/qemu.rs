@@ -215,9 +215,9 @@ fn panic_hint(line: &str) -> &'static str {
     }
 }
 
-/// Watches the guest's progress lines for writeback that stopped: bytes
-/// dirtied and not yet written, and `written_bytes` unchanged for `limit_s`
-/// seconds of guest time. The flusher writes any dirty page within
+/// Watches the guest's progress lines for writeback that stopped: pages
+/// dirty or under writeback (`pending_bytes`), and `written_bytes`
+/// unchanged for `limit_s` seconds of guest time. The flusher writes any dirty page within
 /// `dirty_expire` + `dirty_writeback` of guest time, so that is a hung
 /// kernel (a filesystem stuck with pages under writeback, an RCU stall),
 /// not a slow device: stop it rather than wait out the wall-clock limit.
@@ -238,8 +238,8 @@ impl WritebackStall {
     }
 
     /// Feed one progress line; `Some(message)` once writeback has stalled.
-    pub fn check(&mut self, t_s: f64, dirtied_bytes: u64, written_bytes: u64) -> Option<String> {
-        if written_bytes != self.last_written || dirtied_bytes <= written_bytes {
+    pub fn check(&mut self, t_s: f64, written_bytes: u64, pending_bytes: u64) -> Option<String> {
+        if written_bytes != self.last_written || pending_bytes == 0 {
             self.last_written = written_bytes;
             self.since_s = t_s;
             return None;
@@ -247,11 +247,11 @@ impl WritebackStall {
         (t_s - self.since_s >= self.limit_s).then(|| {
             format!(
                 "the guest's writeback stopped: nothing written for {:.0} s of guest time \
-                 (from {:.0} s) with {} MiB dirtied and not written; the guest kernel hung \
+                 (from {:.0} s) with {} MiB dirty or under writeback; the guest kernel hung \
                  (see the console lines below); QEMU was killed",
                 t_s - self.since_s,
                 self.since_s,
-                (dirtied_bytes - written_bytes) >> 20
+                pending_bytes >> 20
             )
         })
     }
@@ -339,12 +339,13 @@ pub fn boot(
                     }
                     Some(ConsoleLine::Progress {
                         t_s,
-                        dirtied_bytes,
                         written_bytes,
+                        pending_bytes,
+                        ..
                     }) => {
                         if let Some(f) = stall
                             .as_mut()
-                            .and_then(|w| w.check(t_s, dirtied_bytes, written_bytes))
+                            .and_then(|w| w.check(t_s, written_bytes, pending_bytes))
                         {
                             failure = Some(f);
                             break;
@@ -507,15 +508,16 @@ mod tests {
     fn writeback_that_stops_is_caught_and_progress_or_idleness_is_not() {
         let mut w = WritebackStall::new(300.0);
         // Writing: fine, whatever the pace.
-        assert_eq!(w.check(5.0, 100 << 20, 10 << 20), None);
-        assert_eq!(w.check(200.0, 100 << 20, 11 << 20), None);
-        // Nothing outstanding (all written, or a read phase): never a stall.
+        assert_eq!(w.check(5.0, 10 << 20, 89 << 20), None);
+        assert_eq!(w.check(200.0, 11 << 20, 89 << 20), None);
+        // Nothing dirty or under writeback (all written, a read phase,
+        // even with nr_dirtied above nr_written after redirtying): idle.
         let mut idle = WritebackStall::new(300.0);
-        assert_eq!(idle.check(0.0, 1 << 20, 1 << 20), None);
-        assert_eq!(idle.check(1000.0, 1 << 20, 1 << 20), None);
-        // Outstanding and unchanged for the limit: stalled.
-        assert_eq!(w.check(499.0, 100 << 20, 11 << 20), None);
-        let e = w.check(500.0, 100 << 20, 11 << 20).expect("a stall");
+        assert_eq!(idle.check(0.0, 1 << 20, 0), None);
+        assert_eq!(idle.check(1000.0, 1 << 20, 0), None);
+        // Pending and nothing written for the limit: stalled.
+        assert_eq!(w.check(499.0, 11 << 20, 89 << 20), None);
+        let e = w.check(500.0, 11 << 20, 89 << 20).expect("a stall");
         assert!(
             e.contains("writeback stopped") && e.contains("89 MiB"),
             "{e}"
@@ -527,7 +529,7 @@ mod tests {
         let t = Instant::now();
         let script = "echo booting; \
             for s in 0 100 200 300 400; do \
-              echo \"WBSIM-LAB progress t_s=$s.0 dirtied_bytes=4096000 written_bytes=1024\"; done; \
+              echo \"WBSIM-LAB progress t_s=$s.0 dirtied_bytes=4096000 written_bytes=1024 pending_bytes=4000000\"; done; \
             echo 'INFO: rcu_sched_state detected stall on CPU 2'; sleep 30";
         let e = boot(
             &["sh".to_string(), "-c".to_string(), script.to_string()],

@@ -523,6 +523,7 @@ fn boot_once(j: &BootJob, progress: &mut dyn FnMut(Progress)) -> Result<(), Stri
                 t_s,
                 dirtied_bytes,
                 written_bytes,
+                ..
             }) => progress(Progress::Guest {
                 run,
                 t_s,
