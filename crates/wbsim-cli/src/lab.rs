@@ -105,6 +105,10 @@ pub struct BootArgs {
     /// The guest binary (default: the one `wbsim lab setup` builds).
     #[arg(long)]
     guest: Option<PathBuf>,
+    /// A static ntfs-3g for fuse-ntfs scenarios (the guest has no FUSE
+    /// daemon of its own; the README's lab section builds one).
+    #[arg(long = "ntfs-3g", value_name = "PATH")]
+    ntfs_3g: Option<PathBuf>,
     /// Print the guest's serial console on stderr as it boots.
     #[arg(long)]
     verbose: bool,
@@ -210,6 +214,7 @@ fn boot_runs(
         sample_ms: b.sample_ms,
         trace,
         extra_trace_events: extra_trace_events.to_vec(),
+        ntfs_3g: b.ntfs_3g.clone(),
         rerun: b.rerun,
         accel,
         wall_limit_s: b.wall_limit_s,

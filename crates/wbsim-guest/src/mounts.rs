@@ -8,7 +8,7 @@ use std::io::{self, Read};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::protocol::RESULTS_MAGIC;
+use crate::protocol::{NTFS3G_PATH, RESULTS_MAGIC};
 use crate::sys;
 
 const DISK_WAIT: Duration = Duration::from_secs(20);
@@ -209,14 +209,19 @@ pub fn fs_config_option(fs_type: &str) -> String {
         "ext4" => "CONFIG_EXT4_FS".into(),
         "xfs" => "CONFIG_XFS_FS".into(),
         "btrfs" => "CONFIG_BTRFS_FS".into(),
+        "fuse-ntfs" => "CONFIG_FUSE_FS".into(),
         other => format!("CONFIG_{}_FS", other.to_ascii_uppercase()),
     }
 }
 
-/// Mount the data disk at `target` (made if missing).
+/// Mount the data disk at `target` (made if missing); `fuse-ntfs` by
+/// running the ntfs-3g the host provided.
 pub fn mount_data(device: &str, target: &Path, fs_type: &str, options: &str) -> Result<(), String> {
     std::fs::create_dir_all(target)
         .map_err(|e| format!("creating {}: {}", target.display(), sys::err_text(&e)))?;
+    if fs_type == "fuse-ntfs" {
+        return mount_fuse_ntfs(device, target, options);
+    }
     let t = target.to_string_lossy();
     sys::mount(device, &t, fs_type, options).map_err(|e| {
         if e.raw_os_error() == Some(libc::ENODEV) {
@@ -231,6 +236,67 @@ pub fn mount_data(device: &str, target: &Path, fs_type: &str, options: &str) -> 
             )
         }
     })
+}
+
+/// The ntfs-3g command line: device, mount point, `-o` options if any.
+pub fn ntfs3g_args(device: &str, target: &Path, options: &str) -> Vec<String> {
+    let mut a = vec![device.to_string(), target.to_string_lossy().into_owned()];
+    if !options.is_empty() {
+        a.extend(["-o".to_string(), options.to_string()]);
+    }
+    a
+}
+
+/// /dev/fuse, made with mknod from /sys/class/misc/fuse/dev when devtmpfs
+/// did not make it; an error naming CONFIG_FUSE_FS when the kernel has no
+/// FUSE.
+fn ensure_dev_fuse() -> Result<(), String> {
+    if Path::new("/dev/fuse").exists() {
+        return Ok(());
+    }
+    let numbers = sys::read_text("/sys/class/misc/fuse/dev").map_err(|_| {
+        "the kernel has no FUSE (CONFIG_FUSE_FS, built in or as a module) for fuse-ntfs".to_string()
+    })?;
+    let (major, minor) = numbers
+        .trim()
+        .split_once(':')
+        .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
+        .ok_or_else(|| format!("/sys/class/misc/fuse/dev: unexpected {numbers:?}"))?;
+    let c = sys::cstring("/dev/fuse").map_err(|e| e.to_string())?;
+    // SAFETY: c is a valid path string.
+    sys::check(unsafe {
+        libc::mknod(
+            c.as_ptr(),
+            libc::S_IFCHR | 0o666,
+            libc::makedev(major, minor),
+        )
+    })
+    .map_err(|e| format!("mknod /dev/fuse: {}", sys::err_text(&e)))
+}
+
+/// Mount an NTFS data disk through FUSE: ntfs-3g mounts, forks its daemon
+/// and exits 0; the daemon serves the mount until it is unmounted.
+fn mount_fuse_ntfs(device: &str, target: &Path, options: &str) -> Result<(), String> {
+    ensure_dev_fuse()?;
+    if !Path::new(NTFS3G_PATH).exists() {
+        return Err(format!(
+            "fuse-ntfs needs ntfs-3g at {NTFS3G_PATH}; the host puts it there (wbsim lab run --ntfs-3g)"
+        ));
+    }
+    let out = std::process::Command::new(NTFS3G_PATH)
+        .args(ntfs3g_args(device, target, options))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("running {NTFS3G_PATH}: {}", sys::err_text(&e)))?;
+    if !out.status.success() {
+        return Err(format!(
+            "ntfs-3g {device} {} failed ({}): {}",
+            target.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(())
 }
 
 /// umount(2) of the data disk.
@@ -248,6 +314,17 @@ mod tests {
     fn config_options_of_filesystems() {
         assert_eq!(fs_config_option("xfs"), "CONFIG_XFS_FS");
         assert_eq!(fs_config_option("f2fs"), "CONFIG_F2FS_FS");
+        assert_eq!(fs_config_option("fuse-ntfs"), "CONFIG_FUSE_FS");
+    }
+
+    #[test]
+    fn ntfs3g_gets_device_mount_point_and_options_only_when_given() {
+        let t = Path::new("/work/disk");
+        assert_eq!(ntfs3g_args("/dev/vda", t, ""), ["/dev/vda", "/work/disk"]);
+        assert_eq!(
+            ntfs3g_args("/dev/vda", t, "big_writes"),
+            ["/dev/vda", "/work/disk", "-o", "big_writes"]
+        );
     }
 
     #[test]

@@ -19,6 +19,9 @@ use serde::{Deserialize, Serialize};
 pub const PLAN_PATH: &str = "/wbsim-lab/plan.json";
 /// Directory of kernel modules in the initramfs, loaded in `Plan::modules` order.
 pub const MODULES_DIR: &str = "/wbsim-lab/modules";
+/// The FUSE daemon of a `fuse-ntfs` plan (a static ntfs-3g the host put
+/// in the initramfs).
+pub const NTFS3G_PATH: &str = "/wbsim-lab/ntfs-3g";
 /// Magic at the start of the results disk.
 pub const RESULTS_MAGIC: &[u8; 16] = b"WBSIM-LAB-RES-01";
 /// Size of the header block.

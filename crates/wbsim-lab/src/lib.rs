@@ -10,10 +10,12 @@
 //! [`compare`] (real against simulated, figure by figure).
 
 pub mod compare;
+pub mod fuse_daemon;
 pub mod guest_report;
 pub mod initramfs;
 pub mod kernel_image;
 pub mod machine;
+pub mod plan;
 pub mod procfs;
 pub mod qemu;
 pub mod run;

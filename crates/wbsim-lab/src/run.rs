@@ -10,61 +10,23 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 use wbsim::report::{LabInfo, Report};
-use wbsim::scenario::Scenario;
-use wbsim_guest::protocol::{self, Plan, PlanTask};
+use wbsim::scenario::{FsType, Scenario};
+use wbsim_guest::protocol;
 
+use crate::fuse_daemon::read_ntfs3g;
 use crate::guest_report::{guest_run, GuestRun};
 use crate::initramfs::Initramfs;
 use crate::kernel_image::{module_load_order, KernelImage};
 use crate::machine::{fs_module, lab_machine, mkfs_command, LabMachine};
+use crate::plan::plan;
+pub use crate::plan::{
+    valid_trace_event, writeback_stall_limit_s, BASE_TRACE_EVENTS, WRITEBACK_TRACE_EVENTS,
+};
 use crate::qemu::{self, Accel, BootFiles};
 
-/// Tracepoints always traced: kswapd's sleeps and wakes (its awake time),
-/// reclaim's writes and direct reclaim stalls.
-pub const BASE_TRACE_EVENTS: &[&str] = &[
-    "vmscan/mm_vmscan_kswapd_wake",
-    "vmscan/mm_vmscan_kswapd_sleep",
-    "vmscan/mm_vmscan_wakeup_kswapd",
-    "vmscan/mm_vmscan_writepage",
-    // 5.19 and later name it after folios.
-    "vmscan/mm_vmscan_write_folio",
-    "vmscan/mm_vmscan_direct_reclaim_begin",
-    "vmscan/mm_vmscan_direct_reclaim_end",
-];
-/// Added by `--trace`: the writeback tracepoints that fire per work item
-/// or per throttling decision (not the per-page ones).
-pub const WRITEBACK_TRACE_EVENTS: &[&str] = &[
-    "vmscan/mm_vmscan_lru_shrink_inactive",
-    "writeback/writeback_start",
-    "writeback/writeback_written",
-    "writeback/writeback_wait",
-    "writeback/writeback_wake_background",
-    "writeback/balance_dirty_pages",
-    "writeback/bdi_dirty_ratelimit",
-    "writeback/global_dirty_state",
-    "writeback/writeback_congestion_wait",
-    "writeback/writeback_wait_iff_congested",
-];
-/// Guest seconds of writeback making no progress, with pages dirtied and
-/// not written, after which a boot is stopped as hung: five minutes past
-/// twice the time the flusher may leave a dirty page (`dirty_expire` +
-/// `dirty_writeback`), so that no scenario's own settings can trip it.
-pub fn writeback_stall_limit_s(sc: &Scenario) -> f64 {
-    let centisecs = f64::from(sc.sysctl.dirty_expire_centisecs)
-        + f64::from(sc.sysctl.dirty_writeback_centisecs);
-    300.0 + 2.0 * centisecs / 100.0
-}
-
-/// A tracepoint name as tracefs spells it, `system/event`: one slash,
-/// letters, digits and underscores (so it cannot leave `events/`).
-pub fn valid_trace_event(name: &str) -> bool {
-    let ok = |p: &str| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    matches!(name.split_once('/'), Some((sys, ev)) if ok(sys) && ok(ev))
-}
-
-/// Results disk: 64 MiB of samples and records, plus room for the trace.
 /// Makes the swap disk's header on the host.
 const MKSWAP: &str = "mkswap";
+/// Results disk: 64 MiB of samples and records, plus room for the trace.
 const RESULTS_BASE_BYTES: u64 = 64 << 20;
 const RESULTS_TRACE_BYTES: u64 = 2 << 30;
 const RESULTS_NO_TRACE_BYTES: u64 = 256 << 20;
@@ -82,6 +44,8 @@ pub struct LabOptions {
     /// More tracepoints for `--trace`, as `system/event`
     /// ([`valid_trace_event`]).
     pub extra_trace_events: Vec<String>,
+    /// A static ntfs-3g for fuse-ntfs scenarios ([`read_ntfs3g`]).
+    pub ntfs_3g: Option<PathBuf>,
     pub rerun: bool,
     /// `None`: [`qemu::auto_accel`].
     pub accel: Option<Accel>,
@@ -182,50 +146,6 @@ impl Drop for TempDir {
     }
 }
 
-/// The plan the guest runs.
-pub fn plan(
-    sc: &Scenario,
-    m: &LabMachine,
-    modules: Vec<String>,
-    sample_ms: u64,
-    trace: bool,
-    extra_events: &[String],
-) -> Plan {
-    let mut events: Vec<String> = BASE_TRACE_EVENTS.iter().map(|s| s.to_string()).collect();
-    if trace {
-        events.extend(WRITEBACK_TRACE_EVENTS.iter().map(|s| s.to_string()));
-        for e in extra_events {
-            if !events.contains(e) {
-                events.push(e.clone());
-            }
-        }
-    }
-    Plan {
-        version: protocol::PLAN_VERSION,
-        // lab_machine refuses fuse-ntfs, so this is a mount(8) type.
-        fs_type: m.fs_type.as_str().into(),
-        mount_options: String::new(),
-        workdir: "/work".into(),
-        mount: m.mount.clone(),
-        sysctls: m.sysctls.clone(),
-        tasks: sc
-            .tasks
-            .iter()
-            .map(|t| PlanTask {
-                name: t.name.clone(),
-                command: t.command.clone(),
-                after: t.after.clone(),
-            })
-            .collect(),
-        sample_ms,
-        trace_events: events,
-        trace_buffer_kb: if trace { 16384 } else { 4096 },
-        time_limit_s: sc.run.time_limit_s,
-        modules,
-        swap: m.swap.is_some(),
-    }
-}
-
 fn read(path: &Path, what: &str) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| {
         format!(
@@ -244,6 +164,17 @@ pub fn run_lab(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<LabRun, String> {
     let m = lab_machine(sc).map_err(|e| e.to_string())?;
+    let fuse_daemon = match (m.fs_type, &opts.ntfs_3g) {
+        (FsType::FuseNtfs, Some(p)) => Some(read_ntfs3g(p)?),
+        (FsType::FuseNtfs, None) => {
+            return Err(
+                "the scenario's filesystem is fuse-ntfs: the guest needs ntfs-3g, \
+                 pass --ntfs-3g PATH to a static build (the README's lab section makes one)"
+                    .into(),
+            )
+        }
+        _ => None,
+    };
     // The mkfs command line (its image path left out) also keys the cache.
     let mkfs_probe = mkfs_command(m.fs_type, kernel.major(), "IMAGE");
     let mut tools = vec![qemu::QEMU, mkfs_probe[0].as_str()];
@@ -300,6 +231,10 @@ pub fn run_lab(
     for part in [&kernel_bytes, &guest] {
         base.update(Sha256::digest(part));
     }
+    if let Some(d) = &fuse_daemon {
+        base.update(b"ntfs-3g");
+        base.update(Sha256::digest(d));
+    }
     for (n, b) in &modules {
         base.update(n.as_bytes());
         base.update(Sha256::digest(b));
@@ -336,6 +271,7 @@ pub fn run_lab(
                     m: &m,
                     kernel,
                     guest: &guest,
+                    fuse_daemon: fuse_daemon.as_deref(),
                     modules: &modules,
                     plan_json: &plan_json,
                     accel,
@@ -412,6 +348,7 @@ struct BootJob<'a> {
     m: &'a LabMachine,
     kernel: &'a KernelImage,
     guest: &'a [u8],
+    fuse_daemon: Option<&'a [u8]>,
     modules: &'a [(String, Vec<u8>)],
     plan_json: &'a str,
     accel: Accel,
@@ -429,6 +366,9 @@ fn boot_once(j: &BootJob, progress: &mut dyn FnMut(Progress)) -> Result<(), Stri
     let initrd = tmp.0.join("initramfs.cpio");
     let mut a = Initramfs::new();
     a.file("init", j.guest, true);
+    if let Some(d) = j.fuse_daemon {
+        a.file(protocol::NTFS3G_PATH.trim_start_matches('/'), d, true);
+    }
     a.file(
         protocol::PLAN_PATH.trim_start_matches('/'),
         j.plan_json.as_bytes(),
@@ -449,18 +389,24 @@ fn boot_once(j: &BootJob, progress: &mut dyn FnMut(Progress)) -> Result<(), Stri
     drop(f);
     let mkfs = mkfs_command(j.m.fs_type, j.kernel.major(), &data.display().to_string());
     let mkfs_path = crate::setup::which(&mkfs[0]).unwrap_or_else(|| PathBuf::from(&mkfs[0]));
-    let st = std::process::Command::new(mkfs_path)
+    // Its chatter (mkntfs warns that an image file is no block device)
+    // is shown only when it fails.
+    let out = std::process::Command::new(mkfs_path)
         .args(&mkfs[1..])
-        .stdout(std::process::Stdio::null())
-        .status()
+        .output()
         .map_err(|e| {
             format!(
                 "{}: {e} (run `wbsim lab setup` to see what to install)",
                 mkfs[0]
             )
         })?;
-    if !st.success() {
-        return Err(format!("`{}` failed ({st})", mkfs.join(" ")));
+    if !out.status.success() {
+        return Err(format!(
+            "`{}` failed ({}): {}",
+            mkfs.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
     }
 
     let swap = match &j.m.swap {
@@ -579,66 +525,4 @@ fn boot_once(j: &BootJob, progress: &mut dyn FnMut(Progress)) -> Result<(), Stri
 
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn scenario() -> Scenario {
-        let text = std::fs::read_to_string(
-            workspace_dir().join("scenarios/lab/ci-dd-96m-ext4.toml"),
-        )
-        .unwrap()
-        .replace(
-            "[run]",
-            "[[task]]\nname = \"second\"\ncommand = \"dd if=/dev/zero of=disk/b bs=4k count=8\"\n\
-                 after = \"dd\"\n\n[run]",
-        );
-        wbsim::scenario::parse_scenario(&text, "ci.toml").unwrap()
-    }
-
-    #[test]
-    fn plan_carries_tasks_sysctls_and_the_guest_checks_it() {
-        let sc = scenario();
-        let m = lab_machine(&sc).unwrap();
-        let extra = vec!["sched/sched_switch".to_string()];
-        let p = plan(&sc, &m, vec!["00-virtio.ko".into()], 500, false, &extra);
-        assert_eq!(p.version, protocol::PLAN_VERSION);
-        assert_eq!((p.fs_type.as_str(), p.mount.as_str()), ("ext4", "disk"));
-        assert_eq!(p.tasks[1].after.as_deref(), Some("dd"));
-        assert!(p.sysctls.contains(&("vm/dirty_ratio".into(), "20".into())));
-        assert_eq!(p.time_limit_s, sc.run.time_limit_s);
-        assert_eq!(p.modules, ["00-virtio.ko"]);
-        // Default dirty_expire 30 s and dirty_writeback 5 s: 300 + 2 × 35.
-        assert_eq!(writeback_stall_limit_s(&sc), 370.0);
-        // Without --trace only the vmscan events; with it the writeback ones too.
-        assert!(p.trace_events.iter().all(|e| e.starts_with("vmscan/")));
-        let traced = plan(&sc, &m, vec![], 500, true, &extra);
-        assert!(traced
-            .trace_events
-            .iter()
-            .any(|e| e == "writeback/balance_dirty_pages"));
-        // Extra tracepoints come only with --trace, after the built-in ones.
-        assert_eq!(
-            traced.trace_events.last().map(String::as_str),
-            Some("sched/sched_switch")
-        );
-        assert!(!p.trace_events.contains(&extra[0]));
-        // The guest's own plan check accepts what the host writes.
-        let json = serde_json::to_string(&p).unwrap();
-        let back: Plan = serde_json::from_str(&json).unwrap();
-        assert_eq!(back, p);
-        assert_eq!(wbsim_guest::plan::problems(&p), Vec::<String>::new());
-    }
-
-    #[test]
-    fn trace_event_names_are_system_slash_event() {
-        for good in ["sched/sched_switch", "vmscan/mm_vmscan_kswapd_wake"] {
-            assert!(valid_trace_event(good), "{good}");
-        }
-        for bad in ["sched", "/x", "a/", "a/b/c", "../x", "a/b c", ""] {
-            assert!(!valid_trace_event(bad), "{bad}");
-        }
-    }
 }

@@ -35,6 +35,11 @@ pub const TOOLS: &[Tool] = &[
         why: "makes btrfs data disks",
     },
     Tool {
+        command: "mkntfs",
+        package: "ntfs-3g",
+        why: "makes NTFS data disks for fuse-ntfs scenarios",
+    },
+    Tool {
         command: "mkswap",
         package: "util-linux",
         why: "makes the swap disk of scenarios with [swap]",
