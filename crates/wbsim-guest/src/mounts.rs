@@ -99,23 +99,33 @@ fn virtio_disks() -> Vec<String> {
 /// when devtmpfs did not make it.
 pub fn device_node(name: &str) -> Result<String, String> {
     let path = format!("/dev/{name}");
-    if Path::new(&path).exists() {
-        return Ok(path);
+    if !Path::new(&path).exists() {
+        mknod_from_sysfs(
+            &path,
+            &format!("/sys/block/{name}/dev"),
+            libc::S_IFBLK | 0o600,
+        )?;
     }
-    let numbers = sys::read_text(format!("/sys/block/{name}/dev"))
-        .map_err(|e| format!("reading /sys/block/{name}/dev: {}", sys::err_text(&e)))?;
+    Ok(path)
+}
+
+/// mknod `path` with the "major:minor" that the sysfs file `dev_file`
+/// holds, `mode` giving the node's type and permissions.
+fn mknod_from_sysfs(path: &str, dev_file: &str, mode: libc::mode_t) -> Result<(), String> {
+    let numbers = sys::read_text(dev_file)
+        .map_err(|e| format!("reading {dev_file}: {}", sys::err_text(&e)))?;
     let (major, minor) = numbers
         .trim()
         .split_once(':')
         .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
-        .ok_or_else(|| format!("/sys/block/{name}/dev: unexpected {numbers:?}"))?;
-    let _ = std::fs::create_dir_all("/dev");
-    let c = sys::cstring(&path).map_err(|e| e.to_string())?;
-    let dev = libc::makedev(major, minor);
+        .ok_or_else(|| format!("{dev_file}: unexpected {numbers:?}"))?;
+    if let Some(dir) = Path::new(path).parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let c = sys::cstring(path).map_err(|e| e.to_string())?;
     // SAFETY: c is a valid path string.
-    sys::check(unsafe { libc::mknod(c.as_ptr(), libc::S_IFBLK | 0o600, dev) })
-        .map_err(|e| format!("mknod {path}: {}", sys::err_text(&e)))?;
-    Ok(path)
+    sys::check(unsafe { libc::mknod(c.as_ptr(), mode, libc::makedev(major, minor)) })
+        .map_err(|e| format!("mknod {path}: {}", sys::err_text(&e)))
 }
 
 /// The first 16 bytes of a device.
@@ -251,27 +261,16 @@ pub fn ntfs3g_args(device: &str, target: &Path, options: &str) -> Vec<String> {
 /// did not make it; an error naming CONFIG_FUSE_FS when the kernel has no
 /// FUSE.
 fn ensure_dev_fuse() -> Result<(), String> {
+    const DEV_FILE: &str = "/sys/class/misc/fuse/dev";
     if Path::new("/dev/fuse").exists() {
         return Ok(());
     }
-    let numbers = sys::read_text("/sys/class/misc/fuse/dev").map_err(|_| {
-        "the kernel has no FUSE (CONFIG_FUSE_FS, built in or as a module) for fuse-ntfs".to_string()
-    })?;
-    let (major, minor) = numbers
-        .trim()
-        .split_once(':')
-        .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
-        .ok_or_else(|| format!("/sys/class/misc/fuse/dev: unexpected {numbers:?}"))?;
-    let c = sys::cstring("/dev/fuse").map_err(|e| e.to_string())?;
-    // SAFETY: c is a valid path string.
-    sys::check(unsafe {
-        libc::mknod(
-            c.as_ptr(),
-            libc::S_IFCHR | 0o666,
-            libc::makedev(major, minor),
-        )
-    })
-    .map_err(|e| format!("mknod /dev/fuse: {}", sys::err_text(&e)))
+    if !Path::new(DEV_FILE).exists() {
+        return Err(
+            "the kernel has no FUSE (CONFIG_FUSE_FS, built in or as a module) for fuse-ntfs".into(),
+        );
+    }
+    mknod_from_sysfs("/dev/fuse", DEV_FILE, libc::S_IFCHR | 0o666)
 }
 
 /// Mount an NTFS data disk through FUSE: ntfs-3g mounts, forks its daemon

@@ -45,7 +45,7 @@ pub fn read_ntfs3g(path: &Path) -> Result<Vec<u8>, String> {
     if has_interpreter(&bytes) {
         return Err(format!(
             "--ntfs-3g {}: dynamically linked; the guest has no libraries, so it needs a \
-             static ntfs-3g (the README's lab section builds one with musl)",
+             static ntfs-3g (the README's lab section builds one)",
             path.display()
         ));
     }

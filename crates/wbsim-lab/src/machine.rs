@@ -14,7 +14,7 @@
 //! print the array inside `present` and take it out of `managed`.
 
 use serde::Serialize;
-use wbsim::scenario::{DeviceModel, FsType, Scenario, ZoneKind};
+use wbsim::scenario::{DeviceConfig, DeviceModel, FsType, Scenario, ZoneKind};
 
 /// QEMU's `pc` machine keeps RAM below 4 GiB at or under 3 GiB when
 /// `max-ram-below-4g` asks for more (its gigabyte alignment); the
@@ -96,6 +96,11 @@ fn zone_mib(sc: &Scenario, kind: ZoneKind) -> u64 {
         .sum()
 }
 
+/// A device's sequential write bandwidth as QEMU's `throttling.bps-write`.
+fn write_bytes_per_second(dev: &DeviceConfig) -> u64 {
+    (dev.seq_write_mib_per_s * 1_048_576.0).round() as u64
+}
+
 /// Map a scenario to the QEMU machine that comes closest to it.
 pub fn lab_machine(sc: &Scenario) -> Result<LabMachine, Inexpressible> {
     let bad = |m: String| Err(Inexpressible(m));
@@ -142,7 +147,7 @@ pub fn lab_machine(sc: &Scenario) -> Result<LabMachine, Inexpressible> {
             ));
             Some(LabSwap {
                 bytes: sw.size_mib << 20,
-                write_bytes_per_second: (sdev.seq_write_mib_per_s * 1_048_576.0).round() as u64,
+                write_bytes_per_second: write_bytes_per_second(sdev),
                 shares_data_throttle: shares,
             })
         }
@@ -206,7 +211,7 @@ pub fn lab_machine(sc: &Scenario) -> Result<LabMachine, Inexpressible> {
         sc.machine.hz
     ));
 
-    let write_bytes_per_second = (dev.seq_write_mib_per_s * 1_048_576.0).round() as u64;
+    let write_bytes_per_second = write_bytes_per_second(dev);
     notes.push(format!(
         "{}: sequential writes throttled to {} B/s (QEMU throttling.bps-write); not expressible: \
          command overhead {} us, small-write penalty {} us, {} KiB largest request, {} requests queued, \

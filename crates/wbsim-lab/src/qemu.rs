@@ -143,14 +143,10 @@ pub fn qemu_command(m: &LabMachine, accel: Accel, files: &BootFiles) -> Vec<Stri
             "file={},if=none,id=swap,format=raw,cache=writeback",
             path.display()
         );
-        // One throttle group: QEMU meters the two images' writes together.
-        let bps = if shared {
-            m.write_bytes_per_second
-        } else {
-            sw.write_bytes_per_second
-        };
-        if bps > 0 {
-            drive += &format!(",throttling.bps-write={bps}");
+        // One throttle group: QEMU meters the two images' writes together
+        // (on one device the swap disk's rate is the data disk's).
+        if sw.write_bytes_per_second > 0 {
+            drive += &format!(",throttling.bps-write={}", sw.write_bytes_per_second);
             if shared {
                 drive += &format!(",throttling.group={SHARED_THROTTLE_GROUP}");
             }

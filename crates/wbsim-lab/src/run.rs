@@ -146,6 +146,42 @@ impl Drop for TempDir {
     }
 }
 
+/// A sparse file of `bytes` at `path` (a disk image).
+fn sparse_image(path: &Path, bytes: u64) -> Result<std::fs::File, String> {
+    let f = std::fs::File::create(path).map_err(|e| io_error(path, e))?;
+    f.set_len(bytes).map_err(|e| io_error(path, e))?;
+    Ok(f)
+}
+
+/// An I/O error on `p`, for messages.
+fn io_error(p: &Path, e: std::io::Error) -> String {
+    format!("{}: {e}", p.display())
+}
+
+/// Run a host tool (`cmd[0]`, looked up on PATH and in /sbin), its output
+/// kept back unless it fails.
+fn run_host_tool(cmd: &[String]) -> Result<(), String> {
+    let path = crate::setup::which(&cmd[0]).unwrap_or_else(|| PathBuf::from(&cmd[0]));
+    let out = std::process::Command::new(path)
+        .args(&cmd[1..])
+        .output()
+        .map_err(|e| {
+            format!(
+                "{}: {e} (run `wbsim lab setup` to see what to install)",
+                cmd[0]
+            )
+        })?;
+    if !out.status.success() {
+        return Err(format!(
+            "`{}` failed ({}): {}",
+            cmd.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(())
+}
+
 fn read(path: &Path, what: &str) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| {
         format!(
@@ -362,7 +398,6 @@ struct BootJob<'a> {
 
 fn boot_once(j: &BootJob, progress: &mut dyn FnMut(Progress)) -> Result<(), String> {
     let tmp = TempDir::new(j.lab_dir, j.run)?;
-    let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
     let initrd = tmp.0.join("initramfs.cpio");
     let mut a = Initramfs::new();
     a.file("init", j.guest, true);
@@ -381,71 +416,37 @@ fn boot_once(j: &BootJob, progress: &mut dyn FnMut(Progress)) -> Result<(), Stri
             false,
         );
     }
-    std::fs::write(&initrd, a.finish()).map_err(|e| io(&initrd, e))?;
+    std::fs::write(&initrd, a.finish()).map_err(|e| io_error(&initrd, e))?;
 
     let data = tmp.0.join("data.img");
-    let f = std::fs::File::create(&data).map_err(|e| io(&data, e))?;
-    f.set_len(j.m.disk_bytes).map_err(|e| io(&data, e))?;
-    drop(f);
+    sparse_image(&data, j.m.disk_bytes)?;
     let mkfs = mkfs_command(j.m.fs_type, j.kernel.major(), &data.display().to_string());
-    let mkfs_path = crate::setup::which(&mkfs[0]).unwrap_or_else(|| PathBuf::from(&mkfs[0]));
-    // Its chatter (mkntfs warns that an image file is no block device)
-    // is shown only when it fails.
-    let out = std::process::Command::new(mkfs_path)
-        .args(&mkfs[1..])
-        .output()
-        .map_err(|e| {
-            format!(
-                "{}: {e} (run `wbsim lab setup` to see what to install)",
-                mkfs[0]
-            )
-        })?;
-    if !out.status.success() {
-        return Err(format!(
-            "`{}` failed ({}): {}",
-            mkfs.join(" "),
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
+    // Its chatter (mkntfs warns that an image file is no block device) is
+    // shown only when it fails.
+    run_host_tool(&mkfs)?;
 
     let swap = match &j.m.swap {
         None => None,
         Some(sw) => {
             let img = tmp.0.join("swap.img");
-            let f = std::fs::File::create(&img).map_err(|e| io(&img, e))?;
-            f.set_len(sw.bytes).map_err(|e| io(&img, e))?;
-            drop(f);
-            let path = crate::setup::which(MKSWAP).unwrap_or_else(|| PathBuf::from(MKSWAP));
+            sparse_image(&img, sw.bytes)?;
             // Its warning that a sparse image "contains holes" is meant
             // for swap files; the guest sees a block device.
-            let out = std::process::Command::new(path)
-                .arg(&img)
-                .output()
-                .map_err(|e| format!("{MKSWAP}: {e} (run `wbsim lab setup`)"))?;
-            if !out.status.success() {
-                return Err(format!(
-                    "`{MKSWAP} {}` failed ({}): {}",
-                    img.display(),
-                    out.status,
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ));
-            }
+            run_host_tool(&[MKSWAP.to_string(), img.display().to_string()])?;
             Some(img)
         }
     };
 
     let results = tmp.0.join("results.img");
-    let f = std::fs::File::create(&results).map_err(|e| io(&results, e))?;
     let size = RESULTS_BASE_BYTES
         + if j.trace {
             RESULTS_TRACE_BYTES
         } else {
             RESULTS_NO_TRACE_BYTES
         };
-    f.set_len(size).map_err(|e| io(&results, e))?;
+    let f = sparse_image(&results, size)?;
     std::os::unix::fs::FileExt::write_all_at(&f, &protocol::encode_header(0, false), 0)
-        .map_err(|e| io(&results, e))?;
+        .map_err(|e| io_error(&results, e))?;
     drop(f);
 
     let cmd = qemu::qemu_command(
@@ -481,10 +482,10 @@ fn boot_once(j: &BootJob, progress: &mut dyn FnMut(Progress)) -> Result<(), Stri
     )?;
 
     use std::os::unix::fs::FileExt;
-    let f = std::fs::File::open(&results).map_err(|e| io(&results, e))?;
+    let f = std::fs::File::open(&results).map_err(|e| io_error(&results, e))?;
     let mut header = vec![0u8; protocol::HEADER_BYTES];
     f.read_exact_at(&mut header, 0)
-        .map_err(|e| io(&results, e))?;
+        .map_err(|e| io_error(&results, e))?;
     let (len, complete) = protocol::decode_header(&header)?;
     if !complete {
         return Err("the guest said it was done but left its results incomplete".into());
@@ -496,16 +497,16 @@ fn boot_once(j: &BootJob, progress: &mut dyn FnMut(Progress)) -> Result<(), Stri
     }
     let mut records = vec![0u8; len as usize];
     f.read_exact_at(&mut records, protocol::RECORDS_OFFSET)
-        .map_err(|e| io(&results, e))?;
+        .map_err(|e| io_error(&results, e))?;
     // Into the cache: a sibling directory renamed into place, so that a
     // half-written entry is never taken for a result.
     let parent = j.cache.parent().expect("cache dir has a parent");
-    std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+    std::fs::create_dir_all(parent).map_err(|e| io_error(parent, e))?;
     let staging = parent.join(format!(".staging-{}-{run}", std::process::id()));
     let _ = std::fs::remove_dir_all(&staging);
-    std::fs::create_dir_all(&staging).map_err(|e| io(&staging, e))?;
+    std::fs::create_dir_all(&staging).map_err(|e| io_error(&staging, e))?;
     let write = |name: &str, b: &[u8]| {
-        std::fs::write(staging.join(name), b).map_err(|e| io(&staging.join(name), e))
+        std::fs::write(staging.join(name), b).map_err(|e| io_error(&staging.join(name), e))
     };
     write("records.bin", &records)?;
     write("console.log", outcome.console.as_bytes())?;
@@ -519,7 +520,7 @@ fn boot_once(j: &BootJob, progress: &mut dyn FnMut(Progress)) -> Result<(), Stri
         .as_bytes(),
     )?;
     let _ = std::fs::remove_dir_all(j.cache);
-    std::fs::rename(&staging, j.cache).map_err(|e| io(j.cache, e))?;
+    std::fs::rename(&staging, j.cache).map_err(|e| io_error(j.cache, e))?;
     Ok(())
 }
 

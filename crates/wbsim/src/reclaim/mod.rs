@@ -126,28 +126,23 @@ pub trait ShrinkZone: ReclaimHost {
             ([ap, fp], ap + fp + 1)
         };
         let mut nr = [0u64; NR_LRU_LISTS];
+        let full = sc.priority == 0 && !noswap;
+        let by_fraction = self.profile().kswapd_force_scan_by_fraction;
         for (lru, n) in nr.iter_mut().enumerate() {
             let f = (lru >= LRU_INACTIVE_FILE) as usize;
-            let full = sc.priority == 0 && !noswap;
-            let mut scan = scan_fraction(
-                self.mm().lruvec(zone).lists[lru].len,
-                sc.priority,
-                fraction[f],
-                denominator,
-                full,
-            );
+            let len = self.mm().lruvec(zone).lists[lru].len;
+            let mut scan = scan_fraction(len, sc.priority, fraction[f], denominator, full);
             // 3.0 ("memcg: fix get_scan_count() for small targets",
             // 246e87a93934) forces a full batch after the anon/file
             // fraction was applied, so kswapd scans 32 anon pages of a small
             // zone even when the fraction gives anon nothing. 3.1 ("memcg:
             // fix vmscan count in small memcgs", 4508378b9523, whose posting
             // quotes the 3.0 code) and later scale the forced batch by the
-            // fraction.
-            // 3.2+ forces when the list's size shifted by the priority is
-            // zero, before the fraction (3.1.0 forced when the scaled share
-            // was zero; the model uses the 3.2 form for 3.1-mmotm too).
-            let len = self.mm().lruvec(zone).lists[lru].len;
-            if self.profile().kswapd_force_scan_by_fraction {
+            // fraction. 3.2+ forces when the list's size shifted by the
+            // priority is zero, before the fraction (3.1.0 forced when the
+            // scaled share was zero; the model uses the 3.2 form for
+            // 3.1-mmotm too).
+            if by_fraction {
                 if force_scan && !full && sc.priority > 0 && len >> sc.priority == 0 {
                     scan = scan_fraction(SWAP_CLUSTER_MAX, 0, fraction[f], denominator, false);
                 }
