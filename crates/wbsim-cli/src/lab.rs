@@ -69,6 +69,13 @@ pub enum LabCommand {
         /// simulated (first run), as SVG and PNG beside it.
         #[arg(long)]
         plot: Option<PathBuf>,
+        /// Simulate with the scenario's own `kernel_mib` in each zone. By
+        /// default the simulation holds what the guest's kernel held
+        /// before the workload (its boot allocations, the lab's ftrace
+        /// ring buffer, the initramfs), so that both sides have the same
+        /// memory for the page cache.
+        #[arg(long)]
+        keep_scenario_memory: bool,
     },
 }
 
@@ -136,7 +143,15 @@ pub fn cmd_lab(cmd: LabCommand) -> Result<u8, Failure> {
             tolerance,
             out,
             plot,
-        } => lab_compare(&boot, &kernel, tolerance, out.as_deref(), plot.as_deref()),
+            keep_scenario_memory,
+        } => lab_compare(
+            &boot,
+            &kernel,
+            tolerance,
+            out.as_deref(),
+            plot.as_deref(),
+            keep_scenario_memory,
+        ),
     }
 }
 
@@ -268,12 +283,16 @@ fn lab_text(lab: &LabRun) -> String {
         lab.cached.len(),
         lab.cached.iter().filter(|c| **c).count()
     );
-    let _ = writeln!(s, "guest zones (pages): zone present managed scenario");
+    let _ = writeln!(
+        s,
+        "guest zones (pages; held: neither free nor file LRU before the workload): \
+         zone present managed scenario held"
+    );
     for z in &info.zones {
         let _ = writeln!(
             s,
-            "  {:<8} {:>9} {:>9} {:>9}",
-            z.name, z.present_pages, z.managed_pages, z.scenario_pages
+            "  {:<8} {:>9} {:>9} {:>9} {:>9}",
+            z.name, z.present_pages, z.managed_pages, z.scenario_pages, z.held_pages
         );
     }
     for n in &info.notes {
@@ -354,6 +373,7 @@ fn lab_compare(
     tolerance: f64,
     out: Option<&Path>,
     plot_path: Option<&Path>,
+    keep_scenario_memory: bool,
 ) -> Result<u8, Failure> {
     if !(0.0..=10.0).contains(&tolerance) {
         return Err(
@@ -376,7 +396,17 @@ fn lab_compare(
     let sc0 = wbsim::scenario::load_scenario(&b.scenario).map_err(|e| e.to_string())?;
     let profile =
         wbsim::resolve_profile(&sc0, Some(preset)).map_err(|e| format!("--kernel: {e}"))?;
-    let (sc, lab) = boot_runs(b, false, &[])?;
+    let (booted, mut lab) = boot_runs(b, false, &[])?;
+    // The same machine on both sides: unless asked not to, the simulation
+    // holds in each zone what the guest's kernel held.
+    let sc = match (&mut lab.report.lab, keep_scenario_memory) {
+        (Some(info), false) => {
+            let (sc, note) = wbsim_lab::held::with_guest_held(&booted, &info.zones);
+            info.notes.extend(note);
+            sc
+        }
+        _ => booted,
+    };
     let opts = wbsim::RunOptions {
         series_interval_ns: Some(b.sample_ms * 1_000_000),
         ..Default::default()

@@ -166,6 +166,33 @@ fn read_loop(mut pipe: File, dir: &Path, stop: &AtomicBool, w: &RecordWriter) {
             lines.pending()
         ));
     }
+    let lost = lost_events(dir);
+    if lost > 0 {
+        w.log(&format!(
+            "trace: the ring buffer overran; {lost} events lost (per_cpu/cpu*/stats `overrun`)"
+        ));
+    }
+}
+
+/// Events the ring buffer overwrote before the reader had them: the sum
+/// of `overrun:` over `per_cpu/cpu*/stats` (0 where they cannot be read).
+fn lost_events(dir: &Path) -> u64 {
+    let Ok(cpus) = std::fs::read_dir(dir.join("per_cpu")) else {
+        return 0;
+    };
+    cpus.flatten()
+        .filter_map(|cpu| std::fs::read_to_string(cpu.path().join("stats")).ok())
+        .map(|text| overrun_of(&text))
+        .sum()
+}
+
+/// The `overrun: N` line of one CPU's ring-buffer stats.
+fn overrun_of(stats: &str) -> u64 {
+    stats
+        .lines()
+        .find_map(|l| l.strip_prefix("overrun:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -186,6 +213,14 @@ mod tests {
         let (out, pending) = run(&[b"a 1\nb 2", b"2\nc", b" 3", b"\n", b"d"]);
         assert_eq!(out, vec!["a 1\n", "b 22\n", "c 3\n"]);
         assert_eq!(pending, 1);
+    }
+
+    #[test]
+    fn overrun_is_read_from_a_cpus_stats() {
+        // per_cpu/cpu0/stats of a 3.2 kernel.
+        let stats = "entries: 120\noverrun: 4711\ncommit overrun: 0\nbytes: 5120\n";
+        assert_eq!(overrun_of(stats), 4711);
+        assert_eq!(overrun_of("entries: 3\n"), 0);
     }
 
     #[test]

@@ -368,6 +368,7 @@ pub fn lab_zones(sc: &Scenario, node: &NodeInfo) -> Vec<LabZone> {
             present_pages: z.present_pages,
             managed_pages: z.managed_pages,
             scenario_pages: scenario_pages(&z.name),
+            held_pages: z.held_pages(),
         })
         .collect();
     for z in &sc.machine.zones {
@@ -378,6 +379,7 @@ pub fn lab_zones(sc: &Scenario, node: &NodeInfo) -> Vec<LabZone> {
                 present_pages: 0,
                 managed_pages: 0,
                 scenario_pages: z.size_mib * 256,
+                held_pages: 0,
             });
         }
     }

@@ -7,11 +7,13 @@
 //! → [`qemu`] (boot, watch the console, wall-clock limit) → results disk
 //! (records of `wbsim_guest::protocol`) → [`procfs`] and
 //! [`guest_report`] (the records as a `wbsim::report::RunReport`) →
-//! [`compare`] (real against simulated, figure by figure).
+//! [`compare`] (real against simulated, figure by figure; [`held`] gives
+//! the simulation the memory the guest's kernel held).
 
 pub mod compare;
 pub mod fuse_daemon;
 pub mod guest_report;
+pub mod held;
 pub mod initramfs;
 pub mod kernel_image;
 pub mod machine;

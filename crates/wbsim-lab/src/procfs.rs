@@ -86,6 +86,24 @@ impl ZoneInfo {
         })
     }
 
+    /// Pages of the zone that are neither free nor on a file LRU list:
+    /// `present` − `pages free` − inactive and active file pages (3.x
+    /// `nr_inactive_file`; 4.8+ `nr_zone_inactive_file`), never below 0.
+    pub fn held_pages(&self) -> u64 {
+        let file: i64 = [
+            "nr_inactive_file",
+            "nr_active_file",
+            "nr_zone_inactive_file",
+            "nr_zone_active_file",
+        ]
+        .iter()
+        .map(|k| self.stat(k).max(0))
+        .sum();
+        self.present_pages
+            .saturating_sub(self.free_pages)
+            .saturating_sub(file as u64)
+    }
+
     /// Whether `pfn` lies in `[first_pfn, first_pfn + spanned_pages)`.
     pub fn contains_pfn(&self, pfn: u64) -> bool {
         self.first_pfn()

@@ -86,6 +86,9 @@ fn zoneinfo_3_2_4() {
     assert!(normal.contains_pfn(1048576) && normal.contains_pfn(1114111));
     assert!(!normal.contains_pfn(1114112) && !normal.contains_pfn(1048575));
     assert_eq!(normal.suffix(), "normal");
+    // Held before dd (the real-3x scenario's kernel_mib of 54 for Normal
+    // comes from this): 64,512 present − 49,871 free − 766 file pages.
+    assert_eq!(normal.held_pages(), 64512 - 49871 - 615 - 151);
 }
 
 #[test]
@@ -128,6 +131,8 @@ fn zoneinfo_6_18() {
     let normal = n.zone("Normal").unwrap();
     assert_eq!(normal.high_pages, 20196);
     assert_eq!(normal.managed_pages, 3047424);
+    // 4.8+ names the zone's file LRU counters nr_zone_*_file.
+    assert_eq!(normal.held_pages(), 5505024 - 1402455 - 856807 - 587436);
     assert_eq!(normal.stat("nr_zone_inactive_file"), 856807);
     assert_eq!(normal.stat("nr_zone_write_pending"), 18816);
     assert_eq!(normal.stat("node_unreclaimable"), 0);

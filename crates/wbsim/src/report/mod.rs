@@ -173,6 +173,13 @@ pub struct LabZone {
     pub managed_pages: u64,
     /// The scenario's size of this zone, in 4 KiB pages (0 if it has none).
     pub scenario_pages: u64,
+    /// What the guest's kernel held in the zone just before the workload
+    /// started: `present` − `pages free` − the file LRU pages, from the
+    /// zoneinfo snapshot taken then. Boot-time allocations (mem_map,
+    /// per-CPU areas, hash tables), the lab's own ftrace ring buffer, the
+    /// initramfs files, slab and anonymous pages: memory the workload's
+    /// page cache cannot have. The simulator's `kernel_mib`.
+    pub held_pages: u64,
 }
 
 fn secs(ns: u64) -> f64 {
