@@ -147,6 +147,7 @@ fn run(plan_path: &Path, guest: &mut Guest) -> Result<(), String> {
         plan.mount_options,
         target.display()
     ));
+    set_queue(&disks.data, &plan.data_queue, &w);
     if let Some(swap) = &disks.swap {
         let node = format!("/dev/{swap}");
         sys::swapon(&node).map_err(|e| {
@@ -248,6 +249,27 @@ fn run(plan_path: &Path, guest: &mut Guest) -> Result<(), String> {
 /// Tracing as the plan asks. A kernel without event tracing is an error
 /// (kswapd's awake time and reclaim's writes come from its
 /// tracepoints); a tracepoint this kernel lacks is logged and skipped.
+/// The data disk's request-queue settings: each written, then read back
+/// and logged with what the kernel kept (a refused value is logged, and
+/// the kernel's own stays).
+fn set_queue(disk: &str, settings: &[(String, String)], w: &RecordWriter) {
+    let dir = Path::new("/sys/block").join(disk).join("queue");
+    for (name, value) in settings {
+        let path = dir.join(name);
+        let written = sys::write_value(&path, value);
+        let now = sys::read_text(&path)
+            .map(|t| t.trim().to_string())
+            .unwrap_or_else(|e| format!("unreadable ({})", sys::err_text(&e)));
+        match written {
+            Ok(()) => w.log(&format!("{disk} queue {name} = {value}: now {now}")),
+            Err(e) => w.log(&format!(
+                "{disk} queue {name} = {value}: {}; kept {now}",
+                sys::err_text(&e)
+            )),
+        }
+    }
+}
+
 fn start_tracing(
     plan: &protocol::Plan,
     w: &Arc<RecordWriter>,

@@ -53,6 +53,13 @@ pub fn problems(plan: &Plan) -> Vec<String> {
             out.push(format!("sysctl {path:?} is not a path below /proc/sys"));
         }
     }
+    for (name, _) in &plan.data_queue {
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            out.push(format!(
+                "data_queue {name:?} is not a file name under /sys/block/DISK/queue"
+            ));
+        }
+    }
     for (i, t) in plan.tasks.iter().enumerate() {
         if let Err(e) = workloads::parse(&t.command) {
             out.push(format!("task {}: {e}", t.name));
@@ -101,6 +108,7 @@ pub(crate) mod tests {
             time_limit_s: 60,
             modules: vec![],
             swap: false,
+            data_queue: vec![("max_sectors_kb".into(), "120".into())],
         }
     }
 
@@ -115,6 +123,24 @@ pub(crate) mod tests {
         v.as_object_mut().unwrap().remove("swap");
         let p: Plan = serde_json::from_value(v).unwrap();
         assert!(!p.swap);
+    }
+
+    #[test]
+    fn a_plan_written_before_queue_settings_sets_none() {
+        let mut v = serde_json::to_value(sample()).unwrap();
+        v.as_object_mut().unwrap().remove("data_queue");
+        let p: Plan = serde_json::from_value(v).unwrap();
+        assert!(p.data_queue.is_empty());
+    }
+
+    #[test]
+    fn a_queue_setting_must_stay_in_the_queue_directory() {
+        let mut p = sample();
+        p.data_queue
+            .push(("../../../proc/sys/vm/x".into(), "1".into()));
+        let e = problems(&p);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].contains("not a file name under /sys/block/DISK/queue"));
     }
 
     #[test]

@@ -69,6 +69,12 @@ pub struct Plan {
     /// before the workload (the scenario's `[swap]`).
     #[serde(default)]
     pub swap: bool,
+    /// Settings of the data disk's request queue, as (file under
+    /// `/sys/block/DISK/queue/`, value), written before the workload: the
+    /// device's largest request (`max_sectors_kb`) and queue length
+    /// (`nr_requests`). A value the kernel refuses is logged and left.
+    #[serde(default)]
+    pub data_queue: Vec<(String, String)>,
 }
 
 /// Version of [`Plan`] this build speaks.

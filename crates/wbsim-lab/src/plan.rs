@@ -93,6 +93,7 @@ pub fn plan(
         time_limit_s: sc.run.time_limit_s,
         modules,
         swap: m.swap.is_some(),
+        data_queue: m.data_queue.clone(),
     }
 }
 

@@ -415,6 +415,7 @@ mod tests {
             expected_zone_pages: vec![],
             notes: vec![],
             swap: None,
+            data_queue: vec![],
         }
     }
 

@@ -133,3 +133,24 @@ fn mkfs_for_an_old_kernel_drops_features_it_cannot_mount() {
         .join(" ")
         .contains("-R ^free-space-tree"));
 }
+
+#[test]
+fn the_devices_request_size_and_queue_length_go_to_the_guest() {
+    let m = lab_machine(&scenario(&[("DMA", 15), ("DMA32", 236)], "")).unwrap();
+    assert_eq!(
+        m.data_queue,
+        vec![
+            ("max_sectors_kb".to_string(), "512".to_string()),
+            ("nr_requests".to_string(), "128".to_string()),
+        ]
+    );
+    let note = m.notes.iter().find(|n| n.starts_with("vda:")).unwrap();
+    assert!(
+        note.contains("largest request 512 KiB and 128 requests queued set in the guest"),
+        "{note}"
+    );
+    assert!(
+        !note.contains("not expressible: command overhead 50 us, small-write penalty 0 us, 512"),
+        "{note}"
+    );
+}
