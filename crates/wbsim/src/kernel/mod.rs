@@ -203,10 +203,20 @@ pub enum DirtyThrottle {
     /// 2.6.24 – 3.1: the writer writes pages of its device itself
     /// (`balance_dirty_pages` with `writeback_inodes_wb`).
     WriterWriteback,
-    /// 3.2+ (Wu Fengguang's IO-less throttling): the writer only sleeps, for
+    /// 3.3+ (Wu Fengguang's IO-less throttling): the writer only sleeps, for
     /// a time set by the device's estimated bandwidth and how far dirty
     /// memory is from the set point; the flusher does all writeback.
+    /// Pauses of up to 200 ms, with `bdi_min_pause` and the think-time
+    /// credit; `dirty_exceeded` when both the device and the system are
+    /// over their limits.
     IoLess,
+    /// 3.2, the first form (read in 3.2.4): the same control lines, but a
+    /// lone writer's longest pause is about 20 ms (`bdi_max_pause` of
+    /// 3.2), the pause is `pages_dirtied / task_ratelimit` with no minimum
+    /// and no think-time credit, and `dirty_exceeded` (which cuts the
+    /// pages between checks to 8) holds when either the device or the
+    /// system is over its limit.
+    IoLessFirst,
 }
 
 impl DirtyThrottle {

@@ -8,8 +8,8 @@
 //! counts, the per-CPU `dirty_throttle_leaks`.
 
 use super::ioless::{
-    bdi_update_bandwidth, dirty_freerun_ceiling, dirty_poll_interval, max_pause_jiffies, min_pause,
-    position_ratio, BandwidthCaller, BdiCounters, DirtySnapshot, RATELIMIT_CALC_SHIFT,
+    bdi_update_bandwidth, dirty_freerun_ceiling, dirty_poll_interval, first, max_pause_jiffies,
+    min_pause, position_ratio, BandwidthCaller, BdiCounters, DirtySnapshot, RATELIMIT_CALC_SHIFT,
 };
 use crate::sched::Step;
 use crate::sim::Ns;
@@ -89,7 +89,9 @@ pub trait IoLessThrottle: WritebackHost {
     /// One pass of the IO-less `balance_dirty_pages` loop; `Some(step)` to
     /// sleep (the loop resumes on waking only while the task is at the hard
     /// limit), `None` when the writer may go on.
-    fn balance_dirty_pages_ioless(&mut self, tid: u32) -> Option<Step> {
+    /// `first`: 3.2's form of the pause and of `dirty_exceeded`
+    /// ([`super::ioless::first`]); else 3.3+'s.
+    fn balance_dirty_pages_ioless(&mut self, tid: u32, first: bool) -> Option<Step> {
         let hz = self.hz();
         let now_j = self.now_jiffies();
         let bdi = self.wb().task_bdp[tid as usize].bdi;
@@ -112,7 +114,12 @@ pub trait IoLessThrottle: WritebackHost {
         }
         let bdi_thresh = self.bdi_thresh(bdi, thresh, None);
         let bdi_dirty = self.wb().bdis[bdi].reclaimable + self.wb().bdis[bdi].writeback;
-        let dirty_exceeded = bdi_dirty > bdi_thresh && dirty > thresh;
+        // 3.2: either over its limit; 3.3+: both.
+        let dirty_exceeded = if first {
+            bdi_dirty > bdi_thresh || dirty > thresh
+        } else {
+            bdi_dirty > bdi_thresh && dirty > thresh
+        };
         if dirty_exceeded {
             self.wb_mut().bdis[bdi].dirty_exceeded = true;
         }
@@ -129,6 +136,9 @@ pub trait IoLessThrottle: WritebackHost {
         let bw = self.wb().bdis[bdi].bandwidth;
         let pos_ratio = position_ratio(&snap, bw.avg_write_bandwidth_pps);
         let task_rl = (bw.dirty_ratelimit_pps * pos_ratio) >> RATELIMIT_CALC_SHIFT;
+        if first {
+            return self.bdp_pause_first(tid, bdi, &snap, task_rl, dirty_exceeded, nr_reclaimable);
+        }
         let max_pause = max_pause_jiffies(hz, bw.avg_write_bandwidth_pps, bdi_dirty);
         let (min_pause_j, pause_next) = min_pause(
             hz,
@@ -183,6 +193,69 @@ pub trait IoLessThrottle: WritebackHost {
         Some(Step::SleepUntil(
             self.now() + pause_ns.max(1_000_000_000 / hz),
         ))
+    }
+
+    /// 3.2's pause (read in 3.2.4): `HZ × pages_dirtied / task_ratelimit`
+    /// capped at 3.2's `bdi_max_pause` (no sleep when that rounds to 0),
+    /// or the longest pause at the hard limit; then the next allowance
+    /// ([`first::next_nr_dirtied_pause`]).
+    fn bdp_pause_first(
+        &mut self,
+        tid: u32,
+        bdi: usize,
+        snap: &DirtySnapshot,
+        task_rl: u64,
+        dirty_exceeded: bool,
+        nr_reclaimable: u64,
+    ) -> Option<Step> {
+        let hz = self.hz();
+        let bw = self.wb().bdis[bdi].bandwidth;
+        let max_pause = first::max_pause_jiffies(
+            hz,
+            bw.avg_write_bandwidth_pps,
+            bw.dirty_ratelimit_pps,
+            snap.bdi_dirty_pages,
+        );
+        let pause = match (hz * self.wb().task_bdp[tid as usize].nr_dirtied).checked_div(task_rl) {
+            Some(p) => p.min(max_pause),
+            None => max_pause,
+        };
+        // The loop ends after this pause unless at the hard limit; a pause
+        // that rounds to 0 is not slept and counts as 1 jiffy below.
+        let leaving = pause == 0 || task_rl > 0 || snap.bdi_dirty_pages <= 1;
+        if leaving {
+            let st = &mut self.wb_mut().task_bdp[tid as usize];
+            // A task's first allowance is 32 pages (`nr_dirtied_pause` 0 here).
+            let allowance = match st.nr_dirtied_pause {
+                0 => 128 >> (PAGE_SHIFT - 10),
+                n => n,
+            };
+            st.nr_dirtied_pause = first::next_nr_dirtied_pause(
+                hz,
+                pause.max(1),
+                max_pause,
+                st.nr_dirtied,
+                allowance,
+                bw.dirty_ratelimit_pps,
+            );
+            st.nr_dirtied = 0;
+        }
+        if pause == 0 {
+            return self.bdp_ioless_done(
+                tid,
+                bdi,
+                dirty_exceeded,
+                nr_reclaimable,
+                snap.bg_thresh_pages,
+            );
+        }
+        if leaving {
+            self.wb_mut().task_bdp[tid as usize].active = false;
+            if !dirty_exceeded {
+                self.wb_mut().bdis[bdi].dirty_exceeded = false;
+            }
+        }
+        Some(Step::SleepUntil(self.now() + self.jiffies_ns(pause)))
     }
 
     /// After the loop (3.2 – 4.x): clear the device's `dirty_exceeded`,

@@ -24,8 +24,8 @@ pub enum ThrottleScheme {
         wait: BdpWait,
         ramp_violation_allowed: bool,
     },
-    /// 3.2+: IO-less.
-    IoLess,
+    /// 3.2+: IO-less; `first`: 3.2's form ([`DirtyThrottle::IoLessFirst`]).
+    IoLess { first: bool },
 }
 
 impl ThrottleScheme {
@@ -35,7 +35,8 @@ impl ThrottleScheme {
                 wait: profile.bdp_wait,
                 ramp_violation_allowed: profile.bdi_ramp_violation_allowed,
             },
-            DirtyThrottle::IoLess => ThrottleScheme::IoLess,
+            DirtyThrottle::IoLess => ThrottleScheme::IoLess { first: false },
+            DirtyThrottle::IoLessFirst => ThrottleScheme::IoLess { first: true },
         }
     }
 }
@@ -67,7 +68,7 @@ pub fn balance_dirty_pages<H: WritebackHost + ?Sized>(sys: &mut H, tid: u32) -> 
         return None;
     }
     match sys.wb().throttle {
-        ThrottleScheme::IoLess => sys.balance_dirty_pages_ioless(tid),
+        ThrottleScheme::IoLess { first } => sys.balance_dirty_pages_ioless(tid, first),
         ThrottleScheme::WriterWriteback {
             wait,
             ramp_violation_allowed,
@@ -92,7 +93,9 @@ pub fn balance_dirty_pages_ratelimited<H: WritebackHost + ?Sized>(
         return;
     }
     match sys.wb().throttle {
-        ThrottleScheme::IoLess => sys.balance_dirty_pages_ratelimited_ioless(tid, bdi, nr_dirtied),
+        ThrottleScheme::IoLess { .. } => {
+            sys.balance_dirty_pages_ratelimited_ioless(tid, bdi, nr_dirtied)
+        }
         ThrottleScheme::WriterWriteback { .. } => {
             writer_throttle::ratelimited(sys, tid, bdi, nr_dirtied)
         }
@@ -109,7 +112,7 @@ pub fn throttle_after_writeback_pass<H: WritebackHost + ?Sized>(
     wb_start_ns: crate::sim::Ns,
 ) {
     match sys.wb().throttle {
-        ThrottleScheme::IoLess => sys.flusher_update_bandwidth(bdi, wb_start_ns),
+        ThrottleScheme::IoLess { .. } => sys.flusher_update_bandwidth(bdi, wb_start_ns),
         ThrottleScheme::WriterWriteback { .. } => {}
     }
 }

@@ -471,5 +471,7 @@ pub fn writeback_chunk_size(
     (pages + min_pages) / min_pages * min_pages
 }
 
+pub mod first;
+
 #[cfg(test)]
 mod tests;
