@@ -246,9 +246,6 @@ fn run(plan_path: &Path, guest: &mut Guest) -> Result<(), String> {
     Ok(())
 }
 
-/// Tracing as the plan asks. A kernel without event tracing is an error
-/// (kswapd's awake time and reclaim's writes come from its
-/// tracepoints); a tracepoint this kernel lacks is logged and skipped.
 /// The data disk's request-queue settings: each written, then read back
 /// and logged with what the kernel kept (a refused value is logged, and
 /// the kernel's own stays).
@@ -270,6 +267,9 @@ fn set_queue(disk: &str, settings: &[(String, String)], w: &RecordWriter) {
     }
 }
 
+/// Tracing as the plan asks. A kernel without event tracing is an error
+/// (kswapd's awake time and reclaim's writes come from its
+/// tracepoints); a tracepoint this kernel lacks is logged and skipped.
 fn start_tracing(
     plan: &protocol::Plan,
     w: &Arc<RecordWriter>,

@@ -18,6 +18,16 @@ use crate::writeback::WritebackHost;
 
 const PAGE_SHIFT: u32 = 12;
 
+/// The pages a task may dirty before its next check: its
+/// `nr_dirtied_pause`, or 32 pages (128 KiB) for a task that has not been
+/// checked yet (0 here).
+fn allowance(nr_dirtied_pause: u64) -> u64 {
+    match nr_dirtied_pause {
+        0 => 128 >> (PAGE_SHIFT - 10),
+        n => n,
+    }
+}
+
 /// IO-less `balance_dirty_pages` (3.2+): the writer sleeps, paced by the bdi's write bandwidth.
 pub trait IoLessThrottle: WritebackHost {
     fn now_jiffies(&self) -> u64 {
@@ -37,11 +47,7 @@ pub trait IoLessThrottle: WritebackHost {
         let st = &mut wb.task_bdp[tid as usize];
         st.nr_dirtied += nr;
         wb.bdp_ratelimits[cpu] += nr;
-        // A new task starts with 32 pages (128 KiB) before its first check.
-        let mut ratelimit = match st.nr_dirtied_pause {
-            0 => 128 >> (PAGE_SHIFT - 10),
-            n => n,
-        };
+        let mut ratelimit = allowance(st.nr_dirtied_pause);
         if exceeded {
             ratelimit = ratelimit.min(32 >> (PAGE_SHIFT - 10));
         }
@@ -225,17 +231,12 @@ pub trait IoLessThrottle: WritebackHost {
         let leaving = pause == 0 || task_rl > 0 || snap.bdi_dirty_pages <= 1;
         if leaving {
             let st = &mut self.wb_mut().task_bdp[tid as usize];
-            // A task's first allowance is 32 pages (`nr_dirtied_pause` 0 here).
-            let allowance = match st.nr_dirtied_pause {
-                0 => 128 >> (PAGE_SHIFT - 10),
-                n => n,
-            };
             st.nr_dirtied_pause = first::next_nr_dirtied_pause(
                 hz,
                 pause.max(1),
                 max_pause,
                 st.nr_dirtied,
-                allowance,
+                allowance(st.nr_dirtied_pause),
                 bw.dirty_ratelimit_pps,
             );
             st.nr_dirtied = 0;

@@ -32,8 +32,8 @@ pub fn max_pause_jiffies(
 }
 
 /// The pages a task may dirty before its next call (3.2's update after
-/// the loop), from the pause it just had (`None`: it left in the freerun
-/// area, where the caller uses `dirty_poll_interval`). After a short pause
+/// the loop), from the pause it just had (a pause that rounded to 0
+/// counts as 1 jiffy). After a short pause
 /// (at most a quarter of `max_pause`) with at least the allowance used,
 /// it grows towards `dirty_ratelimit × max_pause / 2` (by ⅛ to 4×); after
 /// a pause that hit `max_pause` it shrinks towards it (to ¼ – ⅞);
