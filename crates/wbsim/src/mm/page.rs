@@ -85,6 +85,10 @@ pub const LRU_INACTIVE_FILE: usize = 2;
 pub const LRU_ACTIVE_FILE: usize = 3;
 pub const NR_LRU_LISTS: usize = 4;
 
+/// Pages of each LRU list a reclaimer's `shrink_zone` still has to scan
+/// (kept across a sleep inside it, to go on from there).
+pub type ScanLeft = [u64; NR_LRU_LISTS];
+
 impl Holder {
     pub fn from_lru(lru: usize) -> Holder {
         match lru {

@@ -42,6 +42,10 @@ pub struct AllocState {
     pub(crate) may_writepage: bool,
     /// Already stalled once for per-zone dirty limits (first version).
     pub(crate) dirty_stalled: bool,
+    /// Direct reclaim slept inside the `shrink_zone` of this zone: what it
+    /// had left to scan there (it goes on with it when it wakes), and what
+    /// the pass had scanned before the sleep (for `shrink_slab`).
+    pub(crate) resume_scan: Option<(usize, crate::mm::page::ScanLeft, u64)>,
 }
 
 /// The page allocator's entry and slow path (`__alloc_pages_nodemask`).
@@ -176,6 +180,7 @@ pub trait PageAlloc: MmHost {
             nr_reclaimed: 0,
             may_writepage: !self.sysctl().laptop_mode,
             dirty_stalled: false,
+            resume_scan: None,
         };
     }
 }

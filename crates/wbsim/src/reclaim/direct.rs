@@ -4,7 +4,11 @@
 //! (`crate::mm::page_alloc`).
 //!
 //! Resumable: a task that sleeps in `wait_iff_congested` keeps its place in
-//! the priority loop in its `AllocState` and continues there when it wakes.
+//! the priority loop in its `AllocState` and continues there when it wakes;
+//! one that sleeps inside a zone's `shrink_zone` (a throttle in
+//! `shrink_inactive_list`, or `get_request_wait`) goes on with the rest of
+//! that zone's scan and of the pass, at the same priority, as in 3.0 – 3.x.
+//! (The zone's early stop then counts the pages reclaimed since the wake.)
 
 use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::mm::page_alloc::{AllocPhase, AllocState};
@@ -49,39 +53,41 @@ pub fn direct_reclaim_priority<H: ReclaimHost + ?Sized>(
         nr_reclaimed: st.nr_reclaimed,
         priority: st.priority,
         stall: None,
-        stall_same_priority: false,
     };
-    // shrink_zones: every zone of the zonelist, highest first.
-    for z in (0..sys.mm().nr_zones()).rev() {
-        if sys.mm().zone(z).present_pages == 0 {
-            continue;
-        }
-        if sys.mm().zone(z).all_unreclaimable && st.priority != DEF_PRIORITY {
-            continue;
-        }
-        sys.shrink_zone(z, &mut sc);
+    // shrink_zones: every zone of the zonelist, highest first; after a
+    // sleep inside a zone's shrink_zone, from the rest of that zone on.
+    let resume = st.resume_scan.take();
+    let first = resume.map_or(sys.mm().nr_zones(), |(z, _, _)| z + 1);
+    let scanned_before = resume.map_or(0, |(_, _, n)| n);
+    for z in (0..first).rev() {
+        let left = match resume {
+            Some((rz, nr, _)) if rz == z => sys.shrink_zone_lists(z, &mut sc, nr),
+            _ => {
+                let zone = sys.mm().zone(z);
+                if zone.present_pages == 0
+                    || (zone.all_unreclaimable && st.priority != DEF_PRIORITY)
+                {
+                    continue;
+                }
+                sys.shrink_zone(z, &mut sc)
+            }
+        };
         if sc.stall.is_some() {
+            st.resume_scan = left.map(|nr| (z, nr, scanned_before + sc.nr_scanned));
             break;
         }
-    }
-    if sc.stall.is_none() {
-        let lru_pages = (0..sys.mm().nr_zones())
-            .map(|z| sys.mm().zone_reclaimable_pages(z))
-            .sum();
-        sys.shrink_slab(tid, false, sc.nr_scanned, lru_pages);
     }
     st.total_scanned += sc.nr_scanned;
     st.nr_reclaimed = sc.nr_reclaimed;
     if let Some(step) = sc.stall {
-        // Throttled mid-pass (Gorman RFC patch 3): after the wait, go on
-        // with the next priority, or retry the freelists.
-        if st.nr_reclaimed >= SWAP_CLUSTER_MAX || st.priority == 0 {
-            sys.direct_reclaim_done(tid, st);
-        } else if !sc.stall_same_priority {
-            st.priority -= 1;
-        }
+        // Asleep inside shrink_zone (a throttle or get_request_wait): the
+        // rest of the pass comes after the wait, at the same priority.
         return Some(step);
     }
+    let lru_pages = (0..sys.mm().nr_zones())
+        .map(|z| sys.mm().zone_reclaimable_pages(z))
+        .sum();
+    sys.shrink_slab(tid, false, scanned_before + sc.nr_scanned, lru_pages);
     if st.nr_reclaimed >= SWAP_CLUSTER_MAX {
         sys.direct_reclaim_done(tid, st);
         return None;

@@ -6,6 +6,7 @@
 //! in 3.2.4; the presets from 3.0 on share them.
 
 use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use crate::mm::page::ScanLeft;
 use crate::mm::slab::SlabShrink;
 use crate::mm::vmstat::Ev;
 use crate::reclaim::Reclaim;
@@ -37,7 +38,7 @@ pub struct KswapdState {
     total_scanned: u64,
     nr_reclaimed: u64,
     may_writepage: bool,
-    /// Woke from the congestion wait in the middle of a priority loop.
+    /// Woke from the congestion wait at the end of a priority pass.
     after_wait: bool,
     awake_since: Ns,
     /// `balance_pgdat`'s `end_zone`: the highest zone the last search
@@ -53,6 +54,11 @@ pub struct KswapdState {
     /// The pass so far: every zone at high; some zone under min.
     pass_all_ok: bool,
     pass_under_min: bool,
+    /// kswapd slept inside the `shrink_zone` of zone `pass_zone`
+    /// (`wait_iff_congested` or `get_request_wait`): what it had left to
+    /// scan there, and what it had scanned so far (for `shrink_slab`).
+    resume_scan: Option<ScanLeft>,
+    zone_scanned: u64,
 }
 
 /// kswapd: `balance_pgdat`, `kswapd_try_to_sleep`, `wakeup_kswapd`.
@@ -84,6 +90,8 @@ pub trait Kswapd: ReclaimHost {
         k.may_writepage = !self.sysctl().laptop_mode;
         k.after_wait = false;
         k.pass_zone = None;
+        k.resume_scan = None;
+        k.zone_scanned = 0;
         self.mm_mut().vmstat_mut().inc(Ev::PageOutRun, 1);
     }
 
@@ -183,32 +191,42 @@ pub trait Kswapd: ReclaimHost {
         while i <= k.end_zone {
             let mut shrank = false;
             let z = self.mm().zone(i);
-            if z.present_pages == 0 || (z.all_unreclaimable && k.priority != DEF_PRIORITY) {
+            // A zone kswapd slept in is gone on with whatever its state.
+            let resume = k.resume_scan.take();
+            if resume.is_none()
+                && (z.present_pages == 0 || (z.all_unreclaimable && k.priority != DEF_PRIORITY))
+            {
                 i += 1;
                 continue;
             }
             let balance_gap = z.wmark_low.min(z.present_pages.div_ceil(100));
-            if !z.watermark_ok_safe(z.wmark_high + balance_gap, k.end_zone) {
+            if resume.is_some() || !z.watermark_ok_safe(z.wmark_high + balance_gap, k.end_zone) {
                 let mut sc = self.reclaim().kswapd_scan_control(tid, k);
-                self.shrink_zone(i, &mut sc);
+                let left = match resume {
+                    Some(nr) => self.shrink_zone_lists(i, &mut sc, nr),
+                    None => self.shrink_zone(i, &mut sc),
+                };
                 shrank = true;
+                k.total_scanned += sc.nr_scanned;
+                k.nr_reclaimed = sc.nr_reclaimed;
+                if let Some(step) = sc.stall {
+                    // Asleep inside shrink_zone: the rest of this zone's
+                    // scan, and of the pass, comes after the wait.
+                    k.zone_scanned += sc.nr_scanned;
+                    k.resume_scan = left;
+                    k.pass_zone = Some(i);
+                    return step;
+                }
+                let zone_scanned = std::mem::take(&mut k.zone_scanned) + sc.nr_scanned;
                 let lru_pages = (0..=k.end_zone)
                     .map(|z| self.mm().zone_reclaimable_pages(z))
                     .sum();
-                let nr_slab = self.shrink_slab(tid, true, sc.nr_scanned, lru_pages);
-                k.total_scanned += sc.nr_scanned;
-                k.nr_reclaimed = sc.nr_reclaimed;
+                let nr_slab = self.shrink_slab(tid, true, zone_scanned, lru_pages);
                 let reclaimable = self.mm().zone_reclaimable_pages(i);
                 let z = self.mm_mut().zone_mut(i);
                 // 3.x: `nr_slab == 0 && !zone_reclaimable(zone)`.
                 if nr_slab == 0 && z.pages_scanned >= 6 * reclaimable {
                     z.all_unreclaimable = true;
-                }
-                if let Some(step) = sc.stall {
-                    // Throttled mid-pass: go on with the next priority; after
-                    // a request wait, at the same one.
-                    k.after_wait = !sc.stall_same_priority;
-                    return step;
                 }
             }
             if k.total_scanned > 2 * SWAP_CLUSTER_MAX && k.total_scanned > k.nr_reclaimed * 3 / 2 {
@@ -298,7 +316,6 @@ impl Reclaim {
             nr_reclaimed: k.nr_reclaimed,
             priority: k.priority,
             stall: None,
-            stall_same_priority: false,
         }
     }
 }

@@ -21,7 +21,7 @@ mod tests;
 use crate::fs::FsHost;
 use crate::kernel::KswapdForceScan;
 use crate::mm::page::{
-    flags, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, NIL,
+    flags, ScanLeft, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, NIL,
     NR_LRU_LISTS,
 };
 use crate::mm::vmstat::{Ev, ZoneEv};
@@ -65,15 +65,13 @@ pub struct ScanControl {
     pub nr_scanned: u64,
     pub nr_reclaimed: u64,
     pub priority: u32,
-    /// A throttle (Gorman RFC patch 3) put the reclaimer to sleep in the
-    /// middle of a pass: the caller returns this step and resumes with the
-    /// next priority (the rest of the pass is dropped).
+    /// The reclaimer must sleep in the middle of a pass: a throttle
+    /// (`wait_iff_congested` in `shrink_inactive_list`, Gorman RFC patch 3
+    /// and 3.2) or `get_request_wait` for a write `pageout` issued to a
+    /// full request queue (the batch's writes are issued; the pool may
+    /// overrun by a request per writer). The caller returns this step and,
+    /// as the kernel's task does, goes on where it slept ([`ScanLeft`]).
     pub stall: Option<Step>,
-    /// The sleep is `get_request_wait` for a write `pageout` issued to a
-    /// full request queue: the batch's writes are issued (the pool may
-    /// overrun by a request per writer), and after the wait the reclaimer
-    /// goes on at the same priority.
-    pub stall_same_priority: bool,
 }
 
 /// Scan counts per LRU list from `get_scan_count` (3.0).
@@ -160,10 +158,23 @@ pub trait ShrinkZone: ReclaimHost {
     /// once direct reclaim has reclaimed its target in this call (the
     /// local `nr_reclaimed`, from 0; pages of earlier priorities do not
     /// count); then keep the anon lists balanced (`inactive_anon_is_low`).
+    fn shrink_zone(&mut self, zone: usize, sc: &mut ScanControl) -> Option<ScanLeft> {
+        let nr = self.get_scan_count(zone, sc);
+        self.shrink_zone_lists(zone, sc, nr)
+    }
+
+    /// The loop of `shrink_zone` with `nr` pages of each list still to
+    /// scan. When the reclaimer must sleep in the middle of it
+    /// (`sc.stall`), returns what is left: the kernel's task sleeps inside
+    /// the loop and goes on with the rest of it when it wakes.
     #[allow(clippy::needless_range_loop)] // `lru` is also the list number
-    fn shrink_zone(&mut self, zone: usize, sc: &mut ScanControl) {
+    fn shrink_zone_lists(
+        &mut self,
+        zone: usize,
+        sc: &mut ScanControl,
+        mut nr: ScanLeft,
+    ) -> Option<ScanLeft> {
         let reclaimed_before = sc.nr_reclaimed;
-        let mut nr = self.get_scan_count(zone, sc);
         while nr[LRU_INACTIVE_ANON] > 0 || nr[LRU_INACTIVE_FILE] > 0 || nr[LRU_ACTIVE_FILE] > 0 {
             for lru in 0..NR_LRU_LISTS {
                 let n = nr[lru].min(SWAP_CLUSTER_MAX);
@@ -173,7 +184,7 @@ pub trait ShrinkZone: ReclaimHost {
                 nr[lru] -= n;
                 self.shrink_list(zone, lru, n, sc);
                 if sc.stall.is_some() {
-                    return;
+                    return Some(nr);
                 }
             }
             let reclaimed = sc.nr_reclaimed - reclaimed_before;
@@ -182,6 +193,7 @@ pub trait ShrinkZone: ReclaimHost {
             }
         }
         self.age_active_anon(zone, sc);
+        None
     }
 
     /// Move active anon pages to the inactive list when it is too small

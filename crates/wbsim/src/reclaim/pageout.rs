@@ -298,7 +298,6 @@ pub trait ShrinkList: ReclaimHost {
         let p = self.mm().pages()[pfn as usize];
         if self.must_wait_for_request_of(sc.tid, p.inode, p.index) {
             sc.stall = Some(crate::sched::Step::Wait(None));
-            sc.stall_same_priority = true;
         }
     }
 

@@ -6,6 +6,8 @@
 //! function; this module also holds the tests of `shrink_zone`.
 
 use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use crate::block::submit::Submit;
+use crate::block::BlockHost;
 use crate::fs::FsHost;
 use crate::kernel::preset;
 use crate::mm::inode::{Inode, MappingKind};
@@ -130,6 +132,20 @@ impl Machine {
             .collect()
     }
 
+    /// `n` clean pages 0.. of the regular file, the first `under_writeback`
+    /// of them (the list's tail) flagged PG_writeback by hand (no counts),
+    /// with the file's queue and the zone congested: a batch of them makes
+    /// 3.2's `wait_iff_congested` sleep.
+    pub fn congested_writeback_tail(&mut self, n: u32, under_writeback: usize) {
+        let pages = self.file_pages(self.file, n, false);
+        for &pfn in &pages[..under_writeback] {
+            self.sys.mm_mut().pages_mut()[pfn as usize].flags |= flags::WRITEBACK;
+        }
+        let dev = self.sys.inode_device(self.file).unwrap();
+        self.sys.block_mut().queue_mut(dev).congested = true;
+        self.sys.mm_mut().zone_mut(ZONE).congested = true;
+    }
+
     /// A page of the anonymous region at `vpn`, mapped and not young
     /// (its fault's accessed bit already cleared), not in the swap cache,
     /// at the head of the inactive anon list.
@@ -156,7 +172,6 @@ impl Machine {
             nr_reclaimed: 0,
             priority,
             stall: None,
-            stall_same_priority: false,
         }
     }
 

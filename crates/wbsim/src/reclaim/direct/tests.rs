@@ -207,3 +207,31 @@ fn may_writepage_turns_on_after_scanning_one_and_a_half_swap_cluster_max() {
     assert!(m.has(pfns[74], flags::WRITEBACK));
     m.check();
 }
+
+/// A direct reclaimer that sleeps inside `shrink_zone` (3.2's
+/// `wait_iff_congested` on a batch under writeback) goes on with the rest
+/// of that zone's scan at the same priority when it wakes (3.0 – 3.x: the
+/// sleep is inside `shrink_inactive_list`). At priority 5 the 2,000-page
+/// list is due 62 pages: a first batch of 32, all under writeback (the
+/// sleep), then the 30 left, all clean and freed.
+#[test]
+fn direct_reclaim_goes_on_with_the_zone_it_slept_in() {
+    let mut m = Machine::new("3.2");
+    m.congested_writeback_tail(2000, 32);
+    m.leave_free(100);
+    let mut st = AllocState {
+        priority: 5,
+        ..entering(true)
+    };
+    let scanned = |m: &Machine| m.zone_stat(ZoneEv::PgScanDirect);
+
+    let step = m.sys.direct_reclaim_priority(m.tid, &mut st);
+    assert!(matches!(step, Some(Step::Wait(Some(_)))), "{step:?}");
+    assert_eq!((scanned(&m), st.priority), (32, 5));
+    assert!(st.resume_scan.is_some());
+
+    m.sys.direct_reclaim_priority(m.tid, &mut st);
+    assert_eq!(scanned(&m), 62, "the 30 pages left, at priority 5");
+    assert_eq!((st.nr_reclaimed, st.phase), (30, AllocPhase::Reclaim));
+    assert_eq!(st.resume_scan, None);
+}

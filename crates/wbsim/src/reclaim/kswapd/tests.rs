@@ -345,3 +345,33 @@ fn a_pass_shrinks_one_zone_per_step() {
     assert!(scanned(&sys, 1) > 0);
     assert_eq!(sys.reclaim().kswapd_state().pass_zone, None);
 }
+
+/// kswapd that sleeps inside `shrink_zone` (3.2's `wait_iff_congested`
+/// on a batch under writeback; likewise `get_request_wait`) goes on with
+/// the rest of that zone's scan at the same priority when it wakes, as
+/// the kernel's task does: the sleep is inside `shrink_inactive_list`.
+/// At priority 5 the 2,000-page list is scanned 62 pages: a first batch
+/// of 32 (all under writeback: the sleep), then the 30 left.
+#[test]
+fn kswapd_goes_on_with_the_zone_it_slept_in() {
+    let mut m = Machine::new("3.2");
+    m.congested_writeback_tail(2000, 32);
+    m.leave_free(150);
+    m.sys.wake_all_kswapd(m.tid);
+    let mut k = m.sys.reclaim().kswapd_state();
+    k.priority = 5;
+    m.sys.reclaim_mut().set_kswapd_state(k);
+    let scanned = |m: &Machine| m.zone_stat(ZoneEv::PgScanKswapd);
+
+    let step = m.kswapd_step();
+    assert!(matches!(step, Step::Wait(Some(_))), "{step:?}");
+    assert_eq!(scanned(&m), 32);
+    let k = m.sys.reclaim().kswapd_state();
+    assert_eq!((k.priority, k.pass_zone), (5, Some(0)));
+    let left = k.resume_scan.expect("the rest of the zone's scan");
+    assert_eq!(left[crate::mm::page::LRU_INACTIVE_FILE], 30);
+
+    m.kswapd_step();
+    assert_eq!(scanned(&m), 62, "the 30 pages left, at priority 5");
+    assert_eq!(m.sys.reclaim().kswapd_state().resume_scan, None);
+}

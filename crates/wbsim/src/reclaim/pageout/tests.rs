@@ -323,16 +323,7 @@ fn batch_mostly_under_writeback_throttles_the_reclaimer_under_3_2() {
         [("3.2", 4, true), ("3.2", 3, false), ("3.1-mmotm", 4, false)]
     {
         let mut m = Machine::new(kernel);
-        let pages = m.file_pages(m.file, 4, false);
-        for &pfn in &pages[..under_writeback] {
-            m.sys.mm_mut().pages_mut()[pfn as usize].flags |= flags::WRITEBACK;
-        }
-        let dev = m.sys.inode_device(m.file).unwrap();
-        m.sys.block_mut().queue_mut(dev).congested = true;
-        m.sys
-            .mm_mut()
-            .zone_mut(crate::reclaim::tests::ZONE)
-            .congested = true;
+        m.congested_writeback_tail(4, under_writeback);
         let sc = m.shrink(LRU_INACTIVE_FILE, m.kswapd(DEF_PRIORITY));
         assert_eq!(
             sc.stall.is_some(),
