@@ -8,6 +8,7 @@ mod vmstat;
 
 use std::collections::BTreeMap;
 
+use wbsim::mm::page::PAGES_PER_MIB;
 use wbsim::report::{DeviceReport, LabZone, RunReport, TaskReport};
 use wbsim::scenario::{Program, Scenario};
 use wbsim::system::Outcome;
@@ -352,11 +353,11 @@ pub fn disk_report(
 
 /// The guest's zones that are populated or that the scenario has, in the
 /// kernel's order, then scenario zones the guest lacks entirely (with 0
-/// guest pages). `scenario_pages` = the scenario zone's `size_mib` × 256.
+/// guest pages). `scenario_pages` = the scenario zone's `size_mib` in pages.
 pub fn lab_zones(sc: &Scenario, node: &NodeInfo) -> Vec<LabZone> {
     let scenario_pages = |name: &str| {
         let z = sc.machine.zones.iter().find(|z| z.kind.as_str() == name);
-        z.map_or(0, |z| z.size_mib * 256)
+        z.map_or(0, |z| z.size_mib * PAGES_PER_MIB)
     };
     let mut out: Vec<LabZone> = node
         .zones
@@ -378,7 +379,7 @@ pub fn lab_zones(sc: &Scenario, node: &NodeInfo) -> Vec<LabZone> {
                 spanned_pages: 0,
                 present_pages: 0,
                 managed_pages: 0,
-                scenario_pages: z.size_mib * 256,
+                scenario_pages: z.size_mib * PAGES_PER_MIB,
                 held_pages: 0,
             });
         }

@@ -11,10 +11,9 @@
 //! fuse-ntfs machine), and a simulation that gives the page cache the whole
 //! zone turns its LRU over at a quarter of the real rate.
 
+use wbsim::mm::page::PAGES_PER_MIB;
 use wbsim::report::LabZone;
 use wbsim::scenario::Scenario;
-
-const PAGES_PER_MIB: u64 = 256;
 
 /// `sc` with each zone's `kernel_mib` set to what the guest held there
 /// (rounded to the nearest MiB, less than the zone's size), and a note

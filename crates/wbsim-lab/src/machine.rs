@@ -28,7 +28,7 @@ const E820_RESERVED_PAGES: f64 = 35.0;
 /// DMA zone present pages on every x86-64 guest seen (pfn 16..4096 less
 /// the BIOS area).
 pub const DMA_PRESENT_PAGES: u64 = 3917;
-const PAGES_PER_MIB: f64 = 256.0;
+const PAGES_PER_MIB: f64 = wbsim::mm::page::PAGES_PER_MIB as f64;
 
 /// The machine QEMU is asked for.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -179,7 +179,7 @@ pub fn lab_machine(sc: &Scenario) -> Result<LabMachine, Inexpressible> {
                  at most {MAX_BELOW_4G_MIB} MiB fits below the PCI hole"
             ));
         }
-        expected.push(("DMA32".into(), dma32 * 256));
+        expected.push(("DMA32".into(), dma32 * wbsim::mm::page::PAGES_PER_MIB));
         (ram, None)
     } else {
         // DMA32 spans to 4 GiB: its struct-page array is 1/64 of that span.
@@ -195,8 +195,8 @@ pub fn lab_machine(sc: &Scenario) -> Result<LabMachine, Inexpressible> {
             below = MAX_BELOW_4G_MIB;
         }
         let above = (normal as f64 * 64.0 / 63.0).ceil() as u64;
-        expected.push(("DMA32".into(), dma32 * 256));
-        expected.push(("Normal".into(), normal * 256));
+        expected.push(("DMA32".into(), dma32 * wbsim::mm::page::PAGES_PER_MIB));
+        expected.push(("Normal".into(), normal * wbsim::mm::page::PAGES_PER_MIB));
         (below + above, Some(below))
     };
     let machine_type = match below_4g_mib {

@@ -85,6 +85,9 @@ pub const LRU_INACTIVE_FILE: usize = 2;
 pub const LRU_ACTIVE_FILE: usize = 3;
 pub const NR_LRU_LISTS: usize = 4;
 
+/// Pages per MiB at 4 KiB pages (x86-64).
+pub const PAGES_PER_MIB: u64 = 256;
+
 /// Pages of each LRU list a reclaimer's `shrink_zone` still has to scan
 /// (kept across a sleep inside it, to go on from there).
 pub type ScanLeft = [u64; NR_LRU_LISTS];

@@ -32,8 +32,7 @@ use crate::writeback::bdi::Bdi;
 use crate::writeback::writer_throttle::ratelimit_pages;
 use crate::writeback::Writeback;
 
-/// Pages per MiB at 4 KiB pages.
-const PAGES_PER_MIB: u64 = 256;
+use crate::mm::page::PAGES_PER_MIB;
 
 /// `sysctl_lowmem_reserve_ratio` (3.0): DMA 256, DMA32 256, Normal 32.
 fn lowmem_reserve_ratio(kind: ZoneKind) -> u64 {

@@ -190,11 +190,7 @@ pub trait IoLessThrottle: WritebackHost {
         st.nr_dirtied = 0;
         st.nr_dirtied_pause = pause_next;
         if task_rl > 0 || bdi_dirty <= 1 {
-            // Leave the loop after this sleep.
-            st.active = false;
-            if !dirty_exceeded {
-                self.wb_mut().bdis[bdi].dirty_exceeded = false;
-            }
+            self.bdp_leave_after_sleep(tid, bdi, dirty_exceeded);
         }
         Some(Step::SleepUntil(
             self.now() + pause_ns.max(1_000_000_000 / hz),
@@ -251,12 +247,19 @@ pub trait IoLessThrottle: WritebackHost {
             );
         }
         if leaving {
-            self.wb_mut().task_bdp[tid as usize].active = false;
-            if !dirty_exceeded {
-                self.wb_mut().bdis[bdi].dirty_exceeded = false;
-            }
+            self.bdp_leave_after_sleep(tid, bdi, dirty_exceeded);
         }
         Some(Step::SleepUntil(self.now() + self.jiffies_ns(pause)))
+    }
+
+    /// The loop ends after the pause the task is about to sleep (it is not
+    /// at the hard limit): it is not resumed on waking, and the device's
+    /// `dirty_exceeded` is cleared unless this pass found it over.
+    fn bdp_leave_after_sleep(&mut self, tid: u32, bdi: usize, dirty_exceeded: bool) {
+        self.wb_mut().task_bdp[tid as usize].active = false;
+        if !dirty_exceeded {
+            self.wb_mut().bdis[bdi].dirty_exceeded = false;
+        }
     }
 
     /// After the loop (3.2 – 4.x): clear the device's `dirty_exceeded`,
