@@ -73,7 +73,8 @@ pub struct CellDef {
     #[serde(default)]
     pub calibration: bool,
     /// What the published figure depends on that the model does not
-    /// have, with the evidence (a lab run of a real kernel): printed
+    /// have, with the evidence (a lab run of a real kernel, or a sweep of
+    /// an input the source does not give): printed
     /// beside the cell when it does not pass, which still counts as not
     /// reproduced.
     #[serde(default)]
