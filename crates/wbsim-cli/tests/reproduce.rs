@@ -58,6 +58,9 @@ const OUTSIDE_MODEL: &[&str] = &[
     "micro immediate/vanilla swap outs",
     "micro prioinode/vanilla swap outs",
     "system time plugged/unpatched",
+    "copy seconds vanilla/per-zone",
+    "copy vanilla nr_vmscan_write (median)",
+    "vanilla Normal dirty / Normal inactive (kswapd)",
 ];
 
 /// Cells whose simulated figure is undefined today, each a quotient by a
