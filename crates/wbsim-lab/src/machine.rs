@@ -14,6 +14,7 @@
 //! print the array inside `present` and take it out of `managed`.
 
 use serde::Serialize;
+use wbsim::mm::page::PAGES_PER_MIB;
 use wbsim::scenario::{DeviceConfig, DeviceModel, FsType, Scenario, ZoneKind};
 
 /// QEMU's `pc` machine keeps RAM below 4 GiB at or under 3 GiB when
@@ -28,7 +29,7 @@ const E820_RESERVED_PAGES: f64 = 35.0;
 /// DMA zone present pages on every x86-64 guest seen (pfn 16..4096 less
 /// the BIOS area).
 pub const DMA_PRESENT_PAGES: u64 = 3917;
-const PAGES_PER_MIB: f64 = wbsim::mm::page::PAGES_PER_MIB as f64;
+const PAGES_PER_MIB_F64: f64 = PAGES_PER_MIB as f64;
 
 /// The machine QEMU is asked for.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -162,7 +163,7 @@ pub fn lab_machine(sc: &Scenario) -> Result<LabMachine, Inexpressible> {
     let dma = zone_mib(sc, ZoneKind::Dma);
     let dma32 = zone_mib(sc, ZoneKind::Dma32);
     let normal = zone_mib(sc, ZoneKind::Normal);
-    let dma_mib_real = DMA_PRESENT_PAGES as f64 / PAGES_PER_MIB;
+    let dma_mib_real = DMA_PRESENT_PAGES as f64 / PAGES_PER_MIB_F64;
     if (dma as f64 - dma_mib_real).abs() > 1.0 {
         notes.push(format!(
             "DMA: x86-64 fixes the zone at pfn 16-4096 ({DMA_PRESENT_PAGES} pages, {dma_mib_real:.1} MiB); the scenario has {dma} MiB"
@@ -171,7 +172,7 @@ pub fn lab_machine(sc: &Scenario) -> Result<LabMachine, Inexpressible> {
     let mut expected = vec![("DMA".to_string(), DMA_PRESENT_PAGES)];
     let (memory_mib, below_4g_mib) = if normal == 0 {
         // DMA32 spans 16 MiB .. end of RAM: present = span × 63/64 − reserved.
-        let span_mib = (dma32 as f64 + E820_RESERVED_PAGES / PAGES_PER_MIB) * 64.0 / 63.0;
+        let span_mib = (dma32 as f64 + E820_RESERVED_PAGES / PAGES_PER_MIB_F64) * 64.0 / 63.0;
         let ram = (16.0 + span_mib).ceil() as u64;
         if ram > MAX_BELOW_4G_MIB {
             return bad(format!(
@@ -179,13 +180,13 @@ pub fn lab_machine(sc: &Scenario) -> Result<LabMachine, Inexpressible> {
                  at most {MAX_BELOW_4G_MIB} MiB fits below the PCI hole"
             ));
         }
-        expected.push(("DMA32".into(), dma32 * wbsim::mm::page::PAGES_PER_MIB));
+        expected.push(("DMA32".into(), dma32 * PAGES_PER_MIB));
         (ram, None)
     } else {
         // DMA32 spans to 4 GiB: its struct-page array is 1/64 of that span.
-        let memmap_mib = (1_048_576.0 - 4096.0) / 64.0 / PAGES_PER_MIB;
-        let mut below =
-            (16.0 + dma32 as f64 + memmap_mib + E820_RESERVED_PAGES / PAGES_PER_MIB).ceil() as u64;
+        let memmap_mib = (1_048_576.0 - 4096.0) / 64.0 / PAGES_PER_MIB_F64;
+        let mut below = (16.0 + dma32 as f64 + memmap_mib + E820_RESERVED_PAGES / PAGES_PER_MIB_F64)
+            .ceil() as u64;
         if below > MAX_BELOW_4G_MIB {
             notes.push(format!(
                 "DMA32: {dma32} MiB would need {below} MiB below 4 GiB; capped at {MAX_BELOW_4G_MIB} MiB, \
@@ -195,8 +196,8 @@ pub fn lab_machine(sc: &Scenario) -> Result<LabMachine, Inexpressible> {
             below = MAX_BELOW_4G_MIB;
         }
         let above = (normal as f64 * 64.0 / 63.0).ceil() as u64;
-        expected.push(("DMA32".into(), dma32 * wbsim::mm::page::PAGES_PER_MIB));
-        expected.push(("Normal".into(), normal * wbsim::mm::page::PAGES_PER_MIB));
+        expected.push(("DMA32".into(), dma32 * PAGES_PER_MIB));
+        expected.push(("Normal".into(), normal * PAGES_PER_MIB));
         (below + above, Some(below))
     };
     let machine_type = match below_4g_mib {

@@ -13,7 +13,7 @@ use crate::fs::FsHost;
 use crate::fs::{FsInstance, SECTORS_PER_GIB};
 use crate::kernel::KernelProfile;
 use crate::mm::inode::{Inode, MappingKind};
-use crate::mm::page::{list_add_tail, Frames, Holder, Page, NIL};
+use crate::mm::page::{list_add_tail, Frames, Holder, Page, NIL, PAGES_PER_MIB};
 use crate::mm::swap::{AnonRegion, SwapArea, NO_SLOT};
 use crate::mm::zone::{default_min_free_kbytes, setup_lowmem_reserve, setup_watermarks, Zone};
 use crate::mm::Memory;
@@ -31,8 +31,6 @@ use crate::workload::{Process, Workloads, WriterState};
 use crate::writeback::bdi::Bdi;
 use crate::writeback::writer_throttle::ratelimit_pages;
 use crate::writeback::Writeback;
-
-use crate::mm::page::PAGES_PER_MIB;
 
 /// `sysctl_lowmem_reserve_ratio` (3.0): DMA 256, DMA32 256, Normal 32.
 fn lowmem_reserve_ratio(kind: ZoneKind) -> u64 {
