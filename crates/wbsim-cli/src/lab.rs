@@ -201,12 +201,19 @@ fn kernel_of(arg: &str, lab_dir: &Path) -> Result<KernelImage, String> {
 }
 
 /// Boot (or read from the cache) the runs of `b`, with a progress line.
+/// `lru_generations`: the simulated profile's MGLRU switch, which the real
+/// kernel is given too (`None`: the scenario's own kernel decides).
 fn boot_runs(
     b: &BootArgs,
     trace: bool,
     extra_trace_events: &[String],
+    lru_generations: Option<bool>,
 ) -> Result<(wbsim::scenario::Scenario, LabRun), Failure> {
     let sc = wbsim::scenario::load_scenario(&b.scenario).map_err(|e| e.to_string())?;
+    let lru_gen = match lru_generations {
+        Some(on) => on,
+        None => wbsim::resolve_profile(&sc, None)?.lru_generations,
+    };
     crate::run::in_range("--runs", b.runs, &(1..=100))?;
     crate::run::in_range("--sample-ms", b.sample_ms, &(100..=60_000))?;
     let accel = match b.accel.as_str() {
@@ -233,6 +240,7 @@ fn boot_runs(
         rerun: b.rerun,
         accel,
         wall_limit_s: b.wall_limit_s,
+        lru_gen: Some(lru_gen),
     };
     let bar = indicatif::ProgressBar::new_spinner();
     bar.enable_steady_tick(std::time::Duration::from_millis(250));
@@ -330,7 +338,7 @@ fn lab_run(
         }
     }
     let mut outputs = Outputs::plan(&requests, &[&b.scenario])?;
-    let (_sc, lab) = boot_runs(b, trace.is_some(), trace_events)?;
+    let (_sc, lab) = boot_runs(b, trace.is_some(), trace_events, None)?;
     let text = format!(
         "{}{}",
         lab_text(&lab),
@@ -396,7 +404,7 @@ fn lab_compare(
     let sc0 = wbsim::scenario::load_scenario(&b.scenario).map_err(|e| e.to_string())?;
     let profile =
         wbsim::resolve_profile(&sc0, Some(preset)).map_err(|e| format!("--kernel: {e}"))?;
-    let (booted, mut lab) = boot_runs(b, false, &[])?;
+    let (booted, mut lab) = boot_runs(b, false, &[], Some(profile.lru_generations))?;
     // The same machine on both sides: unless asked not to, the simulation
     // holds in each zone what the guest's kernel held.
     let sc = match (&mut lab.report.lab, keep_scenario_memory) {

@@ -3,6 +3,7 @@
 mod compare;
 mod exit;
 mod experiment;
+mod kernels;
 mod lab;
 mod metric;
 mod output;
@@ -129,12 +130,23 @@ enum Command {
     },
     /// List the built-in kernel presets, one line each: name and what it
     /// is; or show one resolved profile, key by key, with where each value
-    /// comes from.
+    /// comes from; or the keys two profiles differ in.
     Kernels {
         /// A preset name or a profile file to show resolved.
         #[arg(long, value_name = "NAME|FILE")]
         show: Option<String>,
-        /// With --show: override keys as `wbsim run --set` does.
+        /// Two presets or profile files: print the keys whose values differ,
+        /// each side's value and where it comes from.
+        #[arg(
+            long,
+            num_args = 2,
+            value_names = ["A", "B"],
+            action = clap::ArgAction::Set,
+            conflicts_with = "show"
+        )]
+        diff: Vec<String>,
+        /// With --show: override keys as `wbsim run --set` does; with
+        /// --diff: override them on both sides.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
     },
@@ -202,13 +214,20 @@ fn main() -> ExitCode {
             out,
         } => compare::cmd_compare(&scenario, &kernel, seed, out.as_deref()),
         Command::Lab { command } => lab::cmd_lab(command),
-        Command::Kernels { show: None, set } if set.is_empty() => {
+        Command::Kernels {
+            show: None,
+            diff,
+            set,
+        } if diff.is_empty() && set.is_empty() => {
             for (name, what) in wbsim::kernel::preset_descriptions() {
                 println!("{name:<28} {what}");
             }
             Ok(0)
         }
-        Command::Kernels { show, set } => show_kernel(show.as_deref(), &set),
+        Command::Kernels { diff, set, .. } if diff.len() == 2 => {
+            kernels::cmd_diff(&diff[0], &diff[1], &set)
+        }
+        Command::Kernels { show, set, .. } => show_kernel(show.as_deref(), &set),
         Command::Scenario { .. } => {
             print!("{}", wbsim::scenario::reference_markdown());
             Ok(0)
@@ -227,14 +246,9 @@ fn main() -> ExitCode {
 fn show_kernel(show: Option<&str>, sets: &[String]) -> Result<u8, exit::Failure> {
     use wbsim::kernel::layers;
     let Some(what) = show else {
-        return Err("--set needs --show NAME|FILE (the profile to change)".into());
+        return Err("--set needs --show NAME|FILE or --diff A B (the profiles to change)".into());
     };
-    let base = if std::path::Path::new(what).is_file() {
-        layers::resolve_file(std::path::Path::new(what))?
-    } else {
-        layers::resolve_preset(what)?
-    };
-    let r = layers::apply_sets(&base, sets)?;
+    let r = layers::apply_sets(&kernels::resolve(what)?, sets)?;
     print!("{}", layers::show(&r));
     Ok(0)
 }

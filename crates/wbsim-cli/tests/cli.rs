@@ -539,3 +539,35 @@ fn kernel_files_set_and_show_resolve_layered_profiles() {
         assert!(e.contains(want), "{args:?}: {e}");
     }
 }
+
+/// `kernels --diff` lists the keys two presets differ in and ends with
+/// the count; an unknown name is an input error naming it.
+#[test]
+fn kernels_diff_lists_the_keys_two_presets_differ_in() {
+    let out = wbsim(&["kernels", "--diff", "3.2", "3.3"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("writeback.dirty_limit_scope") && l.contains("preset 3.3")),
+        "{text}"
+    );
+    assert!(
+        text.lines().last().unwrap_or("").ends_with("keys differ"),
+        "{text}"
+    );
+
+    let out = wbsim(&["kernels", "--diff", "3.2", "2.4-nosuch"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("2.4-nosuch") && err.contains("3.0-vanilla"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}

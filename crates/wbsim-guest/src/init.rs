@@ -167,6 +167,10 @@ fn run(plan_path: &Path, guest: &mut Guest) -> Result<(), String> {
         w.log(&format!("sysctl {path} = {value}"));
     }
 
+    if let Some(on) = plan.lru_gen {
+        set_lru_gen(on, &w)?;
+    }
+
     let tracer = start_tracing(&plan, &w)?;
 
     // SAFETY: sync has no preconditions.
@@ -306,4 +310,31 @@ fn start_tracing(
             None
         }
     })
+}
+
+/// The path of the MGLRU switch (6.1+, `CONFIG_LRU_GEN`).
+const LRU_GEN_ENABLED: &str = "/sys/kernel/mm/lru_gen/enabled";
+
+/// Switch MGLRU on (`y`: every component) or off, and log what the kernel
+/// reads back. A kernel without MGLRU cannot run a plan that wants it.
+fn set_lru_gen(on: bool, w: &RecordWriter) -> Result<(), String> {
+    let value = if on { "y" } else { "n" };
+    match sys::write_value(LRU_GEN_ENABLED, value) {
+        Ok(()) => {
+            let now = std::fs::read_to_string(LRU_GEN_ENABLED).unwrap_or_default();
+            w.log(&format!("lru_gen enabled = {value}: now {}", now.trim()));
+            Ok(())
+        }
+        Err(e) if on => Err(format!(
+            "{LRU_GEN_ENABLED} = y: {} (the plan wants MGLRU; the kernel needs CONFIG_LRU_GEN)",
+            sys::err_text(&e)
+        )),
+        Err(e) => {
+            w.log(&format!(
+                "lru_gen: {} (no MGLRU to switch off)",
+                sys::err_text(&e)
+            ));
+            Ok(())
+        }
+    }
 }

@@ -109,6 +109,7 @@ pub(crate) mod tests {
             modules: vec![],
             swap: false,
             data_queue: vec![("max_sectors_kb".into(), "120".into())],
+            lru_gen: None,
         }
     }
 

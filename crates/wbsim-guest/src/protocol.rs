@@ -75,6 +75,12 @@ pub struct Plan {
     /// (`nr_requests`). A value the kernel refuses is logged and left.
     #[serde(default)]
     pub data_queue: Vec<(String, String)>,
+    /// The multi-generational LRU (6.1+): `Some(true)` writes `y` to
+    /// `/sys/kernel/mm/lru_gen/enabled` before the workload (a kernel
+    /// without it fails the boot), `Some(false)` writes `n` where the file
+    /// exists, `None` leaves the kernel's default.
+    #[serde(default)]
+    pub lru_gen: Option<bool>,
 }
 
 /// Version of [`Plan`] this build speaks.

@@ -94,6 +94,7 @@ pub fn plan(
         modules,
         swap: m.swap.is_some(),
         data_queue: m.data_queue.clone(),
+        lru_gen: None,
     }
 }
 

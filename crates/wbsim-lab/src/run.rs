@@ -50,6 +50,9 @@ pub struct LabOptions {
     /// `None`: [`qemu::auto_accel`].
     pub accel: Option<Accel>,
     pub wall_limit_s: Option<u64>,
+    /// MGLRU on or off in the guest (the simulated profile's
+    /// `lru_generations`), `None` for the kernel's default.
+    pub lru_gen: Option<bool>,
 }
 
 /// What the lab reports while it works.
@@ -248,7 +251,7 @@ pub fn run_lab(
             modules.push((name, read(p, "module")?));
         }
     }
-    let plan = plan(
+    let mut plan = plan(
         sc,
         &m,
         modules.iter().map(|(n, _)| n.clone()).collect(),
@@ -256,6 +259,7 @@ pub fn run_lab(
         opts.trace,
         &opts.extra_trace_events,
     );
+    plan.lru_gen = opts.lru_gen;
     let plan_json = serde_json::to_string_pretty(&plan).expect("plan serialises");
     let (accel, accel_why) = match opts.accel {
         Some(a) => (a, "asked for".to_string()),

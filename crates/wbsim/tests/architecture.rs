@@ -46,6 +46,10 @@ const DISPATCH_POINTS: &[&str] = &[
     // get_scan_count's forced batch for kswapd: small zones (3.0), always
     // (3.2) or only all_unreclaimable zones (3.3+).
     "reclaim/mod.rs",
+    // Node-based reclaim (4.8+): who owns the LRU lists (zone or node) and
+    // whether they are generations (MGLRU), kswapd balancing zone by zone or
+    // the node (4.12+), reclaim_throttle in place of congestion waits (5.16+).
+    "reclaim/node.rs",
 ];
 
 #[test]

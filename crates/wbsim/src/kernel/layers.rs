@@ -13,7 +13,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::{KernelProfile, Proportions, DEF_PRIORITY};
+use super::{KernelProfile, KswapdBalance, LruScope, Proportions, DEF_PRIORITY};
 
 /// A profile and, for each key, where its value came from: `preset NAME`,
 /// `base NAME`, `file PATH` or `--set`.
@@ -48,6 +48,12 @@ const KEYS: &[(&str, &str)] = &[
     ("kswapd_force_scan_by_fraction", "reclaim"),
     ("redirty_accounting", "writeback"),
     ("writeback_plug", "block"),
+    ("lru_scope", "reclaim"),
+    ("kswapd_balance", "reclaim"),
+    ("kswapd_writes_seen_twice", "reclaim"),
+    ("writeback_page_in_reclaim", "reclaim"),
+    ("reclaim_throttle", "reclaim"),
+    ("lru_generations", "reclaim"),
 ];
 
 /// The subsystem a profile key belongs to; `None` for an unknown key.
@@ -171,6 +177,35 @@ pub fn check_coherence(p: &KernelProfile) -> Result<(), String> {
              `throttle_on_writeback_isolated` (its merged form, 3.2) are two versions of \
              one throttle; set at most one"
             .into());
+    }
+    if p.kswapd_balance == KswapdBalance::Node && p.lru_scope != LruScope::Node {
+        return Err(
+            "`kswapd_balance = \"node\"` (4.12+) shrinks the node's LRU lists; \
+             it needs `lru_scope = \"node\"` (4.8+)"
+                .into(),
+        );
+    }
+    if p.lru_scope == LruScope::Node && p.kswapd_balance != KswapdBalance::Node {
+        return Err(
+            "`lru_scope = \"node\"` (4.8+) has no per-zone lists for the 3.x \
+             `kswapd_balance = \"per-zone\"` to shrink zone by zone; set \
+             `kswapd_balance = \"node\"`"
+                .into(),
+        );
+    }
+    if p.lru_generations && p.lru_scope != LruScope::Node {
+        return Err(
+            "`lru_generations` (MGLRU, 6.1+) keeps its generations per node; it \
+             needs `lru_scope = \"node\"`"
+                .into(),
+        );
+    }
+    if p.reclaim_throttle && (p.throttle_on_dirty_isolated || p.throttle_on_writeback_isolated) {
+        return Err(
+            "`reclaim_throttle` (5.16+) replaced the `wait_iff_congested` back-offs \
+             of `throttle_on_dirty_isolated` / `throttle_on_writeback_isolated`; set at most one"
+                .into(),
+        );
     }
     if p.kswapd_writepage_max_priority > DEF_PRIORITY {
         return Err(format!(

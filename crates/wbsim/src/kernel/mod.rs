@@ -33,10 +33,18 @@ pub enum DirtyLimitScope {
     /// flushers and stall the allocation") as the only change from v1; its
     /// exact form is UNVERIFIED (the v1 patch was not found).
     PerZoneFirstVersion,
+    /// Per-node dirty limits (4.8+, `node_dirty_ok`, read in 6.1
+    /// mm/page-writeback.c and `get_page_from_freelist`): a `__GFP_WRITE`
+    /// allocation in the fast path skips a node whose dirty and writeback
+    /// pages are over its share of the limit (its dirtyable memory, free
+    /// plus file LRU pages less `totalreserve_pages`); the slow path
+    /// ignores it. On one node the share is the whole limit.
+    PerNode,
 }
 
 impl DirtyLimitScope {
-    /// Whether `__GFP_WRITE` allocations are steered by per-zone limits.
+    /// Whether `__GFP_WRITE` allocations are steered by per-zone (or
+    /// per-node) limits, and the zones' reserves are not dirtyable.
     pub fn per_zone(self) -> bool {
         self != DirtyLimitScope::Global
     }
@@ -133,6 +141,103 @@ pub struct KernelProfile {
     /// How writers are throttled when too much memory is dirty.
     #[serde(default = "DirtyThrottle::writer_writeback")]
     pub dirty_throttle: DirtyThrottle,
+    /// Who owns the LRU lists reclaim scans: each zone (2.6.24 – 4.7) or
+    /// the node (4.8+, Mel Gorman's "move LRU page reclaim from zones to
+    /// nodes"), whose lists hold the pages of all its zones in one age
+    /// order.
+    #[serde(default = "LruScope::zone")]
+    pub lru_scope: LruScope,
+    /// How kswapd balances a node (`balance_pgdat`).
+    #[serde(default = "KswapdBalance::per_zone")]
+    pub kswapd_balance: KswapdBalance,
+    /// 4.11+ (Johannes Weiner, "mm: vmscan: only write dirty pages that
+    /// the scanner has seen twice"; read in 6.1 `shrink_folio_list`):
+    /// kswapd writes a dirty file page only if it already carries
+    /// PG_reclaim (seen dirty at the tail before) and the node is flagged
+    /// PGDAT_DIRTY (a whole batch of file pages was dirty and not queued
+    /// for IO).
+    #[serde(default)]
+    pub kswapd_writes_seen_twice: bool,
+    /// What reclaim does with a page under writeback it meets at the tail
+    /// (`shrink_page_list` / `shrink_folio_list`).
+    #[serde(default = "WritebackInReclaim::keep")]
+    pub writeback_page_in_reclaim: WritebackInReclaim,
+    /// 5.16+ (Mel Gorman's "mm/vmscan: throttle reclaim until some
+    /// writeback completes if congested"; read in 6.1 `reclaim_throttle`,
+    /// `shrink_node`, `consider_reclaim_throttle`): reclaim sleeps on the
+    /// node's wait queues (WRITEBACK up to HZ/10, woken once enough pages
+    /// finished writeback; NOPROGRESS and CONGESTED one jiffy) instead of
+    /// `congestion_wait` / `wait_iff_congested`, and the allocator retries
+    /// after direct reclaim without a wait.
+    #[serde(default)]
+    pub reclaim_throttle: bool,
+    /// The multi-generational LRU (6.1+, `CONFIG_LRU_GEN` with
+    /// /sys/kernel/mm/lru_gen/enabled set; `mm/vmscan.c` `lru_gen_*`):
+    /// reclaim evicts the oldest generation of the node's pages instead of
+    /// scanning active and inactive lists. `wbsim lab` switches a real
+    /// kernel's MGLRU to match.
+    #[serde(default)]
+    pub lru_generations: bool,
+}
+
+/// The owner of the LRU lists (`struct lruvec`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LruScope {
+    /// 2.6.24 – 4.7: each zone has its lists.
+    Zone,
+    /// 4.8+: one set of lists per node (`pgdat->__lruvec`).
+    Node,
+}
+
+impl LruScope {
+    fn zone() -> Self {
+        LruScope::Zone
+    }
+}
+
+/// kswapd's balancing of its node (`balance_pgdat`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KswapdBalance {
+    /// 3.0 – 3.x: priority passes over the zones, each zone below its
+    /// high watermark (plus the balance gap) shrunk in turn; balanced when
+    /// every zone up to the classzone is at high.
+    PerZone,
+    /// 4.12+ (read in 6.1 `balance_pgdat`, `pgdat_balanced`,
+    /// `kswapd_shrink_node`, `prepare_kswapd_sleep`): balanced when any
+    /// zone up to the highest zone asked for meets its high watermark;
+    /// else one `shrink_node` per priority with a target of the eligible
+    /// zones' high watermarks, the priority raised only when a pass
+    /// scanned less than that; `kswapd_failures` after passes that
+    /// reclaimed nothing.
+    Node,
+}
+
+impl KswapdBalance {
+    fn per_zone() -> Self {
+        KswapdBalance::PerZone
+    }
+}
+
+/// What reclaim does with a page under writeback at the tail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WritebackInReclaim {
+    /// 3.0 – 4.10: back to the inactive head (counted `nr_writeback` for
+    /// the 3.2 throttle).
+    Keep,
+    /// 4.11+ (read in 6.1 `shrink_folio_list`, cases 1 and 2): PG_reclaim
+    /// set and the page activated (`pgactivate`); kswapd meeting one that
+    /// already had PG_reclaim on a node flagged PGDAT_WRITEBACK counts it
+    /// in `nr_immediate`, which makes it throttle.
+    Activate,
+}
+
+impl WritebackInReclaim {
+    fn keep() -> Self {
+        WritebackInReclaim::Keep
+    }
 }
 
 /// The per-device proportion of writeback completions.
@@ -271,6 +376,12 @@ pub enum SkippedDirtyPage {
     /// to the inactive head, so `end_page_writeback` rotates it to the tail;
     /// counted in nr_vmscan_immediate_reclaim.
     ImmediateReclaim,
+    /// 4.11+ (read in 6.1 `shrink_folio_list`): counted in
+    /// nr_vmscan_immediate_reclaim, PG_reclaim set and the page activated
+    /// (`pgactivate`), "move dirty pages out of the way until they're
+    /// flushed"; `folio_end_writeback` rotates a PG_reclaim page that is
+    /// not active to the inactive tail.
+    ActivateReclaim,
 }
 
 const PRESETS: &[(&str, &str)] = &[
@@ -326,6 +437,8 @@ const PRESETS: &[(&str, &str)] = &[
         "3.10+writeback-plug",
         include_str!("presets/3.10+writeback-plug.toml"),
     ),
+    ("6.1", include_str!("presets/6.1.toml")),
+    ("6.1+mglru", include_str!("presets/6.1+mglru.toml")),
     (
         "3.1-mmotm+per-zone-dirty",
         include_str!("presets/3.1-mmotm+per-zone-dirty.toml"),

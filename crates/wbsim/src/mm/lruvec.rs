@@ -6,14 +6,29 @@
 //! then takes `pgdat->lruvec`).
 
 use super::page::{
-    ListHead, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, NR_LRU_LISTS,
+    ListHead, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, NR_LISTS,
 };
+
+/// The era's rules for the LRU lists (chosen at build).
+#[derive(Debug, Clone, Copy)]
+pub struct LruRules {
+    /// Who owns the lists: each zone, or the node (4.8+).
+    pub scope: crate::kernel::LruScope,
+    /// `rotate_reclaimable_page` also takes an active page to the
+    /// inactive tail, clearing PG_active (4.11+).
+    pub rotate_deactivates: bool,
+    /// MGLRU: generations instead of active and inactive lists (6.1+).
+    pub generations: bool,
+}
 
 /// One set of LRU lists.
 #[derive(Debug, Clone, Default)]
 pub struct Lruvec {
-    /// Inactive anon, active anon, inactive file, active file.
-    pub lists: [ListHead; NR_LRU_LISTS],
+    /// Inactive anon, active anon, inactive file, active file; then the
+    /// MGLRU generation lists (anon 0–3, file 0–3), empty without it.
+    pub lists: [ListHead; NR_LISTS],
+    /// MGLRU's sequence numbers (`lru_gen_struct`).
+    pub gen: super::lru_gen::GenSeq,
     /// `reclaim_stat.recent_scanned` / `recent_rotated`, [anon, file]:
     /// the ratios `get_scan_count` weighs the two kinds by.
     pub recent_scanned: [u64; 2],

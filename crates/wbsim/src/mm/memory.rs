@@ -2,6 +2,7 @@
 //! other subsystems use the accessors below.
 
 use super::inode::Inode;
+use super::lruvec::LruRules;
 use super::page::Frames;
 use super::page_alloc::AllocState;
 use super::slab::VfsCaches;
@@ -9,6 +10,7 @@ use super::swap::{AnonRegion, SwapArea, NO_SLOT};
 use super::vmstat::{PageGauges, Vmstat};
 use super::zone::Zone;
 use super::Pagevec;
+use crate::kernel::LruScope;
 
 /// Page frames, zones (with their free and LRU lists), the page cache's
 /// mappings, swap, slab caches and the vmstat counters.
@@ -36,11 +38,21 @@ pub struct Memory {
     pub(super) task_alloc: Vec<AllocState>,
     /// The buffer_head slab cache of written file pages.
     pub(super) bh_cache: super::buffer_head::BufferHeadCache,
+    /// Who owns the LRU lists: the zones, or the node (4.8+).
+    pub(super) lru_scope: LruScope,
+    /// 4.11+: the end of writeback rotates active PG_reclaim pages too.
+    pub(super) rotate_deactivates: bool,
+    /// MGLRU (6.1+): the node's pages are kept in generations.
+    pub(super) lru_gen: bool,
+    /// The node's LRU lists when `lru_scope` is `Node` (one node).
+    pub(super) node_lruvec: super::lruvec::Lruvec,
+    /// Reclaimers throttled until writeback completes (5.16+).
+    pub(super) reclaim_wait: super::reclaim_wait::ReclaimWait,
 }
 
 impl Memory {
     /// Memory at boot: `pages` and `zones` set up, everything free.
-    pub fn new(pages: Frames, zones: Vec<Zone>, cpus: usize) -> Memory {
+    pub fn new(pages: Frames, zones: Vec<Zone>, cpus: usize, lru: LruRules) -> Memory {
         let nr_pages = pages.len();
         Memory {
             vmstat: Vmstat::new(zones.len()),
@@ -56,7 +68,22 @@ impl Memory {
             vfs: VfsCaches::default(),
             task_alloc: Vec::new(),
             bh_cache: super::buffer_head::BufferHeadCache::new(nr_pages, cpus),
+            lru_scope: lru.scope,
+            rotate_deactivates: lru.rotate_deactivates,
+            lru_gen: lru.generations,
+            node_lruvec: super::lruvec::Lruvec::default(),
+            reclaim_wait: super::reclaim_wait::ReclaimWait::default(),
         }
+    }
+
+    /// The node's reclaim wait queue for writeback (5.16+).
+    pub fn reclaim_wait(&self) -> &super::reclaim_wait::ReclaimWait {
+        &self.reclaim_wait
+    }
+
+    /// As [`Memory::reclaim_wait`], to change.
+    pub fn reclaim_wait_mut(&mut self) -> &mut super::reclaim_wait::ReclaimWait {
+        &mut self.reclaim_wait
     }
 
     /// A new task's allocation state.

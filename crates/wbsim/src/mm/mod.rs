@@ -5,16 +5,19 @@ pub mod buffer_head;
 pub mod filemap;
 pub mod free_counter;
 pub mod inode;
+pub mod lru_gen;
 pub mod lruvec;
 mod memory;
 pub mod page;
 pub mod page_alloc;
 pub mod pcp;
+pub mod reclaim_wait;
 pub mod slab;
 pub mod swap;
 pub mod vmstat;
 pub mod zone;
 
+use crate::kernel::LruScope;
 use crate::sched::{HasCore, Step};
 use page::{
     flags, list_add_head, list_add_tail, list_del, Holder, Pfn, LRU_INACTIVE_ANON,
@@ -73,6 +76,8 @@ pub trait MmHost: HasCore {
     ) -> Option<Step>;
     /// `wait_iff_congested`.
     fn wait_iff_congested(&mut self, tid: u32, zone: usize, timeout_ns: u64) -> Option<Step>;
+    /// The retry after direct reclaim wakes kswapd again (5.16+).
+    fn alloc_retry_wakes_kswapd(&self) -> bool;
 }
 
 /// `PAGEVEC_SIZE` (3.0).
@@ -187,15 +192,26 @@ impl<T: MmHost + ?Sized> MemoryOps for T {}
 
 impl Memory {
     /// The LRU lists reclaim scans for `zone`: the one place that says
-    /// who owns them (the zone itself, 2.6.24 – 4.7; the node would from
-    /// 4.8).
+    /// who owns them (the zone itself, 2.6.24 – 4.7; its node, 4.8+, where
+    /// every zone's pages share the node's lists).
     pub fn lruvec(&self, zone: usize) -> &lruvec::Lruvec {
-        &self.zones[zone].lruvec
+        match self.lru_scope {
+            LruScope::Zone => &self.zones[zone].lruvec,
+            LruScope::Node => &self.node_lruvec,
+        }
     }
 
     /// As [`Memory::lruvec`], to change.
     pub fn lruvec_mut(&mut self, zone: usize) -> &mut lruvec::Lruvec {
-        &mut self.zones[zone].lruvec
+        match self.lru_scope {
+            LruScope::Zone => &mut self.zones[zone].lruvec,
+            LruScope::Node => &mut self.node_lruvec,
+        }
+    }
+
+    /// Who owns the LRU lists.
+    pub fn lru_scope(&self) -> LruScope {
+        self.lru_scope
     }
 
     /// One LRU list of `zone`'s lruvec with the frames its links live in,
@@ -205,7 +221,11 @@ impl Memory {
         zone: usize,
         lru: usize,
     ) -> (&mut page::Frames, &mut page::ListHead) {
-        (&mut self.pages, &mut self.zones[zone].lruvec.lists[lru])
+        let lv = match self.lru_scope {
+            LruScope::Zone => &mut self.zones[zone].lruvec,
+            LruScope::Node => &mut self.node_lruvec,
+        };
+        (&mut self.pages, &mut lv.lists[lru])
     }
 
     /// `all_unreclaimable` (3.x `mm/vmscan.c`): every populated zone of the
@@ -258,6 +278,10 @@ impl Memory {
         for i in 0..len {
             let pfn = self.pagevecs[cpu].pages[i];
             let p = self.pages[pfn as usize];
+            if self.lru_gen {
+                self.lru_gen_add(pfn, false);
+                continue;
+            }
             let lru = page_lru(&p);
             self.lru_link_head(pfn, lru);
             // update_page_reclaim_stat: an added page counts as scanned, an
@@ -278,6 +302,7 @@ impl Memory {
         p.flags |= flags::LRU;
         let (pages, list) = self.lru_list_mut(z, lru);
         list_add_head(pages, list, pfn);
+        self.zones[z].lru_pages[page::counted_lru(lru)] += 1;
     }
 
     /// Take a page off whatever LRU list it is on.
@@ -286,6 +311,7 @@ impl Memory {
         let lru = p.holder.lru().expect("page not on an LRU list");
         let (pages, list) = self.lru_list_mut(p.zone as usize, lru);
         list_del(pages, list, pfn);
+        self.zones[p.zone as usize].lru_pages[page::counted_lru(lru)] -= 1;
         self.pages[pfn as usize].flags &= !flags::LRU;
     }
 
@@ -311,18 +337,35 @@ impl Memory {
     }
 
     /// `rotate_reclaimable_page`: a PG_reclaim page whose writeback ended is
-    /// moved to the inactive tail so the next scan frees it first.
+    /// moved to the inactive tail so the next scan frees it first. 4.11+
+    /// (`folio_rotate_reclaimable` → `lru_move_tail_fn`, read in 6.1) does
+    /// so for an active page too, clearing PG_active: reclaim activated it
+    /// only to keep it out of the way while it was written.
     pub fn rotate_reclaimable_page(&mut self, pfn: Pfn) {
         let p = self.pages[pfn as usize];
-        let inactive = matches!(p.holder, Holder::InactiveFile | Holder::InactiveAnon);
-        if inactive && !p.has(flags::DIRTY) && !p.has(flags::ACTIVE) {
-            let z = p.zone as usize;
-            let lru = page_lru(&p);
-            let (pages, list) = self.lru_list_mut(z, lru);
-            list_del(pages, list, pfn);
-            list_add_tail(pages, list, pfn);
-            self.vmstat.inc(Ev::PgRotated, 1);
+        if p.has(flags::DIRTY) || !p.has(flags::LRU) {
+            return;
         }
+        let active = matches!(p.holder, Holder::ActiveFile | Holder::ActiveAnon);
+        if active && !self.rotate_deactivates {
+            return;
+        }
+        self.lru_unlink(pfn);
+        self.vmstat.inc(Ev::PgRotated, 1);
+        if self.lru_gen {
+            // `lru_move_tail_fn` → `lru_gen_add_folio(reclaiming)`.
+            self.lru_gen_add(pfn, true);
+            return;
+        }
+        let pg = &mut self.pages[pfn as usize];
+        pg.flags &= !flags::ACTIVE;
+        let lru = page_lru(pg);
+        let z = p.zone as usize;
+        pg.holder = Holder::from_lru(lru);
+        pg.flags |= flags::LRU;
+        let (pages, list) = self.lru_list_mut(z, lru);
+        list_add_tail(pages, list, pfn);
+        self.zones[z].lru_pages[lru] += 1;
     }
 
     /// Total free pages.

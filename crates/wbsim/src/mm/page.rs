@@ -76,6 +76,16 @@ pub enum Holder {
     /// Free, on a CPU's per-CPU page list (`per_cpu_pages`), not counted
     /// in the zone's free pages.
     PerCpu = 9,
+    /// On a generation list of the multi-generational LRU (6.1+, MGLRU):
+    /// list `LRU_GEN_BASE + type * MAX_NR_GENS + gen`, anon then file.
+    GenAnon0 = 10,
+    GenAnon1 = 11,
+    GenAnon2 = 12,
+    GenAnon3 = 13,
+    GenFile0 = 14,
+    GenFile1 = 15,
+    GenFile2 = 16,
+    GenFile3 = 17,
 }
 
 /// LRU list numbers as in `enum lru_list` (unevictable not modelled).
@@ -84,6 +94,26 @@ pub const LRU_ACTIVE_ANON: usize = 1;
 pub const LRU_INACTIVE_FILE: usize = 2;
 pub const LRU_ACTIVE_FILE: usize = 3;
 pub const NR_LRU_LISTS: usize = 4;
+/// MGLRU's `MAX_NR_GENS`: generations per type, as lists after the four
+/// classic ones.
+pub const MAX_NR_GENS: usize = 4;
+/// The first generation list.
+pub const LRU_GEN_BASE: usize = NR_LRU_LISTS;
+/// Every list a lruvec holds: the classic four, then 2 × `MAX_NR_GENS`.
+pub const NR_LISTS: usize = NR_LRU_LISTS + 2 * MAX_NR_GENS;
+
+/// The classic list a list's pages are counted in (`NR_ZONE_*_ANON` /
+/// `_FILE`): a generation list counts as its type's inactive list.
+#[inline]
+pub fn counted_lru(list: usize) -> usize {
+    if list < NR_LRU_LISTS {
+        list
+    } else if list < LRU_GEN_BASE + MAX_NR_GENS {
+        LRU_INACTIVE_ANON
+    } else {
+        LRU_INACTIVE_FILE
+    }
+}
 
 /// Pages per MiB at 4 KiB pages (x86-64).
 pub const PAGES_PER_MIB: u64 = 256;
@@ -98,15 +128,27 @@ impl Holder {
             LRU_INACTIVE_ANON => Holder::InactiveAnon,
             LRU_ACTIVE_ANON => Holder::ActiveAnon,
             LRU_INACTIVE_FILE => Holder::InactiveFile,
-            _ => Holder::ActiveFile,
+            LRU_ACTIVE_FILE => Holder::ActiveFile,
+            4 => Holder::GenAnon0,
+            5 => Holder::GenAnon1,
+            6 => Holder::GenAnon2,
+            7 => Holder::GenAnon3,
+            8 => Holder::GenFile0,
+            9 => Holder::GenFile1,
+            10 => Holder::GenFile2,
+            _ => Holder::GenFile3,
         }
     }
+    /// The list the frame is on (a classic list, or a generation list).
     pub fn lru(self) -> Option<usize> {
         match self {
             Holder::InactiveAnon => Some(LRU_INACTIVE_ANON),
             Holder::ActiveAnon => Some(LRU_ACTIVE_ANON),
             Holder::InactiveFile => Some(LRU_INACTIVE_FILE),
             Holder::ActiveFile => Some(LRU_ACTIVE_FILE),
+            h if (h as u8) >= Holder::GenAnon0 as u8 => {
+                Some(LRU_GEN_BASE + (h as u8 - Holder::GenAnon0 as u8) as usize)
+            }
             _ => None,
         }
     }

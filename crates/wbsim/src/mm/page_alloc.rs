@@ -116,7 +116,11 @@ pub trait PageAlloc: MmHost {
                 }
                 AllocPhase::Rebalance => {
                     // `rebalance:` the min watermark once more, then
-                    // direct reclaim again; kswapd is not woken again.
+                    // direct reclaim again; kswapd is not woken again
+                    // (5.16+: `retry:` wakes it first).
+                    if self.alloc_retry_wakes_kswapd() {
+                        self.wake_all_kswapd(tid);
+                    }
                     if let Some(pfn) = self.get_page_from_freelist(tid, Mark::Min, gfp) {
                         *st = AllocState::default();
                         return Ok(pfn);

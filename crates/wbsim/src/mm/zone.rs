@@ -4,7 +4,9 @@
 
 use super::free_counter::FreePagesCounter;
 use super::lruvec::Lruvec;
-use super::page::ListHead;
+use super::page::{
+    ListHead, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, NR_LRU_LISTS,
+};
 use super::pcp::PerCpuPages;
 
 #[derive(Debug, Clone)]
@@ -29,8 +31,13 @@ pub struct Zone {
     /// `lowmem_reserve[j]`: pages this zone keeps back from allocations whose
     /// preferred zone (classzone) is `j`.
     pub lowmem_reserve: Vec<u64>,
-    /// The zone's LRU lists (per zone up to 4.7).
+    /// The zone's LRU lists (per zone up to 4.7; empty when the node
+    /// owns them).
     pub lruvec: Lruvec,
+    /// The zone's pages on each LRU list, whoever owns the lists
+    /// (`NR_ZONE_INACTIVE_FILE` and its siblings, 4.8+): what watermark
+    /// and dirtyable-memory sums and the reports count.
+    pub lru_pages: [u64; NR_LRU_LISTS],
     pub nr_dirty: u64,
     pub nr_writeback: u64,
     pub nr_isolated_file: u64,
@@ -63,6 +70,7 @@ impl Zone {
             wmark_high: 0,
             lowmem_reserve: Vec::new(),
             lruvec: Lruvec::default(),
+            lru_pages: [0; NR_LRU_LISTS],
             nr_dirty: 0,
             nr_writeback: 0,
             nr_isolated_file: 0,
@@ -86,11 +94,11 @@ impl Zone {
     }
 
     pub fn nr_file_lru(&self) -> u64 {
-        self.lruvec.nr_file()
+        self.lru_pages[LRU_INACTIVE_FILE] + self.lru_pages[LRU_ACTIVE_FILE]
     }
 
     pub fn nr_anon_lru(&self) -> u64 {
-        self.lruvec.nr_anon()
+        self.lru_pages[LRU_INACTIVE_ANON] + self.lru_pages[LRU_ACTIVE_ANON]
     }
 
     /// `zone_reclaimable_pages`: file pages, plus anonymous ones while swap
@@ -105,7 +113,7 @@ impl Zone {
     pub fn inactive_anon_is_low(&self) -> bool {
         let gb = self.present_pages >> 18;
         let ratio = if gb > 0 { int_sqrt(10 * gb) } else { 1 };
-        self.lruvec.inactive_anon_is_low(ratio)
+        self.lru_pages[LRU_INACTIVE_ANON] * ratio < self.lru_pages[LRU_ACTIVE_ANON]
     }
 
     /// `__zone_watermark_ok` for order 0 (3.0): free − (2^0 + 1) must stay

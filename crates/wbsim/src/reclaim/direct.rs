@@ -10,7 +10,9 @@
 //! that zone's scan and of the pass, at the same priority, as in 3.0 – 3.x.
 //! (The zone's early stop then counts the pages reclaimed since the wake.)
 
+use super::node::NodeReclaim;
 use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use crate::kernel::LruScope;
 use crate::mm::page_alloc::{AllocPhase, AllocState};
 use crate::mm::slab::SlabShrink;
 use crate::reclaim::ReclaimHost;
@@ -44,6 +46,9 @@ pub fn direct_reclaim_priority<H: ReclaimHost + ?Sized>(
     tid: u32,
     st: &mut AllocState,
 ) -> Option<Step> {
+    if sys.mm().lru_scope() == LruScope::Node {
+        return direct_reclaim_node_priority(sys, tid, st);
+    }
     let mut sc = ScanControl {
         tid,
         is_kswapd: false,
@@ -53,6 +58,7 @@ pub fn direct_reclaim_priority<H: ReclaimHost + ?Sized>(
         nr_reclaimed: st.nr_reclaimed,
         priority: st.priority,
         stall: None,
+        nr: Default::default(),
     };
     // shrink_zones: every zone of the zonelist, highest first; after a
     // sleep inside a zone's shrink_zone, from the rest of that zone on.
@@ -117,15 +123,62 @@ pub fn direct_reclaim_priority<H: ReclaimHost + ?Sized>(
     None
 }
 
+/// One priority of `do_try_to_free_pages` over the node (4.8+, read in
+/// 6.1): `shrink_zones` shrinks each node once (`shrink_node`), then
+/// `consider_reclaim_throttle`; no flusher wake-up and no congestion wait
+/// between priorities (both gone by 5.16). A throttle's sleep ends the
+/// priority: the task goes on with the next one when it wakes.
+fn direct_reclaim_node_priority<H: ReclaimHost + ?Sized>(
+    sys: &mut H,
+    tid: u32,
+    st: &mut AllocState,
+) -> Option<Step> {
+    let mut sc = ScanControl {
+        tid,
+        is_kswapd: false,
+        may_writepage: st.may_writepage,
+        nr_to_reclaim: SWAP_CLUSTER_MAX,
+        nr_scanned: 0,
+        nr_reclaimed: st.nr_reclaimed,
+        priority: st.priority,
+        stall: None,
+        nr: Default::default(),
+    };
+    sys.shrink_node(&mut sc);
+    let stall = sc.stall.or_else(|| sys.consider_reclaim_throttle(&sc));
+    st.total_scanned += sc.nr_scanned;
+    st.nr_reclaimed = sc.nr_reclaimed;
+    if st.nr_reclaimed >= SWAP_CLUSTER_MAX || st.priority == 0 {
+        sys.direct_reclaim_done(tid, st);
+        return stall;
+    }
+    if st.priority < DEF_PRIORITY - 2 {
+        st.may_writepage = true;
+    }
+    st.priority -= 1;
+    stall
+}
+
+/// Whether the allocator's retry after direct reclaim wakes kswapd again
+/// and goes on without a wait (5.16+ `__alloc_pages_slowpath`: `retry:`
+/// calls `wake_all_kswapds`, and `should_reclaim_retry` no longer waits).
+pub fn alloc_retry_wakes_kswapd<H: ReclaimHost + ?Sized>(sys: &H) -> bool {
+    sys.uses_reclaim_throttle()
+}
+
 /// `wait_iff_congested` (2.6.37 – 3.x): sleep like `congestion_wait` only
 /// if some device is congested and `zone` is flagged ZONE_CONGESTED;
-/// otherwise just yield.
+/// otherwise just yield. 5.16+ has none (`reclaim_throttle` instead):
+/// the caller goes straight on.
 pub fn wait_iff_congested<H: ReclaimHost + ?Sized>(
     sys: &mut H,
     tid: u32,
     zone: usize,
     timeout_ns: u64,
 ) -> Option<Step> {
+    if sys.uses_reclaim_throttle() {
+        return None;
+    }
     if !sys.block().any_congested() || !sys.mm().zone(zone).congested {
         // cond_resched() only: the tracepoint records no delay.
         let ev = TraceEvent::WaitIffCongested {

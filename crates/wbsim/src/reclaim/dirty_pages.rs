@@ -8,11 +8,14 @@
 //! 2011 series stops direct reclaim (patch 1) and kswapd above a priority
 //! (patch 2), throttles (patch 3), orphans or flags skipped pages
 //! (patches 4, 5); 3.2 merged the first two with PG_reclaim marking
-//! (`SkippedDirtyPage::ImmediateReclaim`).
+//! (`SkippedDirtyPage::ImmediateReclaim`). 4.11+ (read in 6.1
+//! `shrink_folio_list`) moves dirty and writeback pages out of the way
+//! (activated with PG_reclaim) and lets kswapd write only pages it has
+//! seen twice on a node flagged PGDAT_DIRTY.
 
 use super::pageout::Fate;
 use super::{ReclaimHost, ScanControl};
-use crate::kernel::{KernelProfile, SkippedDirtyPage};
+use crate::kernel::{KernelProfile, SkippedDirtyPage, WritebackInReclaim};
 use crate::mm::page::flags;
 use crate::mm::vmstat::{Ev, ZoneEv};
 use crate::writeback::pass::WritebackPasses;
@@ -33,6 +36,10 @@ pub struct DirtyPagePolicy {
     throttle_on_writeback_isolated: bool,
     /// RFC patch 5: flag the inode so the flusher writes it first.
     flag_inodes: bool,
+    /// 4.11+: kswapd writes only PG_reclaim pages on a PGDAT_DIRTY node.
+    kswapd_writes_seen_twice: bool,
+    /// What becomes of a page under writeback met at the tail.
+    writeback: WritebackInReclaim,
 }
 
 impl DirtyPagePolicy {
@@ -44,20 +51,51 @@ impl DirtyPagePolicy {
             throttle_on_dirty_isolated: profile.throttle_on_dirty_isolated,
             throttle_on_writeback_isolated: profile.throttle_on_writeback_isolated,
             flag_inodes: profile.flush_reclaim_inodes_first,
+            kswapd_writes_seen_twice: profile.kswapd_writes_seen_twice,
+            writeback: profile.writeback_page_in_reclaim,
         }
     }
 }
 
 /// The decisions `shrink_page_list` asks of the policy.
 pub trait DirtyPages: ReclaimHost {
-    /// May this reclaimer write a dirty file page (`pageout`)?
-    fn reclaim_may_write_file(&self, sc: &ScanControl) -> bool {
+    /// May this reclaimer write the dirty file page `pfn` (`pageout`)?
+    fn reclaim_may_write_file(&self, sc: &ScanControl, pfn: u32) -> bool {
         let p = &self.reclaim().dirty_pages;
         if sc.is_kswapd {
-            sc.priority <= p.kswapd_writepage_max_priority
+            let seen_twice = !p.kswapd_writes_seen_twice
+                || (self.mm().pages()[pfn as usize].has(flags::RECLAIM)
+                    && self.reclaim().node.dirty);
+            seen_twice && sc.priority <= p.kswapd_writepage_max_priority
         } else {
             p.direct_reclaim_writes_file_pages
         }
+    }
+
+    /// A page under writeback met at the tail: kept on the inactive list
+    /// (3.0 – 4.10), or activated with PG_reclaim (4.11+), counted in
+    /// `nr_immediate` when kswapd meets it a second time on a node flagged
+    /// PGDAT_WRITEBACK.
+    fn writeback_page_met(&mut self, pfn: u32, sc: &mut ScanControl) -> Fate {
+        match self.reclaim().dirty_pages.writeback {
+            WritebackInReclaim::Keep => Fate::Kept,
+            WritebackInReclaim::Activate => {
+                let seen = self.mm().pages()[pfn as usize].has(flags::RECLAIM);
+                if sc.is_kswapd && seen && self.reclaim().node.writeback {
+                    sc.nr.immediate += 1;
+                } else {
+                    self.mm_mut().pages_mut()[pfn as usize].flags |= flags::RECLAIM;
+                }
+                Fate::Activated
+            }
+        }
+    }
+
+    /// 4.11+ `shrink_inactive_list`: a batch whose every page was dirty and
+    /// not queued for IO wakes the flushers (`wakeup_flusher_threads`,
+    /// WB_REASON_VMSCAN: all dirty pages).
+    fn wakes_flushers_on_unqueued_dirty(&self) -> bool {
+        self.reclaim().dirty_pages.writeback == WritebackInReclaim::Activate
     }
 
     /// Throttle a reclaimer whose batch was mostly dirty (RFC patch 3),
@@ -100,6 +138,14 @@ pub trait DirtyPages: ReclaimHost {
             SkippedDirtyPage::Orphan => {
                 self.mm_mut().vmstat_mut().inc(Ev::NrVmscanInvalidate, 1);
                 Fate::Orphaned
+            }
+            SkippedDirtyPage::ActivateReclaim => {
+                self.mm_mut().pages_mut()[pfn as usize].flags |= flags::RECLAIM;
+                let zone = self.mm().pages()[pfn as usize].zone as usize;
+                self.mm_mut()
+                    .vmstat_mut()
+                    .zinc(zone, ZoneEv::NrVmscanImmediateReclaim, 1);
+                Fate::Activated
             }
         }
     }

@@ -5,6 +5,8 @@
 //! all_unreclaimable test (`nr_slab == 0 && !zone_reclaimable`) were read
 //! in 3.2.4; the presets from 3.0 on share them.
 
+use super::kswapd_node::{wakeup_kswapd_node, KswapdNode};
+use super::node::NodeReclaim;
 use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::mm::page::ScanLeft;
 use crate::mm::slab::SlabShrink;
@@ -20,7 +22,7 @@ use crate::trace::TraceEvent;
 mod tests;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-enum Phase {
+pub(super) enum Phase {
     /// Asleep on `kswapd_wait` until `wakeup_kswapd`.
     #[default]
     Sleeping,
@@ -32,33 +34,37 @@ enum Phase {
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct KswapdState {
-    phase: Phase,
-    nap_end: Ns,
-    priority: u32,
-    total_scanned: u64,
-    nr_reclaimed: u64,
-    may_writepage: bool,
+    pub(super) phase: Phase,
+    pub(super) nap_end: Ns,
+    pub(super) priority: u32,
+    pub(super) total_scanned: u64,
+    pub(super) nr_reclaimed: u64,
+    pub(super) may_writepage: bool,
     /// Woke from the congestion wait at the end of a priority pass.
-    after_wait: bool,
-    awake_since: Ns,
+    pub(super) after_wait: bool,
+    pub(super) awake_since: Ns,
     /// `balance_pgdat`'s `end_zone`: the highest zone the last search
     /// found below its high watermark (0 when a call found none), lowered
     /// past an all_unreclaimable zone. It is the classzone the call
     /// returns, up to which `sleeping_prematurely` then checks (3.1+).
-    end_zone: usize,
+    pub(super) end_zone: usize,
     /// The next zone of the priority pass in progress (`None`: the next
     /// step starts a pass with the end_zone search). A pass shrinks one
     /// zone per step, so what the zones below did, and what allocators
     /// did meanwhile, is seen by the checks of the zones above.
-    pass_zone: Option<usize>,
+    pub(super) pass_zone: Option<usize>,
     /// The pass so far: every zone at high; some zone under min.
-    pass_all_ok: bool,
-    pass_under_min: bool,
+    pub(super) pass_all_ok: bool,
+    pub(super) pass_under_min: bool,
     /// kswapd slept inside the `shrink_zone` of zone `pass_zone`
     /// (`wait_iff_congested` or `get_request_wait`): what it had left to
     /// scan there, and what it had scanned so far (for `shrink_slab`).
-    resume_scan: Option<ScanLeft>,
-    zone_scanned: u64,
+    pub(super) resume_scan: Option<ScanLeft>,
+    pub(super) zone_scanned: u64,
+    /// The node form's last `kswapd_shrink_node`: it scanned its target,
+    /// and what it reclaimed (read after a throttle's sleep).
+    pub(super) node_scanned_target: bool,
+    pub(super) node_reclaimed: u64,
 }
 
 /// kswapd: `balance_pgdat`, `kswapd_try_to_sleep`, `wakeup_kswapd`.
@@ -83,6 +89,7 @@ pub trait Kswapd: ReclaimHost {
         );
     }
 
+    /// The start of a `balance_pgdat` call (3.0: also each `loop_again`).
     fn loop_again(&mut self, k: &mut KswapdState) {
         k.priority = DEF_PRIORITY;
         k.total_scanned = 0;
@@ -114,7 +121,12 @@ pub trait Kswapd: ReclaimHost {
         let step = match k.phase {
             Phase::Sleeping => Step::Wait(None),
             Phase::Napping => {
-                if self.kswapd_premature(k.end_zone) {
+                let premature = if self.kswapd_balances_node() {
+                    !self.prepare_kswapd_sleep()
+                } else {
+                    self.kswapd_premature(k.end_zone)
+                };
+                if premature {
                     self.mm_mut()
                         .vmstat_mut()
                         .inc(Ev::KswapdHighWmarkHitQuickly, 1);
@@ -132,6 +144,7 @@ pub trait Kswapd: ReclaimHost {
                     Step::Wait(None)
                 }
             }
+            Phase::Balance if self.kswapd_balances_node() => self.balance_node_step(tid, &mut k),
             Phase::Balance => self.balance_pgdat_step(tid, &mut k),
         };
         self.reclaim_mut().set_kswapd_state(k);
@@ -316,6 +329,7 @@ impl Reclaim {
             nr_reclaimed: k.nr_reclaimed,
             priority: k.priority,
             stall: None,
+            nr: Default::default(),
         }
     }
 }
@@ -327,6 +341,13 @@ impl Reclaim {
 pub fn wake_all_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32) {
     let mut k = sys.reclaim().kswapd_state();
     if k.phase == Phase::Balance {
+        return;
+    }
+    if sys.kswapd_balances_node() {
+        if !wakeup_kswapd_node(sys, tid) {
+            return;
+        }
+        wake_kswapd(sys, &mut k);
         return;
     }
     let mut below_low = false;
@@ -345,6 +366,11 @@ pub fn wake_all_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32) {
     if !below_low {
         return;
     }
+    wake_kswapd(sys, &mut k);
+}
+
+/// kswapd, asleep or napping, is woken into `balance_pgdat`.
+fn wake_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, k: &mut KswapdState) {
     if k.phase == Phase::Sleeping {
         k.awake_since = sys.now();
         // Pressure thresholds while awake (zones with a drift mark).
@@ -359,7 +385,7 @@ pub fn wake_all_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32) {
     k.phase = Phase::Balance;
     k.end_zone = 0;
     sys.kswapd_trace_wake();
-    sys.loop_again(&mut k);
-    sys.reclaim_mut().set_kswapd_state(k);
+    sys.loop_again(k);
+    sys.reclaim_mut().set_kswapd_state(*k);
     sys.wake_task(sys.kswapd_task());
 }

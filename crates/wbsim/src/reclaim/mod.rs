@@ -13,20 +13,26 @@ use crate::reclaim::pageout::ShrinkList;
 pub mod direct;
 mod dirty_pages;
 pub mod kswapd;
+mod kswapd_node;
+mod lru_gen;
+pub mod node;
 mod pageout;
 mod state;
 #[cfg(test)]
 mod tests;
 
 use crate::fs::FsHost;
-use crate::kernel::KswapdForceScan;
+use crate::kernel::{KswapdForceScan, LruScope};
 use crate::mm::page::{
     flags, ScanLeft, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, NIL,
     NR_LRU_LISTS,
 };
+use crate::mm::slab::SlabShrink;
 use crate::mm::vmstat::{Ev, ZoneEv};
 use crate::sched::Step;
 use crate::trace::{IsolateMode, TraceEvent};
+use lru_gen::LruGenReclaim;
+use node::NodeReclaim;
 
 /// `mm_vmscan_lru_isolate` for an order-0 isolation (no lumpy pages).
 fn isolate_event(mode: IsolateMode, nr_requested: u64, nr_taken: u64) -> TraceEvent {
@@ -72,6 +78,8 @@ pub struct ScanControl {
     /// overrun by a request per writer). The caller returns this step and,
     /// as the kernel's task does, goes on where it slept ([`ScanLeft`]).
     pub stall: Option<Step>,
+    /// `sc->nr`: what the pages met so far in this `shrink_node` were (4.8+).
+    pub nr: node::ReclaimStat,
 }
 
 /// Scan counts per LRU list from `get_scan_count` (3.0).
@@ -97,14 +105,22 @@ pub trait ShrinkZone: ReclaimHost {
     fn get_scan_count(&mut self, zone: usize, sc: &ScanControl) -> [u64; NR_LRU_LISTS] {
         let noswap = self.mm().nr_swap_pages() == 0;
         let anon_prio = self.sysctl().swappiness as u64;
-        let z = self.mm().zone(zone);
-        let (anon, file) = (z.nr_anon_lru(), z.nr_file_lru());
-        let (free, wmark_high) = (z.nr_free(), z.wmark_high);
+        // The lists' owner: the zone, or (4.8+) the node and all its zones.
+        let owners = match self.mm().lru_scope() {
+            LruScope::Zone => zone..=zone,
+            LruScope::Node => 0..=self.mm().nr_zones() - 1,
+        };
+        let zones = &self.mm().zones()[owners];
+        let anon: u64 = zones.iter().map(|z| z.nr_anon_lru()).sum();
+        let file: u64 = zones.iter().map(|z| z.nr_file_lru()).sum();
+        let free: u64 = zones.iter().map(|z| z.nr_free()).sum();
+        let wmark_high: u64 = zones.iter().map(|z| z.wmark_high).sum();
+        let all_unreclaimable = zones.iter().all(|z| z.all_unreclaimable);
         let force_scan = sc.is_kswapd
             && match self.profile().kswapd_force_scan {
                 KswapdForceScan::SmallZone => ((anon + file) >> sc.priority) < SWAP_CLUSTER_MAX,
                 KswapdForceScan::Always => true,
-                KswapdForceScan::AllUnreclaimable => z.all_unreclaimable,
+                KswapdForceScan::AllUnreclaimable => all_unreclaimable,
             };
         let (fraction, denominator) = if noswap {
             ([0, 1], 1)
@@ -194,6 +210,60 @@ pub trait ShrinkZone: ReclaimHost {
         }
         self.age_active_anon(zone, sc);
         None
+    }
+
+    /// `shrink_node` (4.8+, read in 6.1 `shrink_node`, `shrink_lruvec`):
+    /// the node's lists in batches of `SWAP_CLUSTER_MAX` until each has
+    /// had its share, stopping once this call has reclaimed
+    /// `sc.nr_to_reclaim` (direct reclaim at DEF_PRIORITY does a whole
+    /// pass), then the slab caches, then the node's flags and throttles
+    /// (`shrink_node_flags`). A sleep for a request in the middle of the
+    /// lists (`pageout` to a full queue) ends the pass there.
+    #[allow(clippy::needless_range_loop)] // `lru` is also the list number
+    fn shrink_node(&mut self, sc: &mut ScanControl) {
+        let zone = self.mm().nr_zones() - 1;
+        sc.nr = node::ReclaimStat::default();
+        let (reclaimed_before, scanned_before) = (sc.nr_reclaimed, sc.nr_scanned);
+        if self.mm().lru_gen_enabled() {
+            // MGLRU fills none of `sc->nr` (6.1): the flags see zeros.
+            self.lru_gen_shrink_node(sc);
+            let lru_pages = (0..=zone)
+                .map(|z| self.mm().zone_reclaimable_pages(z))
+                .sum();
+            let scanned = sc.nr_scanned - scanned_before;
+            self.shrink_slab(sc.tid, sc.is_kswapd, scanned, lru_pages);
+            sc.nr = node::ReclaimStat::default();
+            self.shrink_node_flags(sc, sc.nr_reclaimed - reclaimed_before);
+            return;
+        }
+        let mut nr = self.get_scan_count(zone, sc);
+        let whole_pass = !sc.is_kswapd && sc.priority == DEF_PRIORITY;
+        'lists: while nr[LRU_INACTIVE_ANON] > 0
+            || nr[LRU_INACTIVE_FILE] > 0
+            || nr[LRU_ACTIVE_FILE] > 0
+        {
+            for lru in 0..NR_LRU_LISTS {
+                let n = nr[lru].min(SWAP_CLUSTER_MAX);
+                if n == 0 {
+                    continue;
+                }
+                nr[lru] -= n;
+                self.shrink_list(zone, lru, n, sc);
+                if sc.stall.is_some() {
+                    break 'lists;
+                }
+            }
+            if sc.nr_reclaimed - reclaimed_before >= sc.nr_to_reclaim && !whole_pass {
+                break;
+            }
+        }
+        self.age_active_anon(zone, sc);
+        let lru_pages = (0..=zone)
+            .map(|z| self.mm().zone_reclaimable_pages(z))
+            .sum();
+        let scanned = sc.nr_scanned - scanned_before;
+        self.shrink_slab(sc.tid, sc.is_kswapd, scanned, lru_pages);
+        self.shrink_node_flags(sc, sc.nr_reclaimed - reclaimed_before);
     }
 
     /// Move active anon pages to the inactive list when it is too small

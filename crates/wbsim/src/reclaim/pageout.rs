@@ -108,7 +108,18 @@ pub trait ShrinkList: ReclaimHost {
             isolate_event(IsolateMode::Inactive, nr_to_scan, nr_taken),
         );
 
+        sc.nr.taken += nr_taken;
+        if file {
+            sc.nr.file_taken += nr_taken;
+        }
+        let unqueued_before = sc.nr.unqueued_dirty;
         let t = self.shrink_page_list(zone, &buf, sc);
+        if nr_taken > 0
+            && sc.nr.unqueued_dirty - unqueued_before == nr_taken
+            && self.wakes_flushers_on_unqueued_dirty()
+        {
+            self.wakeup_flusher_threads(0);
+        }
         let z = self.mm_mut().zone_mut(zone);
         if file {
             z.nr_isolated_file -= nr_taken;
@@ -207,9 +218,17 @@ pub trait ShrinkList: ReclaimHost {
             // "Double the slab pressure for mapped and swapcache pages."
             sc.nr_scanned += 1;
         }
-        if p.has(flags::WRITEBACK) {
+        // `folio_check_dirty_writeback` (4.8+ counts; file pages only).
+        let (dirty, writeback) = (p.has(flags::DIRTY), p.has(flags::WRITEBACK));
+        if !p.has(flags::ANON) {
+            sc.nr.dirty += (dirty || writeback) as u64;
+            sc.nr.unqueued_dirty += (dirty && !writeback) as u64;
+            sc.nr.congested += (writeback && p.has(flags::RECLAIM)) as u64;
+        }
+        if writeback {
             t.writeback += 1;
-            return Fate::Kept;
+            sc.nr.writeback += 1;
+            return self.writeback_page_met(pfn, sc);
         }
         let refs = self.page_check_references(pfn);
         match refs {
@@ -226,7 +245,7 @@ pub trait ShrinkList: ReclaimHost {
         }
         if self.mm().pages()[pfn as usize].has(flags::DIRTY) {
             t.dirty += 1;
-            if !anon && !self.reclaim_may_write_file(sc) {
+            if !anon && !self.reclaim_may_write_file(sc, pfn) {
                 // Gorman RFC patches 1-2 (3.2 order: before RECLAIM_CLEAN).
                 if self.flag_inode_for_writeback(p.inode) {
                     t.flush_first += 1;

@@ -3,6 +3,7 @@
 
 use super::dirty_pages::DirtyPagePolicy;
 use super::kswapd::KswapdState;
+use super::node::{NodePolicy, NodeState};
 use crate::kernel::KernelProfile;
 use crate::sim::Ns;
 
@@ -16,6 +17,9 @@ pub struct Reclaim {
     pub(super) isolate_buf: Vec<u32>,
     /// What reclaim does with dirty file pages (chosen at build).
     pub(super) dirty_pages: DirtyPagePolicy,
+    /// Node-based reclaim's rules (chosen at build) and the node's flags.
+    pub(super) node_policy: NodePolicy,
+    pub(super) node: NodeState,
 }
 
 impl Reclaim {
@@ -26,6 +30,8 @@ impl Reclaim {
             kswapd_awake_ns: 0,
             isolate_buf: Vec::with_capacity(64),
             dirty_pages: DirtyPagePolicy::from_profile(profile),
+            node_policy: NodePolicy::from_profile(profile),
+            node: NodeState::default(),
         }
     }
 }

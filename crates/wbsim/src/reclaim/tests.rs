@@ -172,6 +172,7 @@ impl Machine {
             nr_reclaimed: 0,
             priority,
             stall: None,
+            nr: Default::default(),
         }
     }
 

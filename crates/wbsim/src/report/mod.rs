@@ -216,7 +216,7 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
     );
     let lru_sum = |l: usize| {
         (0..sys.mm().nr_zones())
-            .map(|z| sys.mm().lruvec(z).lists[l].len as i64)
+            .map(|z| sys.mm().zone(z).lru_pages[l] as i64)
             .sum::<i64>()
     };
     vmstat.insert("nr_inactive_file".into(), lru_sum(2));

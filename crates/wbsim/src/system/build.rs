@@ -162,7 +162,12 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         series: None,
         next_sample_ns: u64::MAX,
         next_vmstat_refresh_ns: crate::sim::NS_PER_SEC,
-        mm: Memory::new(pages, zones, ncpus),
+        mm: Memory::new(
+            pages,
+            zones,
+            ncpus,
+            crate::reclaim::node::lru_rules(profile),
+        ),
         block: BlockLayer::new(),
         wb: Writeback::new(
             profile,

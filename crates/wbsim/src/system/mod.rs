@@ -165,6 +165,10 @@ impl MmHost for System {
     fn wait_iff_congested(&mut self, tid: u32, zone: usize, timeout_ns: u64) -> Option<Step> {
         crate::reclaim::direct::wait_iff_congested(self, tid, zone, timeout_ns)
     }
+
+    fn alloc_retry_wakes_kswapd(&self) -> bool {
+        crate::reclaim::direct::alloc_retry_wakes_kswapd(self)
+    }
 }
 
 impl BlockHost for System {
@@ -479,8 +483,8 @@ impl System {
                 let z = self.mm().zone(i);
                 series::ZoneSample {
                     free_pages: z.nr_free(),
-                    inactive_file_pages: self.mm.lruvec(i).lists[LRU_INACTIVE_FILE].len,
-                    active_file_pages: self.mm.lruvec(i).lists[LRU_ACTIVE_FILE].len,
+                    inactive_file_pages: self.mm.zone(i).lru_pages[LRU_INACTIVE_FILE],
+                    active_file_pages: self.mm.zone(i).lru_pages[LRU_ACTIVE_FILE],
                     dirty_pages: z.nr_dirty,
                     writeback_pages: z.nr_writeback,
                     dirty_limit_pages: if z.present_pages > 0 {

@@ -153,6 +153,15 @@ pub fn end_page_writeback<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn) {
         sys.mm_mut().pages_mut()[pfn as usize].flags &= !flags::RECLAIM;
         sys.mm_mut().rotate_reclaimable_page(pfn);
     }
+    // `acct_reclaim_writeback` (5.16+): wake throttled reclaimers once
+    // enough pages were written (no one sleeps there before 5.16).
+    if sys.mm_mut().reclaim_wait_mut().page_written() {
+        for i in 0..sys.mm().reclaim_wait().waiters().len() {
+            let tid = sys.mm().reclaim_wait().waiters()[i];
+            sys.wake_task(tid);
+        }
+        sys.mm_mut().reclaim_wait_mut().clear();
+    }
 }
 
 #[cfg(test)]

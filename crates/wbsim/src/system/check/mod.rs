@@ -10,6 +10,7 @@
 //! frames written during the event and re-checks only those.
 
 use crate::fs::FsHost;
+use crate::kernel::LruScope;
 use crate::mm::MmHost;
 use crate::writeback::WritebackHost;
 mod incremental;
@@ -188,7 +189,7 @@ impl Tally {
             Holder::Pagevec => &mut self.pagevec,
             Holder::Isolated => &mut self.isolated,
             Holder::Kernel | Holder::Orphaned => &mut self.kernel,
-            h => &mut self.lru[z][h.lru().unwrap()],
+            h => &mut self.lru[z][crate::mm::page::counted_lru(h.lru().unwrap())],
         };
         *c = c.wrapping_add(d);
         if s.mapped {
@@ -316,13 +317,12 @@ impl System {
                     format!("zone {} has more free pages than present", zone.name)
                 });
             }
-            let lists = &self.mm.lruvec(z).lists;
-            for (l, (list, frames)) in lists.iter().zip(t.lru[z]).enumerate() {
-                if list.len != frames {
+            for (l, (&counted, frames)) in zone.lru_pages.iter().zip(t.lru[z]).enumerate() {
+                if counted != frames {
                     f.fail(Invariant::LruListLength, || {
                         format!(
-                            "zone {} LRU {l} length {} != frames {frames}",
-                            zone.name, list.len
+                            "zone {} LRU {l} count {counted} != frames {frames}",
+                            zone.name
                         )
                     });
                 }
@@ -334,6 +334,31 @@ impl System {
                         zone.name, zone.nr_dirty, t.zone_dirty[z]
                     )
                 });
+            }
+            // The lists themselves: a zone's own (zone scope), or its share
+            // of the node's, counted once at the last zone.
+            let owner_zones = match self.mm.lru_scope() {
+                LruScope::Zone => z..=z,
+                LruScope::Node if z + 1 == self.mm.nr_zones() => 0..=z,
+                LruScope::Node => continue,
+            };
+            let mut on_lists = [0u64; NR_LRU_LISTS];
+            for (l, list) in self.mm.lruvec(z).lists.iter().enumerate() {
+                on_lists[crate::mm::page::counted_lru(l)] += list.len;
+            }
+            for (l, &len) in on_lists.iter().enumerate() {
+                let counted: u64 = owner_zones
+                    .clone()
+                    .map(|oz| self.mm.zone(oz).lru_pages[l])
+                    .sum();
+                if len != counted {
+                    f.fail(Invariant::LruListLength, || {
+                        format!(
+                            "zone {} LRU {l} lists hold {len} != counted {counted}",
+                            zone.name
+                        )
+                    });
+                }
             }
         }
         let in_pagevecs: u64 = self.mm.pagevecs().iter().map(|p| p.len as u64).sum();

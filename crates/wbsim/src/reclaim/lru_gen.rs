@@ -1,0 +1,199 @@
+//! MGLRU's reclaim (6.1+, read in v6.1 `mm/vmscan.c`:
+//! `lru_gen_shrink_lruvec`, `get_nr_to_scan`, `should_run_aging`,
+//! `evict_folios`, `scan_folios`, `sort_folio`, `isolate_folio`,
+//! `lru_gen_age_node`), one node, order 0. Not modelled: the page-table
+//! walk that finds young PTEs while aging (`walk_mm`; the pages these
+//! workloads write are never mapped), tiers and the refault controller
+//! (no page is read back), memcgs.
+//!
+//! Eviction takes pages from the tail of the oldest generation: one it
+//! may not evict now (dirty, under writeback, locked) moves to the next
+//! generation with PG_reclaim and counts in `pgrefill`; the rest are
+//! isolated (`pgscan_*`) and go through `shrink_page_list`.
+
+use super::pageout::{Fate, ShrinkList, Tally};
+use super::{ReclaimHost, ScanControl, DEF_PRIORITY};
+use crate::block::submit::Submit;
+use crate::mm::lru_gen::{gen_list, MIN_NR_GENS};
+use crate::mm::page::{flags, Holder, NIL};
+use crate::mm::vmstat::{Ev, ZoneEv};
+use crate::mm::MemoryOps;
+
+/// `MAX_LRU_BATCH`: pages one `scan_folios` looks at, at most.
+const MAX_LRU_BATCH: u64 = 4096;
+/// `MIN_LRU_BATCH`: `scan_folios` stops once this many are isolated.
+const MIN_LRU_BATCH: u64 = 64;
+
+/// The types reclaim may take: file, and anon while swap has room
+/// (`get_swappiness`).
+fn kinds<H: ReclaimHost + ?Sized>(sys: &H) -> std::ops::RangeInclusive<usize> {
+    if sys.mm().nr_swap_pages() > 0 && sys.sysctl().swappiness > 0 {
+        0..=1
+    } else {
+        1..=1
+    }
+}
+
+/// MGLRU's aging and eviction.
+pub trait LruGenReclaim: ReclaimHost {
+    /// `should_run_aging`: the oldest type is down to `MIN_NR_GENS`, or
+    /// at three generations the youngest holds more than half the pages
+    /// or the oldest less than a quarter.
+    fn lru_gen_should_age(&self) -> bool {
+        let g = self.mm().gen_seq();
+        kinds(self).any(|kind| {
+            let nr_gens = g.max_seq - g.min_seq[kind] + 1;
+            if nr_gens < MIN_NR_GENS + 1 {
+                return true;
+            }
+            if nr_gens > MIN_NR_GENS + 1 {
+                return false;
+            }
+            let total: u64 = (g.min_seq[kind]..=g.max_seq)
+                .map(|s| self.mm().gen_pages(kind, s))
+                .sum();
+            let young = self.mm().gen_pages(kind, g.max_seq);
+            let old = self.mm().gen_pages(kind, g.min_seq[kind]);
+            young * 2 > total || old * 4 < total
+        })
+    }
+
+    /// `lru_gen_age_node` (kswapd, before each `shrink_node`): a new
+    /// generation when aging is due.
+    fn lru_gen_age_node(&mut self) {
+        if self.lru_gen_should_age() {
+            self.mm_mut().inc_max_seq();
+        }
+    }
+
+    /// `lru_gen_shrink_lruvec`: evict batches until the share of this
+    /// priority is scanned or the target reclaimed.
+    fn lru_gen_shrink_node(&mut self, sc: &mut ScanControl) {
+        let reclaimed_before = sc.nr_reclaimed;
+        let mut scanned = 0;
+        loop {
+            // get_nr_to_scan
+            let g = self.mm().gen_seq();
+            let total: u64 = kinds(self)
+                .map(|k| {
+                    (g.min_seq[k]..=g.max_seq)
+                        .map(|s| self.mm().gen_pages(k, s))
+                        .sum::<u64>()
+                })
+                .sum();
+            let nr_to_scan = total >> sc.priority;
+            if self.lru_gen_should_age() {
+                let three_gens = kinds(self).all(|k| g.max_seq >= g.min_seq[k] + MIN_NR_GENS);
+                if !(sc.priority == DEF_PRIORITY && three_gens) {
+                    if sc.is_kswapd {
+                        // Left to `lru_gen_age_node`.
+                        return;
+                    }
+                    self.mm_mut().inc_max_seq();
+                }
+            }
+            if nr_to_scan == 0 {
+                return;
+            }
+            let delta = self.evict_folios(sc);
+            if delta == 0 {
+                return;
+            }
+            scanned += delta;
+            if scanned >= nr_to_scan || sc.nr_reclaimed - reclaimed_before >= sc.nr_to_reclaim {
+                return;
+            }
+        }
+    }
+
+    /// `evict_folios`: one batch from the oldest generation of a type;
+    /// the pages looked at.
+    fn evict_folios(&mut self, sc: &mut ScanControl) -> u64 {
+        let kinds = kinds(self);
+        self.mm_mut().try_to_inc_min_seq(kinds.clone());
+        let kind = *kinds.end();
+        let zone = self.mm().nr_zones() - 1;
+        let cpu = self.task(sc.tid).cpu;
+        self.mm_mut().lru_add_drain(cpu);
+        // scan_folios
+        let oldest = gen_list(kind, self.mm().gen_seq().min_seq[kind]);
+        let mut buf = std::mem::take(&mut self.reclaim_mut().isolate_buf);
+        buf.clear();
+        let (mut looked, mut sorted) = (0u64, 0u64);
+        while looked < MAX_LRU_BATCH && (buf.len() as u64) < MIN_LRU_BATCH {
+            let pfn = self.mm().lruvec(zone).lists[oldest].tail;
+            if pfn == NIL {
+                break;
+            }
+            looked += 1;
+            let p = self.mm().pages()[pfn as usize];
+            let busy = p.has(flags::LOCKED)
+                || p.has(flags::WRITEBACK)
+                || (kind == 1 && p.has(flags::DIRTY));
+            if busy {
+                // sort_folio: `folio_inc_gen(reclaiming)`.
+                self.mm_mut().gen_bump_to_second_oldest(pfn);
+                sorted += 1;
+                continue;
+            }
+            // isolate_folio
+            self.mm_mut().lru_unlink(pfn);
+            let pg = &mut self.mm_mut().pages_mut()[pfn as usize];
+            pg.flags &= !(flags::RECLAIM | flags::REFERENCED);
+            pg.holder = Holder::Isolated;
+            buf.push(pfn);
+        }
+        let isolated = buf.len() as u64;
+        let scan_ev = if sc.is_kswapd {
+            ZoneEv::PgScanKswapd
+        } else {
+            ZoneEv::PgScanDirect
+        };
+        self.mm_mut().vmstat_mut().zinc(zone, scan_ev, isolated);
+        self.mm_mut()
+            .vmstat_mut()
+            .zinc(zone, ZoneEv::PgRefill, sorted);
+        self.mm_mut().try_to_inc_min_seq(kinds);
+        sc.nr_scanned += isolated;
+        self.charge_sys(sc.tid, looked * self.cost().scan_page_ns);
+        let mut reclaimed = 0;
+        let mut t = Tally::default();
+        for &pfn in &buf {
+            match self.reclaim_one_page(zone, pfn, sc, &mut t) {
+                Fate::Freed => {
+                    self.free_page(sc.tid, pfn);
+                    self.charge_sys(sc.tid, self.cost().page_free_ns);
+                    reclaimed += 1;
+                }
+                Fate::Activated => {
+                    self.mm_mut().vmstat_mut().inc(Ev::PgActivate, 1);
+                    self.mm_mut().pages_mut()[pfn as usize].flags |= flags::ACTIVE;
+                    self.mm_mut().lru_gen_add(pfn, false);
+                }
+                Fate::Kept | Fate::Orphaned => {
+                    // Back to the youngest generation (PG_active forced).
+                    self.mm_mut().pages_mut()[pfn as usize].flags |= flags::ACTIVE;
+                    self.mm_mut().lru_gen_add(pfn, false);
+                }
+            }
+        }
+        self.reclaim_mut().isolate_buf = buf;
+        sc.nr_reclaimed += reclaimed;
+        let steal_ev = if sc.is_kswapd {
+            ZoneEv::PgStealKswapd
+        } else {
+            ZoneEv::PgStealDirect
+        };
+        self.mm_mut().vmstat_mut().zinc(zone, steal_ev, reclaimed);
+        if sc.is_kswapd {
+            self.mm_mut().vmstat_mut().inc(Ev::KswapdSteal, reclaimed);
+        }
+        self.flush_all_plugs();
+        if isolated == 0 && looked < MAX_LRU_BATCH {
+            return 0;
+        }
+        looked
+    }
+}
+
+impl<T: ReclaimHost + ?Sized> LruGenReclaim for T {}
