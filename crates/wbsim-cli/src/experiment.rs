@@ -55,6 +55,11 @@ pub struct ScenarioRef {
     /// experiment's `runs` (at most `--runs` when that is given).
     #[serde(default)]
     pub runs: Option<u32>,
+    /// The kernel labels this scenario runs on (default: every one of
+    /// the experiment's), when the source ran each configuration on one
+    /// kernel only.
+    #[serde(default)]
+    pub kernels: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]

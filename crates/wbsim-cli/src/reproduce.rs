@@ -180,7 +180,18 @@ fn plan_experiment(e: &Experiment, runs: Option<u32>) -> Result<Plan<'_>, String
             .ok_or_else(|| format!("{}: scenario `{}` is not built in", e.id, s.file))?;
         let sc = wbsim::scenario::parse_scenario(text, &format!("scenarios/{}", s.file))
             .map_err(|err| err.to_string())?;
-        for (label, preset) in &e.kernels {
+        if let Some(ks) = &s.kernels {
+            if let Some(k) = ks.iter().find(|k| !e.kernels.contains_key(*k)) {
+                return Err(format!(
+                    "{}: scenario `{}`: kernel `{k}` is not one of the experiment's kernels ({})",
+                    e.id,
+                    s.label,
+                    e.kernels.keys().cloned().collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
+        let on = |label: &String| s.kernels.as_ref().is_none_or(|ks| ks.contains(label));
+        for (label, preset) in e.kernels.iter().filter(|(l, _)| on(l)) {
             let profile = wbsim::kernel::preset(preset)?;
             // A scenario published as fewer runs keeps its own count.
             let n = s.runs.map_or(runs, |r| r.min(runs));

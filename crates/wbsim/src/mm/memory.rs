@@ -86,6 +86,35 @@ impl Memory {
         &mut self.reclaim_wait
     }
 
+    /// One of the pages the kernel holds since boot (`kernel_mib`),
+    /// handed over to a use the model follows (a program's text); a free
+    /// page when none is held.
+    pub fn take_held_page(&mut self) -> Option<u32> {
+        let z = self.zones.len() - 1;
+        let start = self.zones[z].start_pfn as usize;
+        let end = start + self.zones[z].present_pages as usize;
+        let held = (start..end).find(|&pfn| {
+            self.pages[pfn].holder == super::page::Holder::Kernel
+                && self.pages[pfn].inode == super::page::NIL
+                && self.pages[pfn].flags == 0
+        });
+        match held {
+            Some(pfn) => Some(pfn as u32),
+            None => self.take_free_page(z),
+        }
+    }
+
+    /// A page put on the LRU at boot, as `lru_add_drain` would: on its
+    /// list by its flags, or its generation with MGLRU.
+    pub fn add_to_lru_at_boot(&mut self, pfn: u32) {
+        if self.lru_gen {
+            self.lru_gen_add(pfn, false);
+        } else {
+            let lru = super::page_lru(&self.pages[pfn as usize]);
+            self.lru_link_head(pfn, lru);
+        }
+    }
+
     /// A new task's allocation state.
     pub fn add_task(&mut self) {
         self.task_alloc.push(AllocState::default());

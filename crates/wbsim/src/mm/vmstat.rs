@@ -190,7 +190,13 @@ impl Vmstat {
             );
         }
         // Totals without zone suffix, as 4.8+ prints them and scripts expect.
-        for e in [ZoneEv::PgScanKswapd, ZoneEv::PgScanDirect] {
+        for e in [
+            ZoneEv::PgScanKswapd,
+            ZoneEv::PgScanDirect,
+            ZoneEv::PgStealKswapd,
+            ZoneEv::PgStealDirect,
+            ZoneEv::PgRefill,
+        ] {
             m.insert(ZONE_EV_NAMES[e as usize].to_string(), self.zone_sum(e));
         }
         m.insert(

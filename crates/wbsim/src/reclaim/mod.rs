@@ -14,12 +14,14 @@ pub mod direct;
 mod dirty_pages;
 pub mod kswapd;
 mod kswapd_node;
-mod lru_gen;
+pub(crate) mod lru_gen;
 pub mod node;
 mod pageout;
 mod state;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_node;
 
 use crate::fs::FsHost;
 use crate::kernel::{KswapdForceScan, LruScope};

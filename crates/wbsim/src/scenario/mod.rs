@@ -118,6 +118,10 @@ pub struct TaskConfig {
     /// Start when this earlier task exits (a shell's `a; b`), instead of
     /// at time 0.
     pub after: Option<String>,
+    /// Pages of its program file's text the task touches (0: not
+    /// modelled), and the file: tasks naming the same file share them.
+    pub text_pages: u32,
+    pub text_file: String,
 }
 
 /// The program a task runs, parsed from its command line.

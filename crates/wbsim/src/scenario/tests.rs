@@ -143,6 +143,8 @@ fn zone_dirty_v2_parses_exactly() {
                 oflag_direct: false,
             }),
             after: None,
+            text_pages: 0,
+            text_file: "dd".into(),
         }],
         swap: None,
         run: RunConfig::default(),

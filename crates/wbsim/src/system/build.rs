@@ -27,6 +27,7 @@ use crate::workload::fsmark_run::{FsMarkRun, FsMarkState};
 use crate::workload::iozone_run::IozoneState;
 use crate::workload::mapwrite::MapWriteState;
 use crate::workload::memtouch::MemTouchState;
+use crate::workload::text::Text;
 use crate::workload::{Process, Workloads, WriterState};
 use crate::writeback::bdi::Bdi;
 use crate::writeback::writer_throttle::ratelimit_pages;
@@ -307,6 +308,8 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
     let mut pending_daemons: Vec<(u32, usize)> = Vec::new();
     let mut extra_threads: Vec<(String, Process)> = Vec::new();
     let mut task_ids: Vec<u32> = Vec::new();
+    // Program files whose text tasks touch, and their indexes.
+    let (mut text_files, mut text_ids): (Vec<String>, Vec<usize>) = (Vec::new(), Vec::new());
     for (ti, tc) in sc.tasks.iter().enumerate() {
         let tid = sys.nr_tasks() as u32;
         let (kind, is_workload) = match &tc.program {
@@ -410,6 +413,24 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         };
         spawn(&mut sys, &tc.name, kind);
         sys.task_mut(tid).command = tc.command.clone();
+        if tc.text_pages > 0 {
+            let text = match text_files.iter().position(|f| f == &tc.text_file) {
+                Some(i) => text_ids[i],
+                None => {
+                    let most = sc
+                        .tasks
+                        .iter()
+                        .filter(|t| t.text_file == tc.text_file)
+                        .map(|t| t.text_pages)
+                        .max()
+                        .unwrap_or(0);
+                    text_files.push(tc.text_file.clone());
+                    text_ids.push(sys.add_program_text(most));
+                    *text_ids.last().expect("pushed")
+                }
+            };
+            sys.workload.set_text_use(tid, text, tc.text_pages);
+        }
         for (name, kind) in extra_threads.drain(..) {
             spawn(&mut sys, &name, kind);
         }

@@ -448,6 +448,15 @@ impl System {
 
     #[inline(always)]
     fn step_task(&mut self, tid: u32) -> Step {
+        let step = self.step_task_kind(tid);
+        if step == Step::Exit {
+            crate::workload::text::Text::unmap_text_at_exit(self, tid);
+        }
+        step
+    }
+
+    #[inline(always)]
+    fn step_task_kind(&mut self, tid: u32) -> Step {
         use task::TaskKind;
         match &self.task_kind[tid as usize] {
             TaskKind::Writer => self.writer_step(tid),

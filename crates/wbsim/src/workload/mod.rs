@@ -26,6 +26,7 @@ pub mod shell;
 mod state;
 pub mod sync;
 pub mod synthetic;
+pub mod text;
 
 use crate::workload::enospc::Enospc;
 pub use reference::reference_markdown;

@@ -32,6 +32,9 @@ pub struct Workloads {
     pub(super) fsmark_runs: Vec<FsMarkRun>,
     /// Results of the IOzone tests run so far.
     pub(super) iozone_results: Vec<IozoneResult>,
+    /// Program files whose text tasks map, and what each task maps.
+    pub(super) texts: Vec<super::text::ProgramText>,
+    pub(super) text_use: Vec<Option<super::text::TextUse>>,
 }
 
 impl Workloads {
@@ -40,12 +43,20 @@ impl Workloads {
             processes: Vec::new(),
             fsmark_runs: Vec::new(),
             iozone_results: Vec::new(),
+            texts: Vec::new(),
+            text_use: Vec::new(),
         }
+    }
+
+    /// Task `tid` maps `pages` of program text `text` while it runs.
+    pub fn set_text_use(&mut self, tid: u32, text: usize, pages: u32) {
+        self.text_use[tid as usize] = Some(super::text::TextUse { text, pages });
     }
 
     /// A new task: no program (a kernel thread) until one is attached.
     pub fn add_task(&mut self) {
         self.processes.push(None);
+        self.text_use.push(None);
     }
 
     /// Task `tid` runs `process`.

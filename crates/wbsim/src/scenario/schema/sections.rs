@@ -419,6 +419,22 @@ pub static SECTIONS: &[Section] = &[
                 example: "after = \"dd\"",
                 ..key("after", Type::Str, "", Default::Absent("start at time 0"))
             },
+            Key {
+                doc: "Pages of its program's text (code and read-only data) the task \
+                      touches. The file is held in memory from boot (an initramfs, as \
+                      `wbsim lab` boots; tmpfs pages, on the anon lists); when the task \
+                      exits, each page is marked accessed (`zap_pte_range`), so a page \
+                      two tasks of one file touched is activated at the second exit \
+                      (`pgactivate`) on the classic LRU.",
+                example: "text_pages = 200",
+                ..key("text_pages", int(0, 1_000_000), "pages", Default::Int(0))
+            },
+            Key {
+                doc: "The program file whose text `text_pages` counts; tasks naming the \
+                      same file share its pages.",
+                example: "text_file = \"/init\"",
+                ..key("text_file", Type::Str, "", Default::Absent("the command's program name"))
+            },
         ],
         named: None,
     },

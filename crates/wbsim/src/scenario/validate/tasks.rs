@@ -91,12 +91,18 @@ pub(super) fn tasks(
             a.to_string()
         });
         names.push(name.clone());
+        let text_pages = t.int_or_default("text_pages") as u32;
         if let Some((program, command)) = program(cx, t, filesystems, all_fs) {
+            let text_file = t
+                .str("text_file")
+                .map_or_else(|| program_name(&command), |(f, _)| f.to_string());
             out.push(TaskConfig {
                 name,
                 command,
                 program,
                 after,
+                text_pages,
+                text_file,
             });
         }
     }
