@@ -7,7 +7,7 @@
 //! Reclaim's side (aging, eviction) is `crate::reclaim::lru_gen`.
 
 use super::memory::Memory;
-use super::page::{flags, list_add_head, list_add_tail, Holder, Pfn, LRU_GEN_BASE, MAX_NR_GENS};
+use super::page::{flags, gen_list_of, list_add_head, list_add_tail, Holder, Pfn, MAX_NR_GENS};
 
 /// `MIN_NR_GENS`: a type never has fewer generations.
 pub const MIN_NR_GENS: u64 = 2;
@@ -30,10 +30,10 @@ impl Default for GenSeq {
     }
 }
 
-/// The list of generation `seq` of `kind` (0 anon, 1 file).
+/// The list of generation `seq` of `kind` (0 anon, 1 file) in `zone`.
 #[inline]
-pub fn gen_list(kind: usize, seq: u64) -> usize {
-    LRU_GEN_BASE + kind * MAX_NR_GENS + (seq % MAX_NR_GENS as u64) as usize
+pub fn gen_list(kind: usize, seq: u64, zone: usize) -> usize {
+    gen_list_of(kind, (seq % MAX_NR_GENS as u64) as usize, zone)
 }
 
 /// The type of a page: 0 anon, 1 file.
@@ -59,9 +59,11 @@ impl Memory {
         g.max_seq - g.min_seq[kind] + 1
     }
 
-    /// Pages in generation `seq` of `kind`.
+    /// Pages in generation `seq` of `kind`, every zone's.
     pub fn gen_pages(&self, kind: usize, seq: u64) -> u64 {
-        self.lruvec(0).lists[gen_list(kind, seq)].len
+        (0..self.zones.len())
+            .map(|z| self.lruvec(0).lists[gen_list(kind, seq, z)].len)
+            .sum()
     }
 
     /// `lru_gen_add_folio` (Debian 6.1.192): an active page goes to the
@@ -85,7 +87,7 @@ impl Memory {
         } else {
             g.min_seq[kind] + 1
         };
-        self.gen_link(pfn, gen_list(kind, seq), reclaiming);
+        self.gen_link(pfn, gen_list(kind, seq, p.zone as usize), reclaiming);
     }
 
     /// Put a page on generation list `list`, at the tail or the head.
@@ -108,11 +110,12 @@ impl Memory {
     /// under writeback, locked) moves to the second-oldest generation's
     /// head with PG_reclaim, so its writeback's end brings it back.
     pub fn gen_bump_to_second_oldest(&mut self, pfn: Pfn) {
-        let kind = page_kind(self.pages[pfn as usize].flags);
+        let p = self.pages[pfn as usize];
+        let kind = page_kind(p.flags);
         let seq = self.gen_seq().min_seq[kind] + 1;
         self.lru_unlink(pfn);
         self.pages[pfn as usize].flags |= flags::RECLAIM;
-        self.gen_link(pfn, gen_list(kind, seq), false);
+        self.gen_link(pfn, gen_list(kind, seq, p.zone as usize), false);
     }
 
     /// `try_to_inc_min_seq`: drop each type's empty oldest generations,
@@ -140,14 +143,16 @@ impl Memory {
                 continue;
             }
             let old = self.gen_seq().min_seq[kind];
-            let (from, to) = (gen_list(kind, old), gen_list(kind, old + 1));
-            loop {
-                let pfn = self.lruvec(0).lists[from].head;
-                if pfn == super::page::NIL {
-                    break;
+            for zone in 0..self.zones.len() {
+                let (from, to) = (gen_list(kind, old, zone), gen_list(kind, old + 1, zone));
+                loop {
+                    let pfn = self.lruvec(0).lists[from].head;
+                    if pfn == super::page::NIL {
+                        break;
+                    }
+                    self.lru_unlink(pfn);
+                    self.gen_link(pfn, to, true);
                 }
-                self.lru_unlink(pfn);
-                self.gen_link(pfn, to, true);
             }
             self.lruvec_mut(0).gen.min_seq[kind] = old + 1;
         }
@@ -161,9 +166,11 @@ mod tests {
 
     #[test]
     fn generation_lists_follow_the_sequence_modulo_four() {
-        assert_eq!(gen_list(0, 0), LRU_GEN_BASE);
-        assert_eq!(gen_list(1, 3), LRU_GEN_BASE + 7);
-        assert_eq!(gen_list(1, 5), LRU_GEN_BASE + 5);
+        use crate::mm::page::LRU_GEN_BASE;
+        assert_eq!(gen_list(0, 0, 0), LRU_GEN_BASE);
+        assert_eq!(gen_list(0, 0, 2), LRU_GEN_BASE + 2);
+        assert_eq!(gen_list(1, 3, 1), LRU_GEN_BASE + (4 + 3) * 3 + 1);
+        assert_eq!(gen_list(1, 5, 1), gen_list(1, 1, 1));
         let g = GenSeq::default();
         assert_eq!((g.max_seq, g.min_seq), (3, [0, 0]));
     }

@@ -77,15 +77,32 @@ pub enum Holder {
     /// in the zone's free pages.
     PerCpu = 9,
     /// On a generation list of the multi-generational LRU (6.1+, MGLRU):
-    /// list `LRU_GEN_BASE + type * MAX_NR_GENS + gen`, anon then file.
-    GenAnon0 = 10,
-    GenAnon1 = 11,
-    GenAnon2 = 12,
-    GenAnon3 = 13,
-    GenFile0 = 14,
-    GenFile1 = 15,
-    GenFile2 = 16,
-    GenFile3 = 17,
+    /// list `LRU_GEN_BASE + (type * MAX_NR_GENS + gen) * MAX_ZONES + zone`,
+    /// anon then file (see [`gen_list_of`]).
+    Gen0 = 10,
+    Gen1 = 11,
+    Gen2 = 12,
+    Gen3 = 13,
+    Gen4 = 14,
+    Gen5 = 15,
+    Gen6 = 16,
+    Gen7 = 17,
+    Gen8 = 18,
+    Gen9 = 19,
+    Gen10 = 20,
+    Gen11 = 21,
+    Gen12 = 22,
+    Gen13 = 23,
+    Gen14 = 24,
+    Gen15 = 25,
+    Gen16 = 26,
+    Gen17 = 27,
+    Gen18 = 28,
+    Gen19 = 29,
+    Gen20 = 30,
+    Gen21 = 31,
+    Gen22 = 32,
+    Gen23 = 33,
 }
 
 /// LRU list numbers as in `enum lru_list` (unevictable not modelled).
@@ -94,13 +111,22 @@ pub const LRU_ACTIVE_ANON: usize = 1;
 pub const LRU_INACTIVE_FILE: usize = 2;
 pub const LRU_ACTIVE_FILE: usize = 3;
 pub const NR_LRU_LISTS: usize = 4;
-/// MGLRU's `MAX_NR_GENS`: generations per type, as lists after the four
-/// classic ones.
+/// MGLRU's `MAX_NR_GENS`: generations per type.
 pub const MAX_NR_GENS: usize = 4;
-/// The first generation list.
+/// Zones a node may have (DMA, DMA32, Normal): MGLRU keeps a list per
+/// zone in each generation (`lrugen->lists[gen][type][zone]`).
+pub const MAX_ZONES: usize = 3;
+/// The first generation list, after the four classic ones.
 pub const LRU_GEN_BASE: usize = NR_LRU_LISTS;
-/// Every list a lruvec holds: the classic four, then 2 × `MAX_NR_GENS`.
-pub const NR_LISTS: usize = NR_LRU_LISTS + 2 * MAX_NR_GENS;
+/// Every list a lruvec holds: the classic four, then the generations'.
+pub const NR_LISTS: usize = NR_LRU_LISTS + 2 * MAX_NR_GENS * MAX_ZONES;
+
+/// The generation list of `kind` (0 anon, 1 file), generation slot `gen`
+/// (the sequence number modulo `MAX_NR_GENS`) and `zone`.
+#[inline]
+pub fn gen_list_of(kind: usize, gen: usize, zone: usize) -> usize {
+    LRU_GEN_BASE + (kind * MAX_NR_GENS + gen) * MAX_ZONES + zone
+}
 
 /// The classic list a list's pages are counted in (`NR_ZONE_*_ANON` /
 /// `_FILE`): a generation list counts as its type's inactive list.
@@ -108,12 +134,40 @@ pub const NR_LISTS: usize = NR_LRU_LISTS + 2 * MAX_NR_GENS;
 pub fn counted_lru(list: usize) -> usize {
     if list < NR_LRU_LISTS {
         list
-    } else if list < LRU_GEN_BASE + MAX_NR_GENS {
+    } else if list < LRU_GEN_BASE + MAX_NR_GENS * MAX_ZONES {
         LRU_INACTIVE_ANON
     } else {
         LRU_INACTIVE_FILE
     }
 }
+
+/// The holders of the generation lists, in list order.
+const GEN_HOLDERS: [Holder; 2 * MAX_NR_GENS * MAX_ZONES] = [
+    Holder::Gen0,
+    Holder::Gen1,
+    Holder::Gen2,
+    Holder::Gen3,
+    Holder::Gen4,
+    Holder::Gen5,
+    Holder::Gen6,
+    Holder::Gen7,
+    Holder::Gen8,
+    Holder::Gen9,
+    Holder::Gen10,
+    Holder::Gen11,
+    Holder::Gen12,
+    Holder::Gen13,
+    Holder::Gen14,
+    Holder::Gen15,
+    Holder::Gen16,
+    Holder::Gen17,
+    Holder::Gen18,
+    Holder::Gen19,
+    Holder::Gen20,
+    Holder::Gen21,
+    Holder::Gen22,
+    Holder::Gen23,
+];
 
 /// Pages per MiB at 4 KiB pages (x86-64).
 pub const PAGES_PER_MIB: u64 = 256;
@@ -129,14 +183,7 @@ impl Holder {
             LRU_ACTIVE_ANON => Holder::ActiveAnon,
             LRU_INACTIVE_FILE => Holder::InactiveFile,
             LRU_ACTIVE_FILE => Holder::ActiveFile,
-            4 => Holder::GenAnon0,
-            5 => Holder::GenAnon1,
-            6 => Holder::GenAnon2,
-            7 => Holder::GenAnon3,
-            8 => Holder::GenFile0,
-            9 => Holder::GenFile1,
-            10 => Holder::GenFile2,
-            _ => Holder::GenFile3,
+            gen => GEN_HOLDERS[gen - LRU_GEN_BASE],
         }
     }
     /// The list the frame is on (a classic list, or a generation list).
@@ -146,8 +193,8 @@ impl Holder {
             Holder::ActiveAnon => Some(LRU_ACTIVE_ANON),
             Holder::InactiveFile => Some(LRU_INACTIVE_FILE),
             Holder::ActiveFile => Some(LRU_ACTIVE_FILE),
-            h if (h as u8) >= Holder::GenAnon0 as u8 => {
-                Some(LRU_GEN_BASE + (h as u8 - Holder::GenAnon0 as u8) as usize)
+            h if (h as u8) >= Holder::Gen0 as u8 => {
+                Some(LRU_GEN_BASE + (h as u8 - Holder::Gen0 as u8) as usize)
             }
             _ => None,
         }

@@ -6,10 +6,13 @@
 //! workloads write are never mapped), tiers and the refault controller
 //! (no page is read back), memcgs.
 //!
-//! Eviction takes pages from the tail of the oldest generation: one it
-//! may not evict now (dirty, under writeback, locked) moves to the next
-//! generation with PG_reclaim and counts in `pgrefill`; the rest are
-//! isolated (`pgscan_*`) and go through `shrink_page_list`.
+//! Eviction takes pages from the tail of the oldest generation, zone by
+//! zone from the highest eligible down (each generation keeps a list per
+//! zone), until 64 are isolated: one it may not evict now (dirty, under
+//! writeback, locked) moves to the next generation with PG_reclaim and
+//! counts in `pgrefill`; the rest are isolated (`pgscan_*`) and go through
+//! `shrink_page_list`. A low zone's pages are thus taken only once the
+//! zones above have none left in that generation.
 
 use super::pageout::{Fate, ShrinkList, Tally};
 use super::{ReclaimHost, ScanControl, DEF_PRIORITY};
@@ -115,15 +118,24 @@ pub trait LruGenReclaim: ReclaimHost {
         let zone = self.mm().nr_zones() - 1;
         let cpu = self.task(sc.tid).cpu;
         self.mm_mut().lru_add_drain(cpu);
-        // scan_folios
-        let oldest = gen_list(kind, self.mm().gen_seq().min_seq[kind]);
+        // scan_folios: the oldest generation's list of each zone, from the
+        // highest eligible down, until a batch is isolated.
+        let min_seq = self.mm().gen_seq().min_seq[kind];
         let mut buf = std::mem::take(&mut self.reclaim_mut().isolate_buf);
         buf.clear();
         let (mut looked, mut sorted) = (0u64, 0u64);
+        let mut zones = (0..=zone).rev();
+        let mut oldest = gen_list(kind, min_seq, zones.next().unwrap_or(0));
         while looked < MAX_LRU_BATCH && (buf.len() as u64) < MIN_LRU_BATCH {
             let pfn = self.mm().lruvec(zone).lists[oldest].tail;
             if pfn == NIL {
-                break;
+                match zones.next() {
+                    Some(z) => {
+                        oldest = gen_list(kind, min_seq, z);
+                        continue;
+                    }
+                    None => break,
+                }
             }
             looked += 1;
             let p = self.mm().pages()[pfn as usize];

@@ -175,7 +175,7 @@ fn mglru_moves_a_dirty_tail_page_on_and_evicts_the_clean_ones() {
     m.sys.mm_mut().lru_add_drain(cpu);
     let g = m.sys.mm().gen_seq();
     assert_eq!((g.min_seq[1], g.max_seq), (0, 3));
-    assert_eq!(m.place(dirty).0, Holder::from_lru(gen_list(1, 1)));
+    assert_eq!(m.place(dirty).0, Holder::from_lru(gen_list(1, 1, ZONE)));
     // The oldest generation empties (`try_to_inc_min_seq`): the page's
     // is now the oldest of three.
     m.sys.mm_mut().try_to_inc_min_seq(1..=1);
@@ -184,7 +184,7 @@ fn mglru_moves_a_dirty_tail_page_on_and_evicts_the_clean_ones() {
     let looked = m.sys.evict_folios(&mut sc);
     assert_eq!(looked, 4);
     assert!(m.has(dirty, flags::RECLAIM));
-    assert_eq!(m.place(dirty).0, Holder::from_lru(gen_list(1, 2)));
+    assert_eq!(m.place(dirty).0, Holder::from_lru(gen_list(1, 2, ZONE)));
     assert_eq!(m.sys.mm().gen_pages(1, 2), 1);
     assert_eq!(m.zone_stat(ZoneEv::PgRefill), 1);
     assert_eq!(m.zone_stat(ZoneEv::PgScanKswapd), 3);
