@@ -39,6 +39,21 @@ pub trait DirectReclaim: ReclaimHost {
 
 impl<T: ReclaimHost + ?Sized> DirectReclaim for T {}
 
+/// Direct reclaim's `scan_control` for the allocation in progress.
+fn direct_scan_control(tid: u32, st: &AllocState) -> ScanControl {
+    ScanControl {
+        tid,
+        is_kswapd: false,
+        may_writepage: st.may_writepage,
+        nr_to_reclaim: SWAP_CLUSTER_MAX,
+        nr_scanned: 0,
+        nr_reclaimed: st.nr_reclaimed,
+        priority: st.priority,
+        stall: None,
+        nr: Default::default(),
+    }
+}
+
 /// One priority pass of `do_try_to_free_pages`; `Some(step)` when the
 /// task sleeps in `wait_iff_congested` before the next priority.
 pub fn direct_reclaim_priority<H: ReclaimHost + ?Sized>(
@@ -49,17 +64,7 @@ pub fn direct_reclaim_priority<H: ReclaimHost + ?Sized>(
     if sys.mm().lru_scope() == LruScope::Node {
         return direct_reclaim_node_priority(sys, tid, st);
     }
-    let mut sc = ScanControl {
-        tid,
-        is_kswapd: false,
-        may_writepage: st.may_writepage,
-        nr_to_reclaim: SWAP_CLUSTER_MAX,
-        nr_scanned: 0,
-        nr_reclaimed: st.nr_reclaimed,
-        priority: st.priority,
-        stall: None,
-        nr: Default::default(),
-    };
+    let mut sc = direct_scan_control(tid, st);
     // shrink_zones: every zone of the zonelist, highest first; after a
     // sleep inside a zone's shrink_zone, from the rest of that zone on.
     let resume = st.resume_scan.take();
@@ -133,17 +138,7 @@ fn direct_reclaim_node_priority<H: ReclaimHost + ?Sized>(
     tid: u32,
     st: &mut AllocState,
 ) -> Option<Step> {
-    let mut sc = ScanControl {
-        tid,
-        is_kswapd: false,
-        may_writepage: st.may_writepage,
-        nr_to_reclaim: SWAP_CLUSTER_MAX,
-        nr_scanned: 0,
-        nr_reclaimed: st.nr_reclaimed,
-        priority: st.priority,
-        stall: None,
-        nr: Default::default(),
-    };
+    let mut sc = direct_scan_control(tid, st);
     sys.shrink_node(&mut sc);
     let stall = sc.stall.or_else(|| sys.consider_reclaim_throttle(&sc));
     st.total_scanned += sc.nr_scanned;

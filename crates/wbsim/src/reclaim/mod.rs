@@ -185,12 +185,28 @@ pub trait ShrinkZone: ReclaimHost {
     /// scan. When the reclaimer must sleep in the middle of it
     /// (`sc.stall`), returns what is left: the kernel's task sleeps inside
     /// the loop and goes on with the rest of it when it wakes.
-    #[allow(clippy::needless_range_loop)] // `lru` is also the list number
     fn shrink_zone_lists(
         &mut self,
         zone: usize,
         sc: &mut ScanControl,
+        nr: ScanLeft,
+    ) -> Option<ScanLeft> {
+        self.shrink_lists_until_target(zone, sc, nr, false)
+    }
+
+    /// The batches of `shrink_zone` / `shrink_lruvec` over the lists of
+    /// `zone`'s lruvec: `SWAP_CLUSTER_MAX` of each list in turn until each
+    /// has had its share or this call has reclaimed `sc.nr_to_reclaim`,
+    /// which ends the scan below DEF_PRIORITY, or at any priority when
+    /// `stop_at_def_priority` (6.1's kswapd; its direct reclaim does a
+    /// whole pass at DEF_PRIORITY). Returns what is left after a sleep.
+    #[allow(clippy::needless_range_loop)] // `lru` is also the list number
+    fn shrink_lists_until_target(
+        &mut self,
+        zone: usize,
+        sc: &mut ScanControl,
         mut nr: ScanLeft,
+        stop_at_def_priority: bool,
     ) -> Option<ScanLeft> {
         let reclaimed_before = sc.nr_reclaimed;
         while nr[LRU_INACTIVE_ANON] > 0 || nr[LRU_INACTIVE_FILE] > 0 || nr[LRU_ACTIVE_FILE] > 0 {
@@ -206,7 +222,8 @@ pub trait ShrinkZone: ReclaimHost {
                 }
             }
             let reclaimed = sc.nr_reclaimed - reclaimed_before;
-            if reclaimed >= sc.nr_to_reclaim && sc.priority < DEF_PRIORITY {
+            let may_stop = sc.priority < DEF_PRIORITY || stop_at_def_priority;
+            if reclaimed >= sc.nr_to_reclaim && may_stop {
                 break;
             }
         }
@@ -221,7 +238,6 @@ pub trait ShrinkZone: ReclaimHost {
     /// pass), then the slab caches, then the node's flags and throttles
     /// (`shrink_node_flags`). A sleep for a request in the middle of the
     /// lists (`pageout` to a full queue) ends the pass there.
-    #[allow(clippy::needless_range_loop)] // `lru` is also the list number
     fn shrink_node(&mut self, sc: &mut ScanControl) {
         let zone = self.mm().nr_zones() - 1;
         sc.nr = node::ReclaimStat::default();
@@ -238,28 +254,9 @@ pub trait ShrinkZone: ReclaimHost {
             self.shrink_node_flags(sc, sc.nr_reclaimed - reclaimed_before);
             return;
         }
-        let mut nr = self.get_scan_count(zone, sc);
-        let whole_pass = !sc.is_kswapd && sc.priority == DEF_PRIORITY;
-        'lists: while nr[LRU_INACTIVE_ANON] > 0
-            || nr[LRU_INACTIVE_FILE] > 0
-            || nr[LRU_ACTIVE_FILE] > 0
-        {
-            for lru in 0..NR_LRU_LISTS {
-                let n = nr[lru].min(SWAP_CLUSTER_MAX);
-                if n == 0 {
-                    continue;
-                }
-                nr[lru] -= n;
-                self.shrink_list(zone, lru, n, sc);
-                if sc.stall.is_some() {
-                    break 'lists;
-                }
-            }
-            if sc.nr_reclaimed - reclaimed_before >= sc.nr_to_reclaim && !whole_pass {
-                break;
-            }
-        }
-        self.age_active_anon(zone, sc);
+        let nr = self.get_scan_count(zone, sc);
+        // A sleep for a request ends the pass (what is left is dropped).
+        let _ = self.shrink_lists_until_target(zone, sc, nr, sc.is_kswapd);
         let lru_pages = (0..=zone)
             .map(|z| self.mm().zone_reclaimable_pages(z))
             .sum();
