@@ -413,7 +413,47 @@ fn cut_runs_of(expr: &str, by_key: &RunsByKey) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::wrap;
+    use super::{plan_experiment, wrap};
+    use crate::experiment::Experiment;
+
+    fn experiment(kernels_of_scenario: &str) -> Experiment {
+        toml::from_str(&format!(
+            r#"
+id = "t"
+title = "t"
+published = "real-6.1.toml"
+runs = 2
+[kernels]
+"6.1" = "6.1"
+"6.1+mglru" = "6.1+mglru"
+[[scenario]]
+label = "a"
+file = "real-6.1/ext4-256m.toml"
+{kernels_of_scenario}
+[[cell]]
+name = "c"
+sim = "median(a/6.1/vmstat.pgactivate)"
+band = [0, 1]
+"#
+        ))
+        .unwrap()
+    }
+
+    /// A scenario runs on every kernel of its experiment unless it names
+    /// some (`real-6.1` runs each configuration on the kernel it booted);
+    /// a label the experiment lacks is refused, naming the ones it has.
+    #[test]
+    fn a_scenario_runs_on_the_kernels_it_names() {
+        let all = experiment("");
+        assert_eq!(plan_experiment(&all, None).unwrap().jobs.len(), 4);
+        let one = experiment("kernels = [\"6.1+mglru\"]");
+        let plan = plan_experiment(&one, None).unwrap();
+        assert_eq!(plan.jobs.len(), 2);
+        assert!(plan.jobs.iter().all(|j| j.kernel == "6.1+mglru"));
+        let bad = experiment("kernels = [\"6.2\"]");
+        let e = plan_experiment(&bad, None).err().unwrap();
+        assert!(e.contains("`6.2`") && e.contains("6.1, 6.1+mglru"), "{e}");
+    }
 
     #[test]
     fn notes_wrap_at_spaces() {
