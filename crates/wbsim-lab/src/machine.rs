@@ -14,6 +14,7 @@
 //! print the array inside `present` and take it out of `managed`.
 
 use serde::Serialize;
+use wbsim::kernel::SysctlConfig;
 use wbsim::mm::page::PAGES_PER_MIB;
 use wbsim::scenario::{DeviceConfig, DeviceModel, FsType, Scenario, ZoneKind};
 
@@ -272,6 +273,14 @@ pub fn lab_machine(sc: &Scenario) -> Result<LabMachine, Inexpressible> {
         "vm/laptop_mode".into(),
         if s.laptop_mode { "5" } else { "0" }.into(),
     ));
+    // 4.6+ only: written when the scenario moves it from the default, so
+    // that older kernels, which lack the file, boot the rest.
+    if s.watermark_scale_factor != SysctlConfig::default().watermark_scale_factor {
+        sysctls.push((
+            "vm/watermark_scale_factor".into(),
+            s.watermark_scale_factor.to_string(),
+        ));
+    }
     if let Some(k) = sc.machine.min_free_kbytes {
         sysctls.push(("vm/min_free_kbytes".into(), k.to_string()));
     }

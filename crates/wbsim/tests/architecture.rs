@@ -50,6 +50,9 @@ const DISPATCH_POINTS: &[&str] = &[
     // whether they are generations (MGLRU), kswapd balancing zone by zone or
     // the node (4.12+), reclaim_throttle in place of congestion waits (5.16+).
     "reclaim/node.rs",
+    // Watermark gaps: a quarter and a half of min (≤ 4.5) or
+    // vm.watermark_scale_factor of the zone (4.6+).
+    "mm/zone.rs",
 ];
 
 #[test]

@@ -54,6 +54,7 @@ const KEYS: &[(&str, &str)] = &[
     ("writeback_page_in_reclaim", "reclaim"),
     ("reclaim_throttle", "reclaim"),
     ("lru_generations", "reclaim"),
+    ("watermark_scale_factor", "mm"),
 ];
 
 /// The subsystem a profile key belongs to; `None` for an unknown key.

@@ -178,6 +178,12 @@ pub struct KernelProfile {
     /// kernel's MGLRU to match.
     #[serde(default)]
     pub lru_generations: bool,
+    /// 4.6+ (`__setup_per_zone_wmarks`, read in 6.1): the gap between a
+    /// zone's min, low and high watermarks is the larger of a quarter of
+    /// min and `vm.watermark_scale_factor` ten-thousandths of the zone;
+    /// before, a quarter of min (low) and a half (high).
+    #[serde(default)]
+    pub watermark_scale_factor: bool,
 }
 
 /// The owner of the LRU lists (`struct lruvec`).

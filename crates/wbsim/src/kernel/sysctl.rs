@@ -13,6 +13,9 @@ pub struct SysctlConfig {
     pub dirty_writeback_centisecs: u32,
     pub swappiness: u32,
     pub laptop_mode: bool,
+    /// vm.watermark_scale_factor (4.6+), in ten-thousandths of a zone:
+    /// the gap between its min, low and high watermarks.
+    pub watermark_scale_factor: u32,
 }
 
 impl Default for SysctlConfig {
@@ -26,6 +29,7 @@ impl Default for SysctlConfig {
             dirty_writeback_centisecs: 500,
             swappiness: 60,
             laptop_mode: false,
+            watermark_scale_factor: 10,
         }
     }
 }

@@ -159,16 +159,39 @@ pub fn int_sqrt(x: u64) -> u64 {
     r
 }
 
-/// `setup_per_zone_wmarks` (3.0 – 4.5): min proportional to zone size,
-/// low = min + min/4, high = min + min/2.
-pub fn setup_watermarks(zones: &mut [Zone], min_free_kbytes: u64) {
+/// The watermark gaps' rule of a profile (chosen at build; this file is
+/// the dispatch point): `Some(vm.watermark_scale_factor)` from 4.6, `None`
+/// before.
+pub fn watermark_scale(
+    profile: &crate::kernel::KernelProfile,
+    sysctl: &crate::kernel::SysctlConfig,
+) -> Option<u32> {
+    profile
+        .watermark_scale_factor
+        .then_some(sysctl.watermark_scale_factor)
+}
+
+/// `setup_per_zone_wmarks`: min proportional to zone size; 3.0 – 4.5 put
+/// low at min + min/4 and high at min + min/2; 4.6+ (`scale`, read in 6.1
+/// `__setup_per_zone_wmarks`) spaces min, low and high by the larger of
+/// min/4 and `scale` ten-thousandths of the zone.
+pub fn setup_watermarks(zones: &mut [Zone], min_free_kbytes: u64, scale: Option<u32>) {
     let pages_min = min_free_kbytes / 4;
     let lowmem_pages: u64 = zones.iter().map(|z| z.present_pages).sum();
     for z in zones.iter_mut() {
         let tmp = pages_min * z.present_pages / lowmem_pages.max(1);
         z.wmark_min = tmp;
-        z.wmark_low = tmp + tmp / 4;
-        z.wmark_high = tmp + tmp / 2;
+        match scale {
+            None => {
+                z.wmark_low = tmp + tmp / 4;
+                z.wmark_high = tmp + tmp / 2;
+            }
+            Some(factor) => {
+                let gap = (tmp / 4).max(z.present_pages * factor as u64 / 10_000);
+                z.wmark_low = tmp + gap;
+                z.wmark_high = tmp + 2 * gap;
+            }
+        }
     }
 }
 
@@ -210,12 +233,28 @@ mod tests {
         let mfk = default_min_free_kbytes(total);
         // isqrt(963840 * 4 * 16) = 7854
         assert_eq!(mfk, 7854);
-        setup_watermarks(&mut zones, mfk);
+        setup_watermarks(&mut zones, mfk, None);
         let pages_min = mfk / 4;
         let n = &zones[2];
         assert_eq!(n.wmark_min, pages_min * 129_024 / total);
         assert_eq!(n.wmark_low, n.wmark_min + n.wmark_min / 4);
         assert_eq!(n.wmark_high, n.wmark_min + n.wmark_min / 2);
+    }
+
+    /// 4.6+: the gaps are the larger of min/4 and the scale factor's share
+    /// of the zone; DMA32's 830,976 pages at factor 10 give 830, more than
+    /// a quarter of its min (1,692 / 4 = 423); at factor 1, 83 is less.
+    #[test]
+    fn watermark_scale_factor_spaces_the_watermarks_from_4_6() {
+        let mut zones = three_zones();
+        let mfk = default_min_free_kbytes(zones.iter().map(|z| z.present_pages).sum());
+        setup_watermarks(&mut zones, mfk, Some(10));
+        let z = &zones[1];
+        assert_eq!(z.wmark_min, 1692);
+        assert_eq!((z.wmark_low, z.wmark_high), (1692 + 830, 1692 + 2 * 830));
+        setup_watermarks(&mut zones, mfk, Some(1));
+        let z = &zones[1];
+        assert_eq!((z.wmark_low, z.wmark_high), (1692 + 423, 1692 + 2 * 423));
     }
 
     #[test]

@@ -90,7 +90,8 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         .machine
         .min_free_kbytes
         .unwrap_or_else(|| default_min_free_kbytes(total_pages));
-    setup_watermarks(&mut zones, min_free_kbytes);
+    let scale = crate::mm::zone::watermark_scale(profile, &sc.sysctl);
+    setup_watermarks(&mut zones, min_free_kbytes, scale);
     let ratios: Vec<u64> = sc
         .machine
         .zones

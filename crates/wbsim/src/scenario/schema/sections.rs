@@ -373,6 +373,14 @@ pub static SECTIONS: &[Section] = &[
                 example: "laptop_mode = true",
                 ..key("laptop_mode", Type::Bool, "", Default::Bool(false))
             },
+            Key {
+                doc: "vm.watermark_scale_factor (4.6+): the gap between a zone's min, low \
+                      and high watermarks in ten-thousandths of the zone, when more than a \
+                      quarter of min. Kernels before 4.6 (the profile's \
+                      `watermark_scale_factor = false`) ignore it.",
+                example: "watermark_scale_factor = 10",
+                ..key("watermark_scale_factor", int(1, 3000), "1/10000", Default::Int(10))
+            },
         ],
         named: None,
     },
