@@ -40,21 +40,25 @@ OUTSIDE = {
     ('ext4-256m-1cpu', 'pgscan_kswapd/pgsteal_kswapd'):
         'watermark boosting: a fragmenting fallback in DMA (3,840 managed pages, more than '
         'four pageblocks) boosts its watermark and wakes kswapd for DMA only, which scans '
-        'the node list skipping DMA32 pages (pgskip_dma32 84,235 = pgscan_kswapd 172,219 - '
-        'pgsteal_kswapd 85,636 - 2,348 activations in a traced boot); migratetypes and '
+        'the node list skipping DMA32 pages: pgskip_dma32 42,135 / 83,974 / 126,502 against '
+        'pgscan_kswapd - pgsteal_kswapd 44,937 / 86,308 / 128,935; migratetypes and '
         'pageblocks are not modelled',
     ('ext4-256m-1cpu', 'pgactivate'):
         'watermark boosting (as for its scan/steal cell): the boosted kswapd activates the '
         'pages under writeback it meets (2,290 of its 2,348 activations in a traced boot); '
         'migratetypes and pageblocks are not modelled',
-    ('ext4-256m-fast', 'pgsteal_kswapd'):
-        'the guest CPU: under TCG dd writes 70-120 MB/s and outruns kswapd, so direct '
-        'reclaim takes 9-22 K pages (allocstall 126-360); the simulator\'s CPU costs are a '
-        'native CPU\'s (dd at 850 MB/s), so kswapd keeps up',
+    ('ext4-512m', 'pgscan_kswapd/pgsteal_kswapd'):
+        'watermark boosting, as in ext4-256m-1cpu: pgskip_dma32 101,197 / 97,530 / 102,951 '
+        'against pgscan_kswapd - pgsteal_kswapd 101,203 / 100,773 / 103,706; migratetypes '
+        'and pageblocks are not modelled',
+    ('ext4-512m', 'pgactivate'):
+        'watermark boosting: the boosted kswapd meets dirty and writeback pages '
+        '(nr_vmscan_immediate_reclaim 5,519 / 43 / 3,717, pgrotated 5,519 / 3,974 / 3,717); '
+        'migratetypes and pageblocks are not modelled',
     ('xfs-256m-fast', 'pgsteal_kswapd'):
-        'the guest CPU: under TCG dd writes 70-120 MB/s and outruns kswapd, so direct '
-        'reclaim takes 10-23 K pages (allocstall 159-360); the simulator\'s CPU costs are a '
-        'native CPU\'s, so kswapd keeps up',
+        'the guest CPU: under TCG dd writes 120-135 MB/s and outruns kswapd, so direct '
+        'reclaim takes 9-14 K pages (allocstall 146-223); the simulator\'s CPU costs are a '
+        'native CPU\'s (dd at 850 MB/s), so kswapd keeps up',
 }
 
 configs = []
@@ -78,6 +82,7 @@ t = []
 t.append('# Source: validation/real-6.1/ — `wbsim lab run scenarios/real-6.1/CONFIG.toml')
 t.append('# --kernel-image debian --runs 3 --json CONFIG.json` on Debian 12\'s')
 t.append('# linux-image-6.1.0-56-cloud-amd64 (6.1.192-2) under QEMU 7.2 (TCG), 2026-11-26;')
+t.append('# each configuration booted alone on the host (no other QEMU running);')
 t.append('# written by validation/real-6.1/make_tables.py from those reports. Each')
 t.append('# figure is a list over the boots (a /proc/vmstat delta over dd + sync, or')
 t.append('# the report\'s own figure); `_median`, `_min`, `_max` and')

@@ -48,7 +48,8 @@ const KNOWN_FAILING: &[&str] = &[
     "500M first write baseline/shift-12",
     "ext4-256m-1cpu pgscan_kswapd/pgsteal_kswapd",
     "ext4-256m-1cpu pgactivate",
-    "ext4-256m-fast pgsteal_kswapd",
+    "ext4-512m pgscan_kswapd/pgsteal_kswapd",
+    "ext4-512m pgactivate",
     "xfs-256m-fast pgsteal_kswapd",
     "ext4-256m-mglru pgactivate",
     "ext4-512m-mglru pgactivate",
@@ -69,7 +70,8 @@ const OUTSIDE_MODEL: &[&str] = &[
     "vanilla Normal dirty / Normal inactive (kswapd)",
     "ext4-256m-1cpu pgscan_kswapd/pgsteal_kswapd",
     "ext4-256m-1cpu pgactivate",
-    "ext4-256m-fast pgsteal_kswapd",
+    "ext4-512m pgscan_kswapd/pgsteal_kswapd",
+    "ext4-512m pgactivate",
     "xfs-256m-fast pgsteal_kswapd",
 ];
 
