@@ -114,7 +114,15 @@ pub trait LruGenReclaim: ReclaimHost {
     fn evict_folios(&mut self, sc: &mut ScanControl) -> u64 {
         let kinds = kinds(self);
         self.mm_mut().try_to_inc_min_seq(kinds.clone());
-        let kind = *kinds.end();
+        // isolate_folios: anon when swap may be used and its oldest
+        // generation is older than file's, else file (the tiers' PID
+        // controller, which also weighs refaults, is not modelled).
+        let g = self.mm().gen_seq();
+        let kind = if *kinds.start() == 0 && g.min_seq[0] < g.min_seq[1] {
+            0
+        } else {
+            1
+        };
         let zone = self.mm().nr_zones() - 1;
         let cpu = self.task(sc.tid).cpu;
         self.mm_mut().lru_add_drain(cpu);
