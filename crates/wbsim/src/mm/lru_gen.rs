@@ -7,7 +7,7 @@
 //! Reclaim's side (aging, eviction) is `crate::reclaim::lru_gen`.
 
 use super::memory::Memory;
-use super::page::{flags, gen_list_of, list_add_head, list_add_tail, Holder, Pfn, MAX_NR_GENS};
+use super::page::{flags, gen_list_of, Pfn, MAX_NR_GENS};
 
 /// `MIN_NR_GENS`: a type never has fewer generations.
 pub const MIN_NR_GENS: u64 = 2;
@@ -90,20 +90,19 @@ impl Memory {
         self.gen_link(pfn, gen_list(kind, seq, p.zone as usize), reclaiming);
     }
 
-    /// Put a page on generation list `list`, at the tail or the head.
-    pub fn gen_link(&mut self, pfn: Pfn, list: usize, tail: bool) {
-        let z = self.pages[pfn as usize].zone as usize;
-        let pg = &mut self.pages[pfn as usize];
-        pg.flags &= !flags::ACTIVE;
-        pg.flags |= flags::LRU;
-        pg.holder = Holder::from_lru(list);
-        let (pages, head) = self.lru_list_mut(z, list);
-        if tail {
-            list_add_tail(pages, head, pfn);
-        } else {
-            list_add_head(pages, head, pfn);
-        }
-        self.zones[z].lru_pages[super::page::counted_lru(list)] += 1;
+    /// Put a page on generation list `list`, at the tail or the head;
+    /// PG_active does not live on in a generation.
+    fn gen_link(&mut self, pfn: Pfn, list: usize, tail: bool) {
+        self.pages[pfn as usize].flags &= !flags::ACTIVE;
+        self.lru_link(pfn, list, tail);
+    }
+
+    /// Pages of `kind` in all its generations.
+    pub fn lru_gen_pages(&self, kind: usize) -> u64 {
+        let g = self.gen_seq();
+        (g.min_seq[kind]..=g.max_seq)
+            .map(|s| self.gen_pages(kind, s))
+            .sum()
     }
 
     /// `folio_inc_gen` for reclaim: a page it may not evict now (dirty,

@@ -104,17 +104,6 @@ impl Memory {
         }
     }
 
-    /// A page put on the LRU at boot, as `lru_add_drain` would: on its
-    /// list by its flags, or its generation with MGLRU.
-    pub fn add_to_lru_at_boot(&mut self, pfn: u32) {
-        if self.lru_gen {
-            self.lru_gen_add(pfn, false);
-        } else {
-            let lru = super::page_lru(&self.pages[pfn as usize]);
-            self.lru_link_head(pfn, lru);
-        }
-    }
-
     /// A new task's allocation state.
     pub fn add_task(&mut self) {
         self.task_alloc.push(AllocState::default());

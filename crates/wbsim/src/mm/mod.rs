@@ -278,12 +278,10 @@ impl Memory {
         for i in 0..len {
             let pfn = self.pagevecs[cpu].pages[i];
             let p = self.pages[pfn as usize];
+            self.lru_add(pfn);
             if self.lru_gen {
-                self.lru_gen_add(pfn, false);
                 continue;
             }
-            let lru = page_lru(&p);
-            self.lru_link_head(pfn, lru);
             // update_page_reclaim_stat: an added page counts as scanned, an
             // active one as rotated too.
             let (file, z) = (!p.has(flags::ANON) as usize, p.zone as usize);
@@ -294,15 +292,36 @@ impl Memory {
         self.pagevecs[cpu].len = 0;
     }
 
+    /// `lru_add_fn`: a page onto the LRU, on the list its flags name
+    /// (`page_lru`), or into its generation with MGLRU.
+    pub fn lru_add(&mut self, pfn: Pfn) {
+        if self.lru_gen {
+            self.lru_gen_add(pfn, false);
+        } else {
+            let lru = page_lru(&self.pages[pfn as usize]);
+            self.lru_link_head(pfn, lru);
+        }
+    }
+
     /// Put a page on the head of an LRU list and mark it PageLRU.
     pub fn lru_link_head(&mut self, pfn: Pfn, lru: usize) {
+        self.lru_link(pfn, lru, false);
+    }
+
+    /// Put a page on list `list` of its lruvec (a classic list or a
+    /// generation's), at the head or the tail, and mark it PageLRU.
+    fn lru_link(&mut self, pfn: Pfn, list: usize, tail: bool) {
         let z = self.pages[pfn as usize].zone as usize;
         let p = &mut self.pages[pfn as usize];
-        p.holder = Holder::from_lru(lru);
+        p.holder = Holder::from_lru(list);
         p.flags |= flags::LRU;
-        let (pages, list) = self.lru_list_mut(z, lru);
-        list_add_head(pages, list, pfn);
-        self.zones[z].lru_pages[page::counted_lru(lru)] += 1;
+        let (pages, head) = self.lru_list_mut(z, list);
+        if tail {
+            list_add_tail(pages, head, pfn);
+        } else {
+            list_add_head(pages, head, pfn);
+        }
+        self.zones[z].lru_pages[page::counted_lru(list)] += 1;
     }
 
     /// Take a page off whatever LRU list it is on.
@@ -357,15 +376,9 @@ impl Memory {
             self.lru_gen_add(pfn, true);
             return;
         }
-        let pg = &mut self.pages[pfn as usize];
-        pg.flags &= !flags::ACTIVE;
-        let lru = page_lru(pg);
-        let z = p.zone as usize;
-        pg.holder = Holder::from_lru(lru);
-        pg.flags |= flags::LRU;
-        let (pages, list) = self.lru_list_mut(z, lru);
-        list_add_tail(pages, list, pfn);
-        self.zones[z].lru_pages[lru] += 1;
+        self.pages[pfn as usize].flags &= !flags::ACTIVE;
+        let lru = page_lru(&self.pages[pfn as usize]);
+        self.lru_link(pfn, lru, true);
     }
 
     /// Total free pages.

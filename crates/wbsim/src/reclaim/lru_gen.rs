@@ -14,13 +14,12 @@
 //! `shrink_page_list`. A low zone's pages are thus taken only once the
 //! zones above have none left in that generation.
 
-use super::pageout::{Fate, ShrinkList, Tally};
+use super::pageout::ShrinkList;
 use super::{ReclaimHost, ScanControl, DEF_PRIORITY};
 use crate::block::submit::Submit;
 use crate::mm::lru_gen::{gen_list, MIN_NR_GENS};
 use crate::mm::page::{flags, Holder, NIL};
-use crate::mm::vmstat::{Ev, ZoneEv};
-use crate::mm::MemoryOps;
+use crate::mm::vmstat::ZoneEv;
 
 /// `MAX_LRU_BATCH`: pages one `scan_folios` looks at, at most.
 const MAX_LRU_BATCH: u64 = 4096;
@@ -45,16 +44,14 @@ pub trait LruGenReclaim: ReclaimHost {
     fn lru_gen_should_age(&self) -> bool {
         let g = self.mm().gen_seq();
         kinds(self).any(|kind| {
-            let nr_gens = g.max_seq - g.min_seq[kind] + 1;
+            let nr_gens = self.mm().nr_gens(kind);
             if nr_gens < MIN_NR_GENS + 1 {
                 return true;
             }
             if nr_gens > MIN_NR_GENS + 1 {
                 return false;
             }
-            let total: u64 = (g.min_seq[kind]..=g.max_seq)
-                .map(|s| self.mm().gen_pages(kind, s))
-                .sum();
+            let total = self.mm().lru_gen_pages(kind);
             let young = self.mm().gen_pages(kind, g.max_seq);
             let old = self.mm().gen_pages(kind, g.min_seq[kind]);
             young * 2 > total || old * 4 < total
@@ -77,13 +74,7 @@ pub trait LruGenReclaim: ReclaimHost {
         loop {
             // get_nr_to_scan
             let g = self.mm().gen_seq();
-            let total: u64 = kinds(self)
-                .map(|k| {
-                    (g.min_seq[k]..=g.max_seq)
-                        .map(|s| self.mm().gen_pages(k, s))
-                        .sum::<u64>()
-                })
-                .sum();
+            let total: u64 = kinds(self).map(|k| self.mm().lru_gen_pages(k)).sum();
             let nr_to_scan = total >> sc.priority;
             if self.lru_gen_should_age() {
                 let three_gens = kinds(self).all(|k| g.max_seq >= g.min_seq[k] + MIN_NR_GENS);
@@ -164,50 +155,15 @@ pub trait LruGenReclaim: ReclaimHost {
             buf.push(pfn);
         }
         let isolated = buf.len() as u64;
-        let scan_ev = if sc.is_kswapd {
-            ZoneEv::PgScanKswapd
-        } else {
-            ZoneEv::PgScanDirect
-        };
-        self.mm_mut().vmstat_mut().zinc(zone, scan_ev, isolated);
+        self.count_scanned(zone, sc, isolated);
         self.mm_mut()
             .vmstat_mut()
             .zinc(zone, ZoneEv::PgRefill, sorted);
         self.mm_mut().try_to_inc_min_seq(kinds);
-        sc.nr_scanned += isolated;
         self.charge_sys(sc.tid, looked * self.cost().scan_page_ns);
-        let mut reclaimed = 0;
-        let mut t = Tally::default();
-        for &pfn in &buf {
-            match self.reclaim_one_page(zone, pfn, sc, &mut t) {
-                Fate::Freed => {
-                    self.free_page(sc.tid, pfn);
-                    self.charge_sys(sc.tid, self.cost().page_free_ns);
-                    reclaimed += 1;
-                }
-                Fate::Activated => {
-                    self.mm_mut().vmstat_mut().inc(Ev::PgActivate, 1);
-                    self.mm_mut().pages_mut()[pfn as usize].flags |= flags::ACTIVE;
-                    self.mm_mut().lru_gen_add(pfn, false);
-                }
-                Fate::Kept | Fate::Orphaned => {
-                    // Back to the youngest generation (PG_active forced).
-                    self.mm_mut().pages_mut()[pfn as usize].flags |= flags::ACTIVE;
-                    self.mm_mut().lru_gen_add(pfn, false);
-                }
-            }
-        }
+        let t = self.shrink_page_list(zone, &buf, sc);
         self.reclaim_mut().isolate_buf = buf;
-        sc.nr_reclaimed += reclaimed;
-        let steal_ev = if sc.is_kswapd {
-            ZoneEv::PgStealKswapd
-        } else {
-            ZoneEv::PgStealDirect
-        };
-        self.mm_mut().vmstat_mut().zinc(zone, steal_ev, reclaimed);
-        if sc.is_kswapd {
-            self.mm_mut().vmstat_mut().inc(Ev::KswapdSteal, reclaimed);
-        }
+        self.count_reclaimed(zone, sc, t.reclaimed);
         self.flush_all_plugs();
         if isolated == 0 && looked < MAX_LRU_BATCH {
             return 0;

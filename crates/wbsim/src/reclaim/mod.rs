@@ -243,20 +243,14 @@ pub trait ShrinkZone: ReclaimHost {
         sc.nr = node::ReclaimStat::default();
         let (reclaimed_before, scanned_before) = (sc.nr_reclaimed, sc.nr_scanned);
         if self.mm().lru_gen_enabled() {
-            // MGLRU fills none of `sc->nr` (6.1): the flags see zeros.
             self.lru_gen_shrink_node(sc);
-            let lru_pages = (0..=zone)
-                .map(|z| self.mm().zone_reclaimable_pages(z))
-                .sum();
-            let scanned = sc.nr_scanned - scanned_before;
-            self.shrink_slab(sc.tid, sc.is_kswapd, scanned, lru_pages);
+            // MGLRU fills none of `sc->nr` (6.1): the flags see zeros.
             sc.nr = node::ReclaimStat::default();
-            self.shrink_node_flags(sc, sc.nr_reclaimed - reclaimed_before);
-            return;
+        } else {
+            let nr = self.get_scan_count(zone, sc);
+            // A sleep for a request ends the pass (what is left is dropped).
+            let _ = self.shrink_lists_until_target(zone, sc, nr, sc.is_kswapd);
         }
-        let nr = self.get_scan_count(zone, sc);
-        // A sleep for a request ends the pass (what is left is dropped).
-        let _ = self.shrink_lists_until_target(zone, sc, nr, sc.is_kswapd);
         let lru_pages = (0..=zone)
             .map(|z| self.mm().zone_reclaimable_pages(z))
             .sum();

@@ -53,7 +53,7 @@ pub(super) enum Fate {
 /// Tallies of one `shrink_page_list` call.
 #[derive(Default)]
 pub(super) struct Tally {
-    reclaimed: u64,
+    pub(super) reclaimed: u64,
     dirty: u64,
     /// Pages found under writeback (`nr_writeback`, 3.2).
     writeback: u64,
@@ -95,13 +95,7 @@ pub trait ShrinkList: ReclaimHost {
         }
         z.pages_scanned += nr_taken;
         self.mm_mut().lruvec_mut(zone).recent_scanned[file as usize] += nr_taken;
-        let scan_ev = if sc.is_kswapd {
-            ZoneEv::PgScanKswapd
-        } else {
-            ZoneEv::PgScanDirect
-        };
-        self.mm_mut().vmstat_mut().zinc(zone, scan_ev, nr_taken);
-        sc.nr_scanned += nr_taken;
+        self.count_scanned(zone, sc, nr_taken);
         self.charge_sys(sc.tid, nr_taken * self.cost().scan_page_ns);
         self.trace(
             sc.tid,
@@ -126,16 +120,7 @@ pub trait ShrinkList: ReclaimHost {
         } else {
             z.nr_isolated_anon -= nr_taken;
         }
-        sc.nr_reclaimed += t.reclaimed;
-        let steal_ev = if sc.is_kswapd {
-            ZoneEv::PgStealKswapd
-        } else {
-            ZoneEv::PgStealDirect
-        };
-        self.mm_mut().vmstat_mut().zinc(zone, steal_ev, t.reclaimed);
-        if sc.is_kswapd {
-            self.mm_mut().vmstat_mut().inc(Ev::KswapdSteal, t.reclaimed);
-        }
+        self.count_reclaimed(zone, sc, t.reclaimed);
         self.reclaim_mut().isolate_buf = buf;
         let ev = TraceEvent::LruShrinkInactive {
             nid: 0,
@@ -360,8 +345,41 @@ pub trait ShrinkList: ReclaimHost {
         !congested || self.wb().task_backing_dev(sc.tid) == Some(bdi)
     }
 
+    /// `PGSCAN_KSWAPD` / `PGSCAN_DIRECT`: `n` pages this reclaimer isolated.
+    fn count_scanned(&mut self, zone: usize, sc: &mut ScanControl, n: u64) {
+        let ev = if sc.is_kswapd {
+            ZoneEv::PgScanKswapd
+        } else {
+            ZoneEv::PgScanDirect
+        };
+        self.mm_mut().vmstat_mut().zinc(zone, ev, n);
+        sc.nr_scanned += n;
+    }
+
+    /// `PGSTEAL_KSWAPD` / `PGSTEAL_DIRECT` (and 3.x's `kswapd_steal`): `n`
+    /// pages this reclaimer freed.
+    fn count_reclaimed(&mut self, zone: usize, sc: &mut ScanControl, n: u64) {
+        sc.nr_reclaimed += n;
+        let ev = if sc.is_kswapd {
+            ZoneEv::PgStealKswapd
+        } else {
+            ZoneEv::PgStealDirect
+        };
+        self.mm_mut().vmstat_mut().zinc(zone, ev, n);
+        if sc.is_kswapd {
+            self.mm_mut().vmstat_mut().inc(Ev::KswapdSteal, n);
+        }
+    }
+
     /// `putback_lru_pages`: back to the head of the list its flags name.
+    /// With MGLRU (`evict_folios`' putback) every page reclaim kept or
+    /// activated goes to the youngest generation (PG_active forced).
     fn putback(&mut self, pfn: u32) {
+        if self.mm().lru_gen_enabled() {
+            self.mm_mut().pages_mut()[pfn as usize].flags |= flags::ACTIVE;
+            self.mm_mut().lru_gen_add(pfn, false);
+            return;
+        }
         let lru = page_lru(&self.mm().pages()[pfn as usize]);
         self.mm_mut().lru_link_head(pfn, lru);
     }

@@ -9,7 +9,7 @@
 //! lists), so a lab scenario's `dd; sync` activates the pages both touch.
 
 use super::WorkloadHost;
-use crate::mm::page::{flags, Holder, Pfn};
+use crate::mm::page::{flags, Pfn};
 
 /// The text of one program file: its pages in the page cache.
 #[derive(Debug, Clone, Default)]
@@ -35,10 +35,8 @@ pub trait Text: WorkloadHost {
             let Some(pfn) = self.mm_mut().take_held_page() else {
                 break;
             };
-            let p = &mut self.mm_mut().pages_mut()[pfn as usize];
-            p.flags = flags::ANON | flags::UPTODATE;
-            p.holder = Holder::Kernel;
-            self.mm_mut().add_to_lru_at_boot(pfn);
+            self.mm_mut().pages_mut()[pfn as usize].flags = flags::ANON | flags::UPTODATE;
+            self.mm_mut().lru_add(pfn);
             text.pages.push(pfn);
         }
         self.workload_mut().texts.push(text);
