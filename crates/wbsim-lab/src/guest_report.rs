@@ -296,6 +296,7 @@ pub fn guest_run(
         series: Some(series),
         fsmark: tool_output::fsmark_loops(records),
         iozone: tool_output::iozone_results(records),
+        nodes: Vec::new(),
         check: None,
         tasks,
     };

@@ -112,6 +112,13 @@ fn write_bytes_per_second(dev: &DeviceConfig) -> u64 {
 /// Map a scenario to the QEMU machine that comes closest to it.
 pub fn lab_machine(sc: &Scenario) -> Result<LabMachine, Inexpressible> {
     let bad = |m: String| Err(Inexpressible(m));
+    if sc.machine.nodes.len() > 1 {
+        return bad(format!(
+            "it has {} NUMA nodes ([[machine.node]]); the lab boots one-node guests \
+             (QEMU's -numa and each node's zone layout are not set up yet)",
+            sc.machine.nodes.len()
+        ));
+    }
     if sc.filesystems.len() != 1 {
         return bad(format!(
             "it has {} filesystems; the lab gives the guest one data disk with one filesystem",

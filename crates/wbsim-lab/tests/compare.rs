@@ -54,6 +54,7 @@ fn run(elapsed: f64, vmstat: &[(&str, i64)]) -> RunReport {
         series: None,
         fsmark: Vec::new(),
         iozone: Vec::new(),
+        nodes: Vec::new(),
         check: None,
         tasks: Vec::new(),
     }

@@ -154,3 +154,23 @@ fn the_devices_request_size_and_queue_length_go_to_the_guest() {
         "{note}"
     );
 }
+
+#[test]
+fn a_numa_machine_is_refused_and_one_node_is_not() {
+    let node = |cpus: u32, zone: &str| {
+        format!("[[machine.node]]\ncpus = {cpus}\n[[machine.node.zone]]\nname = \"{zone}\"\nsize_mib = 128\n")
+    };
+    let text = |nodes: &str| {
+        format!(
+            "kernel = \"6.1\"\n[machine]\n{nodes}[[device]]\nname = \"vda\"\nmodel = \"disk\"\n\
+             capacity_gib = 2\nseq_write_mib_per_s = 20\nmax_request_kib = 512\n[[fs]]\n\
+             type = \"ext4\"\ndevice = \"vda\"\nmount = \"disk\"\n[[task]]\n\
+             command = \"dd if=/dev/zero of=disk/f bs=1M count=8\"\n"
+        )
+    };
+    let two = parse_scenario(&text(&(node(1, "DMA32") + &node(1, "Normal"))), "n.toml").unwrap();
+    let e = lab_machine(&two).unwrap_err().to_string();
+    assert!(e.contains("2 NUMA nodes"), "{e}");
+    let one = parse_scenario(&text(&node(2, "DMA32")), "n.toml").unwrap();
+    assert!(lab_machine(&one).is_ok());
+}

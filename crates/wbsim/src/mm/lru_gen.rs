@@ -48,22 +48,29 @@ impl Memory {
         self.lru_gen
     }
 
-    /// The node's sequence numbers.
-    pub fn gen_seq(&self) -> GenSeq {
-        self.lruvec(0).gen
+    /// Node `nid`'s sequence numbers.
+    pub fn gen_seq(&self, nid: usize) -> GenSeq {
+        self.nodes[nid].lruvec.gen
     }
 
-    /// Generations `kind` has now.
-    pub fn nr_gens(&self, kind: usize) -> u64 {
-        let g = self.gen_seq();
+    /// Generations `kind` has now on node `nid`.
+    pub fn nr_gens(&self, nid: usize, kind: usize) -> u64 {
+        let g = self.gen_seq(nid);
         g.max_seq - g.min_seq[kind] + 1
     }
 
-    /// Pages in generation `seq` of `kind`, every zone's.
-    pub fn gen_pages(&self, kind: usize, seq: u64) -> u64 {
-        (0..self.zones.len())
-            .map(|z| self.lruvec(0).lists[gen_list(kind, seq, z)].len)
+    /// Pages in generation `seq` of `kind` on node `nid`, every zone's.
+    pub fn gen_pages(&self, nid: usize, kind: usize, seq: u64) -> u64 {
+        let lv = &self.nodes[nid].lruvec;
+        (0..self.nodes[nid].zones.len())
+            .map(|zi| lv.lists[gen_list(kind, seq, zi)].len)
             .sum()
+    }
+
+    /// The list of generation `seq` of `kind` for zone `z`'s pages, on
+    /// its node.
+    fn zone_gen_list(&self, kind: usize, seq: u64, z: usize) -> usize {
+        gen_list(kind, seq, self.zone_idx(z))
     }
 
     /// `lru_gen_add_folio` (Debian 6.1.192): an active page goes to the
@@ -75,7 +82,7 @@ impl Memory {
     pub fn lru_gen_add(&mut self, pfn: Pfn, reclaiming: bool) {
         let p = self.pages[pfn as usize];
         let kind = page_kind(p.flags);
-        let g = self.gen_seq();
+        let g = self.gen_seq(self.zone_node[p.zone as usize]);
         let marked = p.has(flags::RECLAIM) && (p.has(flags::DIRTY) || p.has(flags::WRITEBACK));
         let anon_unswapped = kind == 0 && !p.has(flags::SWAPCACHE);
         let seq = if p.has(flags::ACTIVE) {
@@ -87,7 +94,8 @@ impl Memory {
         } else {
             g.min_seq[kind] + 1
         };
-        self.gen_link(pfn, gen_list(kind, seq, p.zone as usize), reclaiming);
+        let list = self.zone_gen_list(kind, seq, p.zone as usize);
+        self.gen_link(pfn, list, reclaiming);
     }
 
     /// Put a page on generation list `list`, at the tail or the head;
@@ -97,11 +105,11 @@ impl Memory {
         self.lru_link(pfn, list, tail);
     }
 
-    /// Pages of `kind` in all its generations.
-    pub fn lru_gen_pages(&self, kind: usize) -> u64 {
-        let g = self.gen_seq();
+    /// Pages of `kind` in all its generations on node `nid`.
+    pub fn lru_gen_pages(&self, nid: usize, kind: usize) -> u64 {
+        let g = self.gen_seq(nid);
         (g.min_seq[kind]..=g.max_seq)
-            .map(|s| self.gen_pages(kind, s))
+            .map(|s| self.gen_pages(nid, kind, s))
             .sum()
     }
 
@@ -111,24 +119,25 @@ impl Memory {
     pub fn gen_bump_to_second_oldest(&mut self, pfn: Pfn) {
         let p = self.pages[pfn as usize];
         let kind = page_kind(p.flags);
-        let seq = self.gen_seq().min_seq[kind] + 1;
+        let seq = self.gen_seq(self.zone_node[p.zone as usize]).min_seq[kind] + 1;
         self.lru_unlink(pfn);
         self.pages[pfn as usize].flags |= flags::RECLAIM;
-        self.gen_link(pfn, gen_list(kind, seq, p.zone as usize), false);
+        let list = self.zone_gen_list(kind, seq, p.zone as usize);
+        self.gen_link(pfn, list, false);
     }
 
     /// `try_to_inc_min_seq`: drop each type's empty oldest generations,
     /// keeping at least `MIN_NR_GENS`.
-    pub fn try_to_inc_min_seq(&mut self, kinds: std::ops::RangeInclusive<usize>) {
+    pub fn try_to_inc_min_seq(&mut self, nid: usize, kinds: std::ops::RangeInclusive<usize>) {
         for kind in kinds {
             loop {
-                let g = self.gen_seq();
+                let g = self.gen_seq(nid);
                 if g.min_seq[kind] + MIN_NR_GENS > g.max_seq
-                    || self.gen_pages(kind, g.min_seq[kind]) > 0
+                    || self.gen_pages(nid, kind, g.min_seq[kind]) > 0
                 {
                     break;
                 }
-                self.lruvec_mut(0).gen.min_seq[kind] += 1;
+                self.nodes[nid].lruvec.gen.min_seq[kind] += 1;
             }
         }
     }
@@ -136,16 +145,16 @@ impl Memory {
     /// `inc_max_seq`: a new youngest generation. A type already at
     /// `MAX_NR_GENS` first folds its oldest generation into the next
     /// (`inc_min_seq`, whose pages keep their order at that list's tail).
-    pub fn inc_max_seq(&mut self) {
+    pub fn inc_max_seq(&mut self, nid: usize) {
         for kind in 0..2 {
-            if self.nr_gens(kind) < MAX_NR_GENS as u64 {
+            if self.nr_gens(nid, kind) < MAX_NR_GENS as u64 {
                 continue;
             }
-            let old = self.gen_seq().min_seq[kind];
-            for zone in 0..self.zones.len() {
-                let (from, to) = (gen_list(kind, old, zone), gen_list(kind, old + 1, zone));
+            let old = self.gen_seq(nid).min_seq[kind];
+            for zi in 0..self.nodes[nid].zones.len() {
+                let (from, to) = (gen_list(kind, old, zi), gen_list(kind, old + 1, zi));
                 loop {
-                    let pfn = self.lruvec(0).lists[from].head;
+                    let pfn = self.nodes[nid].lruvec.lists[from].head;
                     if pfn == super::page::NIL {
                         break;
                     }
@@ -153,9 +162,9 @@ impl Memory {
                     self.gen_link(pfn, to, true);
                 }
             }
-            self.lruvec_mut(0).gen.min_seq[kind] = old + 1;
+            self.nodes[nid].lruvec.gen.min_seq[kind] = old + 1;
         }
-        self.lruvec_mut(0).gen.max_seq += 1;
+        self.nodes[nid].lruvec.gen.max_seq += 1;
     }
 }
 

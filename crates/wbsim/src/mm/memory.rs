@@ -44,16 +44,29 @@ pub struct Memory {
     pub(super) rotate_deactivates: bool,
     /// MGLRU (6.1+): the node's pages are kept in generations.
     pub(super) lru_gen: bool,
-    /// The node's LRU lists when `lru_scope` is `Node` (one node).
-    pub(super) node_lruvec: super::lruvec::Lruvec,
-    /// Reclaimers throttled until writeback completes (5.16+).
-    pub(super) reclaim_wait: super::reclaim_wait::ReclaimWait,
+    /// The NUMA nodes: their zones, CPUs, zonelists, and (4.8+) LRU lists.
+    pub(super) nodes: Vec<super::node::MemNode>,
+    /// The node of each zone.
+    pub(super) zone_node: Vec<usize>,
+    /// The node of each CPU.
+    pub(super) cpu_node: Vec<usize>,
 }
 
 impl Memory {
-    /// Memory at boot: `pages` and `zones` set up, everything free.
-    pub fn new(pages: Frames, zones: Vec<Zone>, cpus: usize, lru: LruRules) -> Memory {
+    /// Memory at boot: `pages` and `zones` set up, everything free;
+    /// `nodes` as [`super::node::build_nodes`] made them.
+    pub fn new(
+        pages: Frames,
+        zones: Vec<Zone>,
+        nodes: Vec<super::node::MemNode>,
+        lru: LruRules,
+    ) -> Memory {
         let nr_pages = pages.len();
+        let cpus = nodes.last().map_or(1, |n| n.cpus.end);
+        let zone_node = super::node::zone_nodes(&nodes);
+        let cpu_node = (0..cpus)
+            .map(|c| nodes.iter().position(|n| n.cpus.contains(&c)).unwrap_or(0))
+            .collect();
         Memory {
             vmstat: Vmstat::new(zones.len()),
             pages,
@@ -71,19 +84,62 @@ impl Memory {
             lru_scope: lru.scope,
             rotate_deactivates: lru.rotate_deactivates,
             lru_gen: lru.generations,
-            node_lruvec: super::lruvec::Lruvec::default(),
-            reclaim_wait: super::reclaim_wait::ReclaimWait::default(),
+            nodes,
+            zone_node,
+            cpu_node,
         }
     }
 
-    /// The node's reclaim wait queue for writeback (5.16+).
-    pub fn reclaim_wait(&self) -> &super::reclaim_wait::ReclaimWait {
-        &self.reclaim_wait
+    /// Node `nid`'s reclaim wait queue for writeback (5.16+).
+    pub fn reclaim_wait(&self, nid: usize) -> &super::reclaim_wait::ReclaimWait {
+        &self.nodes[nid].reclaim_wait
     }
 
     /// As [`Memory::reclaim_wait`], to change.
-    pub fn reclaim_wait_mut(&mut self) -> &mut super::reclaim_wait::ReclaimWait {
-        &mut self.reclaim_wait
+    pub fn reclaim_wait_mut(&mut self, nid: usize) -> &mut super::reclaim_wait::ReclaimWait {
+        &mut self.nodes[nid].reclaim_wait
+    }
+
+    /// The nodes.
+    pub fn nodes(&self) -> &[super::node::MemNode] {
+        &self.nodes
+    }
+
+    /// How many nodes the machine has.
+    pub fn nr_nodes(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The node of zone `z`.
+    pub fn zone_node(&self, z: usize) -> usize {
+        self.zone_node[z]
+    }
+
+    /// The node of CPU `cpu` (`cpu_to_node`).
+    pub fn cpu_node(&self, cpu: usize) -> usize {
+        self.cpu_node[cpu]
+    }
+
+    /// Node `nid`'s zones.
+    pub fn node_zones(&self, nid: usize) -> std::ops::Range<usize> {
+        self.nodes[nid].zones.clone()
+    }
+
+    /// Node `nid`'s highest populated zone: the classzone of its
+    /// page-cache allocations and the highest zone its kswapd balances.
+    pub fn node_highest_zone(&self, nid: usize) -> usize {
+        let zones = self.node_zones(nid);
+        zones
+            .clone()
+            .rev()
+            .find(|&z| self.zones[z].present_pages > 0)
+            .unwrap_or(zones.end - 1)
+    }
+
+    /// Zone `z`'s index within its node (`zone_idx`, when the node has
+    /// the zones from DMA up).
+    pub fn zone_idx(&self, z: usize) -> usize {
+        z - self.nodes[self.zone_node[z]].zones.start
     }
 
     /// One of the pages the kernel holds since boot (`kernel_mib`),

@@ -8,6 +8,7 @@ pub mod inode;
 pub mod lru_gen;
 pub mod lruvec;
 mod memory;
+pub mod node;
 pub mod page;
 pub mod page_alloc;
 pub mod pcp;
@@ -132,8 +133,11 @@ pub trait MemoryOps: MmHost {
     fn get_page_from_freelist(&mut self, tid: u32, mark: Mark, gfp: Gfp) -> Option<Pfn> {
         let cpu = self.task(tid).cpu;
         let spread_dirty = gfp.write && mark == Mark::Low && self.dirty_limit_scope().per_zone();
-        for z in (0..self.mm().zones.len()).rev() {
-            if !self.mm().zone_watermark_allows(z, mark) || (spread_dirty && !self.zone_dirty_ok(z))
+        let classzone = self.mm().preferred_zone(cpu);
+        for i in 0..self.mm().zonelist(cpu).len() {
+            let z = self.mm().zonelist(cpu)[i];
+            if !self.mm().zone_watermark_allows(z, mark, classzone)
+                || (spread_dirty && !self.zone_dirty_ok(z))
             {
                 continue;
             }
@@ -197,7 +201,7 @@ impl Memory {
     pub fn lruvec(&self, zone: usize) -> &lruvec::Lruvec {
         match self.lru_scope {
             LruScope::Zone => &self.zones[zone].lruvec,
-            LruScope::Node => &self.node_lruvec,
+            LruScope::Node => &self.nodes[self.zone_node[zone]].lruvec,
         }
     }
 
@@ -205,7 +209,7 @@ impl Memory {
     pub fn lruvec_mut(&mut self, zone: usize) -> &mut lruvec::Lruvec {
         match self.lru_scope {
             LruScope::Zone => &mut self.zones[zone].lruvec,
-            LruScope::Node => &mut self.node_lruvec,
+            LruScope::Node => &mut self.nodes[self.zone_node[zone]].lruvec,
         }
     }
 
@@ -223,7 +227,7 @@ impl Memory {
     ) -> (&mut page::Frames, &mut page::ListHead) {
         let lv = match self.lru_scope {
             LruScope::Zone => &mut self.zones[zone].lruvec,
-            LruScope::Node => &mut self.node_lruvec,
+            LruScope::Node => &mut self.nodes[self.zone_node[zone]].lruvec,
         };
         (&mut self.pages, &mut lv.lists[lru])
     }
@@ -237,20 +241,24 @@ impl Memory {
             .all(|z| z.all_unreclaimable)
     }
 
-    /// Zonelist order for page-cache allocations: highest populated zone
-    /// first (Normal → DMA32 → DMA), `build_zonelists` on one node.
-    pub fn preferred_zone(&self) -> usize {
-        self.zones.len() - 1
+    /// The preferred zone of a page-cache allocation on CPU `cpu`: the
+    /// first of its node's zonelist (Normal → DMA32 → DMA).
+    pub fn preferred_zone(&self, cpu: usize) -> usize {
+        self.nodes[self.cpu_node[cpu]].zonelist[0]
+    }
+
+    /// The zonelist of a page-cache allocation on CPU `cpu`.
+    pub fn zonelist(&self, cpu: usize) -> &[usize] {
+        &self.nodes[self.cpu_node[cpu]].zonelist
     }
 
     /// The zone has a free page above `mark` for a page-cache allocation
-    /// (classzone: the preferred zone, so `lowmem_reserve` applies).
-    pub fn zone_watermark_allows(&self, z: usize, mark: Mark) -> bool {
+    /// whose preferred zone is `classzone` (so `lowmem_reserve` applies).
+    pub fn zone_watermark_allows(&self, z: usize, mark: Mark, classzone: usize) -> bool {
         let zone = &self.zones[z];
         if zone.present_pages == 0 {
             return false;
         }
-        let classzone = self.preferred_zone();
         match mark {
             Mark::Low => zone.watermark_ok(zone.wmark_low, classzone),
             Mark::Min => zone.watermark_ok(zone.wmark_min, classzone),

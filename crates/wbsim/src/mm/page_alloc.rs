@@ -155,7 +155,7 @@ pub trait PageAlloc: MmHost {
                     // wait_iff_congested(HZ/50) → `goto rebalance`.
                     st.phase = AllocPhase::Rebalance;
                     let t = self.jiffies_ns(self.hz().div_ceil(50));
-                    let zone = self.mm().preferred_zone();
+                    let zone = self.mm().preferred_zone(self.task(tid).cpu);
                     if let Some(step) = self.wait_iff_congested(tid, zone, t) {
                         return Err(step);
                     }

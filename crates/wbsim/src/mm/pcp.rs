@@ -149,10 +149,11 @@ impl Memory {
     }
 
     /// kswapd's `set_pgdat_percpu_threshold` (2.6.38+): pressure
-    /// thresholds while it is awake, normal ones while it sleeps.
-    pub fn set_percpu_threshold_pressure(&mut self, pressure: bool) {
-        for z in &mut self.zones {
-            z.free_counter.set_pressure(pressure);
+    /// thresholds for node `nid`'s zones while its kswapd is awake,
+    /// normal ones while it sleeps.
+    pub fn set_percpu_threshold_pressure(&mut self, nid: usize, pressure: bool) {
+        for z in self.nodes[nid].zones.clone() {
+            self.zones[z].free_counter.set_pressure(pressure);
         }
     }
 

@@ -12,6 +12,8 @@ use super::pcp::PerCpuPages;
 #[derive(Debug, Clone)]
 pub struct Zone {
     pub name: &'static str,
+    /// The node the zone is on.
+    pub node: usize,
     /// vmstat suffix: dma, dma32, normal.
     pub suffix: &'static str,
     pub start_pfn: u32,
@@ -57,6 +59,7 @@ impl Zone {
     pub fn new(name: &'static str, suffix: &'static str, start_pfn: u32, pages: u64) -> Zone {
         Zone {
             name,
+            node: 0,
             suffix,
             start_pfn,
             present_pages: pages,
@@ -214,6 +217,44 @@ pub fn setup_lowmem_reserve(zones: &mut [Zone], ratios: &[u64]) {
     }
 }
 
+/// `setup_per_zone_lowmem_reserve` on a machine of several nodes: each
+/// node's zones reserve against the node's higher zones (as above), and
+/// `lowmem_reserve` is indexed by the machine's zone index so that an
+/// allocation whose preferred zone is on another node finds the reserve
+/// against that zone's type (the kernel indexes it by zone type):
+/// against zone `j` of another node, a zone keeps the reserve it keeps
+/// against its own node's highest zone of a type no higher than `j`'s
+/// (none: 0). `kinds`: each zone's type rank (DMA 0, DMA32 1, Normal 2);
+/// `ratios`: each zone's `lowmem_reserve_ratio`. One node: as above.
+pub fn setup_lowmem_reserve_nodes(
+    zones: &mut [Zone],
+    nodes: &[std::ops::Range<usize>],
+    kinds: &[usize],
+    ratios: &[u64],
+) {
+    let total = zones.len();
+    for range in nodes {
+        setup_lowmem_reserve(&mut zones[range.clone()], &ratios[range.clone()]);
+    }
+    for range in nodes {
+        for z in range.clone() {
+            let local = std::mem::take(&mut zones[z].lowmem_reserve);
+            zones[z].lowmem_reserve = (0..total)
+                .map(|j| {
+                    if range.contains(&j) {
+                        return local[j - range.start];
+                    }
+                    range
+                        .clone()
+                        .rev()
+                        .find(|&l| kinds[l] <= kinds[j])
+                        .map_or(0, |l| local[l - range.start])
+                })
+                .collect();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,6 +306,21 @@ mod tests {
         assert_eq!(zones[0].lowmem_reserve[2], (129_024 + 830_976) / 256);
         assert_eq!(zones[2].lowmem_reserve[2], 0);
         assert_eq!(zones[0].lowmem_reserve[0], 0);
+    }
+
+    /// Node 1's Normal zone reserves nothing against anyone; node 0's
+    /// DMA32 keeps against node 1's Normal what it keeps against its own.
+    #[test]
+    fn lowmem_reserve_on_two_nodes_follows_the_zone_type() {
+        let mut zones = three_zones();
+        zones.push(Zone::new("Normal", "normal", 963_840, 262_144));
+        let nodes = [0..3, 3..4];
+        setup_lowmem_reserve_nodes(&mut zones, &nodes, &[0, 1, 2, 2], &[256, 256, 32, 32]);
+        assert_eq!(zones[1].lowmem_reserve[3], 129_024 / 256);
+        assert_eq!(zones[1].lowmem_reserve[3], zones[1].lowmem_reserve[2]);
+        assert_eq!(zones[0].lowmem_reserve[1], 830_976 / 256);
+        assert_eq!(zones[3].lowmem_reserve, vec![0; 4]);
+        assert_eq!(zones[2].lowmem_reserve[3], 0);
     }
 
     #[test]

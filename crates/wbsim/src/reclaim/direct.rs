@@ -43,6 +43,7 @@ impl<T: ReclaimHost + ?Sized> DirectReclaim for T {}
 fn direct_scan_control(tid: u32, st: &AllocState) -> ScanControl {
     ScanControl {
         tid,
+        nid: 0,
         is_kswapd: false,
         may_writepage: st.may_writepage,
         nr_to_reclaim: SWAP_CLUSTER_MAX,
@@ -65,12 +66,18 @@ pub fn direct_reclaim_priority<H: ReclaimHost + ?Sized>(
         return direct_reclaim_node_priority(sys, tid, st);
     }
     let mut sc = direct_scan_control(tid, st);
-    // shrink_zones: every zone of the zonelist, highest first; after a
-    // sleep inside a zone's shrink_zone, from the rest of that zone on.
+    // shrink_zones: every zone of the zonelist, the local node's highest
+    // first; after a sleep inside a zone's shrink_zone, from the rest of
+    // that zone on.
+    let cpu = sys.task(tid).cpu;
     let resume = st.resume_scan.take();
-    let first = resume.map_or(sys.mm().nr_zones(), |(z, _, _)| z + 1);
+    let first = resume.map_or(0, |(z, _, _)| {
+        let zonelist = sys.mm().zonelist(cpu);
+        zonelist.iter().position(|&x| x == z).unwrap_or(0)
+    });
     let scanned_before = resume.map_or(0, |(_, _, n)| n);
-    for z in (0..first).rev() {
+    for i in first..sys.mm().zonelist(cpu).len() {
+        let z = sys.mm().zonelist(cpu)[i];
         let left = match resume {
             Some((rz, nr, _)) if rz == z => sys.shrink_zone_lists(z, &mut sc, nr),
             _ => {
@@ -122,24 +129,35 @@ pub fn direct_reclaim_priority<H: ReclaimHost + ?Sized>(
     let nap = sc.nr_scanned > 0 && st.priority < DEF_PRIORITY - 2;
     st.priority -= 1;
     if nap {
-        let zone = sys.mm().preferred_zone();
+        let zone = sys.mm().preferred_zone(cpu);
         return sys.wait_iff_congested(tid, zone, sys.jiffies_ns(sys.hz() / 10));
     }
     None
 }
 
-/// One priority of `do_try_to_free_pages` over the node (4.8+, read in
-/// 6.1): `shrink_zones` shrinks each node once (`shrink_node`), then
-/// `consider_reclaim_throttle`; no flusher wake-up and no congestion wait
-/// between priorities (both gone by 5.16). A throttle's sleep ends the
-/// priority: the task goes on with the next one when it wakes.
+/// One priority of `do_try_to_free_pages` over the nodes (4.8+, read in
+/// 6.1): `shrink_zones` shrinks each node of the zonelist once
+/// (`shrink_node`), the local node first, then `consider_reclaim_throttle`
+/// on the first node; no flusher wake-up and no congestion wait between
+/// priorities (both gone by 5.16). A throttle's sleep ends the priority
+/// (the nodes after it are not shrunk at this priority): the task goes
+/// on with the next one when it wakes.
 fn direct_reclaim_node_priority<H: ReclaimHost + ?Sized>(
     sys: &mut H,
     tid: u32,
     st: &mut AllocState,
 ) -> Option<Step> {
     let mut sc = direct_scan_control(tid, st);
-    sys.shrink_node(&mut sc);
+    let local = sys.mm().cpu_node(sys.task(tid).cpu);
+    let nr_nodes = sys.mm().nr_nodes();
+    for i in 0..nr_nodes {
+        sc.nid = (local + i) % nr_nodes;
+        sys.shrink_node(&mut sc);
+        if sc.stall.is_some() {
+            break;
+        }
+    }
+    sc.nid = local;
     let stall = sc.stall.or_else(|| sys.consider_reclaim_throttle(&sc));
     st.total_scanned += sc.nr_scanned;
     st.nr_reclaimed = sc.nr_reclaimed;

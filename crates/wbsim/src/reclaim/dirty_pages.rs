@@ -65,7 +65,7 @@ pub trait DirtyPages: ReclaimHost {
         if sc.is_kswapd {
             let seen_twice = !p.kswapd_writes_seen_twice
                 || (self.mm().pages()[pfn as usize].has(flags::RECLAIM)
-                    && self.reclaim().node.dirty);
+                    && self.reclaim().node[sc.nid].dirty);
             seen_twice && sc.priority <= p.kswapd_writepage_max_priority
         } else {
             p.direct_reclaim_writes_file_pages
@@ -81,7 +81,7 @@ pub trait DirtyPages: ReclaimHost {
             WritebackInReclaim::Keep => Fate::Kept,
             WritebackInReclaim::Activate => {
                 let seen = self.mm().pages()[pfn as usize].has(flags::RECLAIM);
-                if sc.is_kswapd && seen && self.reclaim().node.writeback {
+                if sc.is_kswapd && seen && self.reclaim().node[sc.nid].writeback {
                     sc.nr.immediate += 1;
                 } else {
                     self.mm_mut().pages_mut()[pfn as usize].flags |= flags::RECLAIM;

@@ -34,6 +34,8 @@ pub(super) enum Phase {
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct KswapdState {
+    /// The node this kswapd balances.
+    pub(super) nid: usize,
     pub(super) phase: Phase,
     pub(super) nap_end: Ns,
     pub(super) priority: u32,
@@ -69,24 +71,33 @@ pub struct KswapdState {
 
 /// kswapd: `balance_pgdat`, `kswapd_try_to_sleep`, `wakeup_kswapd`.
 pub trait Kswapd: ReclaimHost {
-    /// Time kswapd has been awake so far, including a period still open.
+    /// Time the kswapds have been awake so far, including periods still
+    /// open, summed over the nodes.
     fn kswapd_awake_total_ns(&self) -> Ns {
-        let k = self.reclaim().kswapd_state();
+        (0..self.mm().nr_nodes())
+            .map(|nid| self.kswapd_awake_node_ns(nid))
+            .sum()
+    }
+
+    /// Time node `nid`'s kswapd has been awake so far.
+    fn kswapd_awake_node_ns(&self, nid: usize) -> Ns {
+        let k = self.reclaim().kswapd_state(nid);
         let open = if k.phase == Phase::Sleeping {
             0
         } else {
             self.now().saturating_sub(k.awake_since)
         };
-        self.reclaim().kswapd_awake_ns + open
+        self.reclaim().kswapd_awake_ns[nid] + open
     }
 
     /// `mm_vmscan_kswapd_wake`: 3.0's kswapd() emits it before every
     /// `balance_pgdat` call, including after a premature nap.
-    fn kswapd_trace_wake(&mut self) {
-        self.trace(
-            self.kswapd_task(),
-            TraceEvent::KswapdWake { nid: 0, order: 0 },
-        );
+    fn kswapd_trace_wake(&mut self, nid: usize) {
+        let ev = TraceEvent::KswapdWake {
+            nid: nid as u32,
+            order: 0,
+        };
+        self.trace(self.kswapd_task_of(nid), ev);
     }
 
     /// The start of a `balance_pgdat` call (3.0: also each `loop_again`).
@@ -107,40 +118,41 @@ pub trait Kswapd: ReclaimHost {
     /// all_unreclaimable is below its high watermark. Zones above the
     /// classzone are not looked at: a balance that found them at high and
     /// worked on lower zones lets kswapd sleep whatever they do meanwhile.
-    fn kswapd_premature(&self, classzone: usize) -> bool {
-        self.mm().zones()[..=classzone]
-            .iter()
-            .enumerate()
-            .any(|(i, z)| {
-                z.present_pages > 0 && !z.all_unreclaimable && !z.watermark_ok_safe(z.wmark_high, i)
-            })
+    fn kswapd_premature(&self, nid: usize, classzone: usize) -> bool {
+        let first = self.mm().node_zones(nid).start;
+        (first..=classzone).any(|i| {
+            let z = self.mm().zone(i);
+            z.present_pages > 0 && !z.all_unreclaimable && !z.watermark_ok_safe(z.wmark_high, i)
+        })
     }
 
     fn kswapd_step(&mut self, tid: u32) -> Step {
-        let mut k = self.reclaim().kswapd_state();
+        let nid = self.kswapd_node_of(tid);
+        let mut k = self.reclaim().kswapd_state(nid);
         let step = match k.phase {
             Phase::Sleeping => Step::Wait(None),
             Phase::Napping => {
                 let premature = if self.kswapd_balances_node() {
-                    !self.prepare_kswapd_sleep()
+                    !self.prepare_kswapd_sleep(nid)
                 } else {
-                    self.kswapd_premature(k.end_zone)
+                    self.kswapd_premature(nid, k.end_zone)
                 };
                 if premature {
                     self.mm_mut()
                         .vmstat_mut()
                         .inc(Ev::KswapdHighWmarkHitQuickly, 1);
                     k.phase = Phase::Balance;
-                    k.end_zone = 0;
-                    self.kswapd_trace_wake();
+                    k.end_zone = self.mm().node_zones(nid).start;
+                    self.kswapd_trace_wake(nid);
                     self.loop_again(&mut k);
                     Step::Continue
                 } else {
                     k.phase = Phase::Sleeping;
-                    self.trace(tid, TraceEvent::KswapdSleep { nid: 0 });
+                    let ev = TraceEvent::KswapdSleep { nid: nid as u32 };
+                    self.trace(tid, ev);
                     // Normal per-CPU thresholds while asleep.
-                    self.mm_mut().set_percpu_threshold_pressure(false);
-                    self.reclaim_mut().kswapd_awake_ns += self.now() - k.awake_since;
+                    self.mm_mut().set_percpu_threshold_pressure(nid, false);
+                    self.reclaim_mut().kswapd_awake_ns[nid] += self.now() - k.awake_since;
                     Step::Wait(None)
                 }
             }
@@ -149,6 +161,13 @@ pub trait Kswapd: ReclaimHost {
         };
         self.reclaim_mut().set_kswapd_state(k);
         step
+    }
+
+    /// The node kswapd task `tid` balances.
+    fn kswapd_node_of(&self, tid: u32) -> usize {
+        (0..self.mm().nr_nodes())
+            .find(|&nid| self.kswapd_task_of(nid) == tid)
+            .unwrap_or(0)
     }
 
     /// One step of a priority pass of `balance_pgdat` (3.0): the end_zone
@@ -162,7 +181,7 @@ pub trait Kswapd: ReclaimHost {
             Some(i) => i,
             None => match self.balance_pgdat_search(tid, k) {
                 Some(step) => return step,
-                None => 0,
+                None => self.mm().node_zones(k.nid).start,
             },
         };
         self.balance_pgdat_zones(tid, k, i)
@@ -171,11 +190,11 @@ pub trait Kswapd: ReclaimHost {
     /// The search of a pass: `end_zone` is the highest zone below its high
     /// watermark; none means balanced (`goto out`, returned as a step).
     fn balance_pgdat_search(&mut self, tid: u32, k: &mut KswapdState) -> Option<Step> {
-        let nz = self.mm().nr_zones();
+        let zones = self.mm().node_zones(k.nid);
         // Find end_zone: highest zone below its high watermark, ageing the
         // active anon list of each zone looked at on the way.
         let mut end_zone = None;
-        for i in (0..nz).rev() {
+        for i in zones.clone().rev() {
             let z = self.mm().zone(i);
             if z.present_pages == 0 || (z.all_unreclaimable && k.priority != DEF_PRIORITY) {
                 continue;
@@ -183,7 +202,7 @@ pub trait Kswapd: ReclaimHost {
             let mut sc = self.reclaim().kswapd_scan_control(tid, k);
             self.age_active_anon(i, &mut sc);
             let z = self.mm().zone(i);
-            if !z.watermark_ok_safe(z.wmark_high, 0) {
+            if !z.watermark_ok_safe(z.wmark_high, zones.start) {
                 end_zone = Some(i);
                 break;
             }
@@ -231,7 +250,8 @@ pub trait Kswapd: ReclaimHost {
                     return step;
                 }
                 let zone_scanned = std::mem::take(&mut k.zone_scanned) + sc.nr_scanned;
-                let lru_pages = (0..=k.end_zone)
+                let first = self.mm().node_zones(k.nid).start;
+                let lru_pages = (first..=k.end_zone)
                     .map(|z| self.mm().zone_reclaimable_pages(z))
                     .sum();
                 let nr_slab = self.shrink_slab(tid, true, zone_scanned, lru_pages);
@@ -246,9 +266,10 @@ pub trait Kswapd: ReclaimHost {
                 k.may_writepage = true;
             }
             let end_zone = k.end_zone;
+            let first = self.mm().node_zones(k.nid).start;
             let z = self.mm_mut().zone_mut(i);
             if z.all_unreclaimable {
-                if end_zone > 0 && end_zone == i {
+                if end_zone > first && end_zone == i {
                     k.end_zone -= 1;
                 }
             } else if !z.watermark_ok_safe(z.wmark_high, end_zone) {
@@ -303,25 +324,27 @@ pub trait Kswapd: ReclaimHost {
 impl<T: ReclaimHost + ?Sized> Kswapd for T {}
 
 impl Reclaim {
-    pub fn kswapd_state(&self) -> KswapdState {
-        self.kswapd
+    /// Node `nid`'s kswapd.
+    pub fn kswapd_state(&self, nid: usize) -> KswapdState {
+        self.kswapd[nid]
     }
 
     pub fn set_kswapd_state(&mut self, k: KswapdState) {
-        self.kswapd = k;
+        self.kswapd[k.nid] = k;
     }
 
-    /// kswapd is awake: in `balance_pgdat` or in the HZ/10 nap of
+    /// Some kswapd is awake: in `balance_pgdat` or in the HZ/10 nap of
     /// `kswapd_try_to_sleep` between two balancing runs (a balancing run
     /// itself takes microseconds of CPU, so "reclaim is going on" is the
     /// awake period).
     pub fn kswapd_awake(&self) -> bool {
-        self.kswapd_state().phase != Phase::Sleeping
+        self.kswapd.iter().any(|k| k.phase != Phase::Sleeping)
     }
 
     pub fn kswapd_scan_control(&self, tid: u32, k: &KswapdState) -> ScanControl {
         ScanControl {
             tid,
+            nid: k.nid,
             is_kswapd: true,
             may_writepage: k.may_writepage,
             nr_to_reclaim: u64::MAX,
@@ -334,30 +357,41 @@ impl Reclaim {
     }
 }
 
-/// `wake_all_kswapd` → `wakeup_kswapd` for each zone: wake kswapd if it
-/// is waiting (asleep or napping) and the zone is below its low
-/// watermark; each such zone is one `mm_vmscan_wakeup_kswapd` event of
-/// the allocating task `tid`.
+/// `wake_all_kswapd` → `wakeup_kswapd` for each zone of the allocation's
+/// zonelist: wake the zone's node's kswapd if it is waiting (asleep or
+/// napping) and the zone is below its low watermark; each such zone is
+/// one `mm_vmscan_wakeup_kswapd` event of the allocating task `tid`.
+/// The zonelist holds every node's zones, the local node's first.
 pub fn wake_all_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32) {
-    let mut k = sys.reclaim().kswapd_state();
+    let local = sys.mm().cpu_node(sys.task(tid).cpu);
+    let nr_nodes = sys.mm().nr_nodes();
+    for i in 0..nr_nodes {
+        wake_node_kswapd(sys, tid, (local + i) % nr_nodes);
+    }
+}
+
+/// `wakeup_kswapd` for the zones of node `nid`.
+fn wake_node_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32, nid: usize) {
+    let mut k = sys.reclaim().kswapd_state(nid);
     if k.phase == Phase::Balance {
         return;
     }
     if sys.kswapd_balances_node() {
-        if !wakeup_kswapd_node(sys, tid) {
+        if !wakeup_kswapd_node(sys, tid, nid) {
             return;
         }
         wake_kswapd(sys, &mut k);
         return;
     }
+    let zones = sys.mm().node_zones(nid);
     let mut below_low = false;
-    for zid in (0..sys.mm().nr_zones()).rev() {
+    for zid in zones.clone().rev() {
         let z = sys.mm().zone(zid);
-        if z.present_pages > 0 && !z.watermark_ok_safe(z.wmark_low, 0) {
+        if z.present_pages > 0 && !z.watermark_ok_safe(z.wmark_low, zones.start) {
             below_low = true;
             let ev = TraceEvent::WakeupKswapd {
-                nid: 0,
-                zid: zid as u32,
+                nid: nid as u32,
+                zid: (zid - zones.start) as u32,
                 order: 0,
             };
             sys.trace(tid, ev);
@@ -374,7 +408,7 @@ fn wake_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, k: &mut KswapdState) {
     if k.phase == Phase::Sleeping {
         k.awake_since = sys.now();
         // Pressure thresholds while awake (zones with a drift mark).
-        sys.mm_mut().set_percpu_threshold_pressure(true);
+        sys.mm_mut().set_percpu_threshold_pressure(k.nid, true);
     }
     // A napping kswapd sees the wake-up as "low watermark hit quickly".
     if k.phase == Phase::Napping {
@@ -383,9 +417,9 @@ fn wake_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, k: &mut KswapdState) {
             .inc(Ev::KswapdLowWmarkHitQuickly, 1);
     }
     k.phase = Phase::Balance;
-    k.end_zone = 0;
-    sys.kswapd_trace_wake();
+    k.end_zone = sys.mm().node_zones(k.nid).start;
+    sys.kswapd_trace_wake(k.nid);
     sys.loop_again(k);
     sys.reclaim_mut().set_kswapd_state(*k);
-    sys.wake_task(sys.kswapd_task());
+    sys.wake_task(sys.kswapd_task_of(k.nid));
 }

@@ -17,34 +17,36 @@ use super::{ReclaimHost, ShrinkZone, SWAP_CLUSTER_MAX};
 use crate::sched::Step;
 use crate::trace::TraceEvent;
 
-/// The highest zone kswapd balances for: page-cache allocations may use
-/// every zone (`kswapd_highest_zoneidx` of a movable allocation).
-fn highest_zone<H: ReclaimHost + ?Sized>(sys: &H) -> usize {
-    sys.mm().nr_zones() - 1
+/// The highest zone of node `nid` kswapd balances for: page-cache
+/// allocations may use every zone (`kswapd_highest_zoneidx` of a movable
+/// allocation).
+fn highest_zone<H: ReclaimHost + ?Sized>(sys: &H, nid: usize) -> usize {
+    sys.mm().node_highest_zone(nid)
 }
 
 /// `balance_pgdat` of a node (4.12+).
 pub trait KswapdNode: ReclaimHost {
     /// One iteration of the priority loop.
     fn balance_node_step(&mut self, tid: u32, k: &mut KswapdState) -> Step {
-        self.mm_mut().reclaim_wait_mut().finish(tid);
+        let nid = k.nid;
+        self.mm_mut().reclaim_wait_mut(nid).finish(tid);
         if k.after_wait {
             k.after_wait = false;
             return self.balance_node_next_priority(k);
         }
-        let highest = highest_zone(self);
-        if self.pgdat_balanced(highest) {
-            self.clear_node_flags();
+        let highest = highest_zone(self, nid);
+        if self.pgdat_balanced(nid, highest) {
+            self.clear_node_flags(nid);
             return self.kswapd_done(k);
         }
         // kswapd_shrink_node: reclaim the eligible zones' high watermarks.
-        let target: u64 = self.mm().zones()[..=highest]
-            .iter()
+        let target: u64 = (self.mm().node_zones(nid).start..=highest)
+            .map(|z| self.mm().zone(z))
             .filter(|z| z.present_pages > 0)
             .map(|z| z.wmark_high.max(SWAP_CLUSTER_MAX))
             .sum();
         if self.mm().lru_gen_enabled() {
-            self.lru_gen_age_node();
+            self.lru_gen_age_node(nid);
         }
         let mut sc = self.reclaim().kswapd_scan_control(tid, k);
         sc.nr_to_reclaim = target;
@@ -74,21 +76,21 @@ pub trait KswapdNode: ReclaimHost {
             return Step::Continue;
         }
         if k.nr_reclaimed == 0 {
-            self.reclaim_mut().node.kswapd_failures += 1;
+            self.reclaim_mut().node[k.nid].kswapd_failures += 1;
         }
-        if self.prepare_kswapd_sleep() {
+        if self.prepare_kswapd_sleep(k.nid) {
             return self.kswapd_done(k);
         }
-        self.kswapd_trace_wake();
+        self.kswapd_trace_wake(k.nid);
         self.loop_again(k);
         Step::Continue
     }
 
     /// `prepare_kswapd_sleep` (order 0): kswapd may sleep when it has
     /// given up on the node or the node is balanced.
-    fn prepare_kswapd_sleep(&self) -> bool {
-        self.reclaim().node.kswapd_failures >= MAX_RECLAIM_RETRIES
-            || self.pgdat_balanced(highest_zone(self))
+    fn prepare_kswapd_sleep(&self, nid: usize) -> bool {
+        self.reclaim().node[nid].kswapd_failures >= MAX_RECLAIM_RETRIES
+            || self.pgdat_balanced(nid, highest_zone(self, nid))
     }
 }
 
@@ -97,14 +99,16 @@ impl<T: ReclaimHost + ?Sized> KswapdNode for T {}
 /// `wakeup_kswapd` of the node form, once per node (`wake_all_kswapds`
 /// skips the zones of a node already asked): no wake when kswapd has given
 /// up on the node or the node is balanced. Whether kswapd is to be woken.
-pub fn wakeup_kswapd_node<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32) -> bool {
-    let highest = highest_zone(sys);
-    if sys.reclaim().node.kswapd_failures >= MAX_RECLAIM_RETRIES || sys.pgdat_balanced(highest) {
+pub fn wakeup_kswapd_node<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32, nid: usize) -> bool {
+    let highest = highest_zone(sys, nid);
+    if sys.reclaim().node[nid].kswapd_failures >= MAX_RECLAIM_RETRIES
+        || sys.pgdat_balanced(nid, highest)
+    {
         return false;
     }
     let ev = TraceEvent::WakeupKswapd {
-        nid: 0,
-        zid: highest as u32,
+        nid: nid as u32,
+        zid: sys.mm().zone_idx(highest) as u32,
         order: 0,
     };
     sys.trace(tid, ev);

@@ -1,7 +1,7 @@
 //! MGLRU's reclaim (6.1+, read in v6.1 `mm/vmscan.c`:
 //! `lru_gen_shrink_lruvec`, `get_nr_to_scan`, `should_run_aging`,
 //! `evict_folios`, `scan_folios`, `sort_folio`, `isolate_folio`,
-//! `lru_gen_age_node`), one node, order 0. Not modelled: the page-table
+//! `lru_gen_age_node`), per node, order 0. Not modelled: the page-table
 //! walk that finds young PTEs while aging (`walk_mm`; the pages these
 //! workloads write are never mapped), tiers and the refault controller
 //! (no page is read back), memcgs.
@@ -41,49 +41,49 @@ pub trait LruGenReclaim: ReclaimHost {
     /// `should_run_aging`: the oldest type is down to `MIN_NR_GENS`, or
     /// at three generations the youngest holds more than half the pages
     /// or the oldest less than a quarter.
-    fn lru_gen_should_age(&self) -> bool {
-        let g = self.mm().gen_seq();
+    fn lru_gen_should_age(&self, nid: usize) -> bool {
+        let g = self.mm().gen_seq(nid);
         kinds(self).any(|kind| {
-            let nr_gens = self.mm().nr_gens(kind);
+            let nr_gens = self.mm().nr_gens(nid, kind);
             if nr_gens < MIN_NR_GENS + 1 {
                 return true;
             }
             if nr_gens > MIN_NR_GENS + 1 {
                 return false;
             }
-            let total = self.mm().lru_gen_pages(kind);
-            let young = self.mm().gen_pages(kind, g.max_seq);
-            let old = self.mm().gen_pages(kind, g.min_seq[kind]);
+            let total = self.mm().lru_gen_pages(nid, kind);
+            let young = self.mm().gen_pages(nid, kind, g.max_seq);
+            let old = self.mm().gen_pages(nid, kind, g.min_seq[kind]);
             young * 2 > total || old * 4 < total
         })
     }
 
     /// `lru_gen_age_node` (kswapd, before each `shrink_node`): a new
     /// generation when aging is due.
-    fn lru_gen_age_node(&mut self) {
-        if self.lru_gen_should_age() {
-            self.mm_mut().inc_max_seq();
+    fn lru_gen_age_node(&mut self, nid: usize) {
+        if self.lru_gen_should_age(nid) {
+            self.mm_mut().inc_max_seq(nid);
         }
     }
 
     /// `lru_gen_shrink_lruvec`: evict batches until the share of this
     /// priority is scanned or the target reclaimed.
     fn lru_gen_shrink_node(&mut self, sc: &mut ScanControl) {
-        let reclaimed_before = sc.nr_reclaimed;
+        let (reclaimed_before, nid) = (sc.nr_reclaimed, sc.nid);
         let mut scanned = 0;
         loop {
             // get_nr_to_scan
-            let g = self.mm().gen_seq();
-            let total: u64 = kinds(self).map(|k| self.mm().lru_gen_pages(k)).sum();
+            let g = self.mm().gen_seq(nid);
+            let total: u64 = kinds(self).map(|k| self.mm().lru_gen_pages(nid, k)).sum();
             let nr_to_scan = total >> sc.priority;
-            if self.lru_gen_should_age() {
+            if self.lru_gen_should_age(nid) {
                 let three_gens = kinds(self).all(|k| g.max_seq >= g.min_seq[k] + MIN_NR_GENS);
                 if !(sc.priority == DEF_PRIORITY && three_gens) {
                     if sc.is_kswapd {
                         // Left to `lru_gen_age_node`.
                         return;
                     }
-                    self.mm_mut().inc_max_seq();
+                    self.mm_mut().inc_max_seq(nid);
                 }
             }
             if nr_to_scan == 0 {
@@ -103,27 +103,29 @@ pub trait LruGenReclaim: ReclaimHost {
     /// `evict_folios`: one batch from the oldest generation of a type;
     /// the pages looked at.
     fn evict_folios(&mut self, sc: &mut ScanControl) -> u64 {
-        let kinds = kinds(self);
-        self.mm_mut().try_to_inc_min_seq(kinds.clone());
+        let (kinds, nid) = (kinds(self), sc.nid);
+        self.mm_mut().try_to_inc_min_seq(nid, kinds.clone());
         // isolate_folios: anon when swap may be used and its oldest
         // generation is older than file's, else file (the tiers' PID
         // controller, which also weighs refaults, is not modelled).
-        let g = self.mm().gen_seq();
+        let g = self.mm().gen_seq(nid);
         let kind = if *kinds.start() == 0 && g.min_seq[0] < g.min_seq[1] {
             0
         } else {
             1
         };
-        let zone = self.mm().nr_zones() - 1;
+        let zone = self.mm().node_highest_zone(nid);
+        let first = self.mm().node_zones(nid).start;
         let cpu = self.task(sc.tid).cpu;
         self.mm_mut().lru_add_drain(cpu);
         // scan_folios: the oldest generation's list of each zone, from the
         // highest eligible down, until a batch is isolated.
-        let min_seq = self.mm().gen_seq().min_seq[kind];
+        let min_seq = self.mm().gen_seq(nid).min_seq[kind];
         let mut buf = std::mem::take(&mut self.reclaim_mut().isolate_buf);
         buf.clear();
         let (mut looked, mut sorted) = (0u64, 0u64);
-        let mut zones = (0..=zone).rev();
+        // Each generation keeps a list per zone of the node (`zone_idx`).
+        let mut zones = (0..=zone - first).rev();
         let mut oldest = gen_list(kind, min_seq, zones.next().unwrap_or(0));
         while looked < MAX_LRU_BATCH && (buf.len() as u64) < MIN_LRU_BATCH {
             let pfn = self.mm().lruvec(zone).lists[oldest].tail;
@@ -159,7 +161,7 @@ pub trait LruGenReclaim: ReclaimHost {
         self.mm_mut()
             .vmstat_mut()
             .zinc(zone, ZoneEv::PgRefill, sorted);
-        self.mm_mut().try_to_inc_min_seq(kinds);
+        self.mm_mut().try_to_inc_min_seq(nid, kinds);
         self.charge_sys(sc.tid, looked * self.cost().scan_page_ns);
         let t = self.shrink_page_list(zone, &buf, sc);
         self.reclaim_mut().isolate_buf = buf;

@@ -67,6 +67,8 @@ pub const SWAP_CLUSTER_MAX: u64 = 32;
 #[derive(Debug, Clone, Copy)]
 pub struct ScanControl {
     pub tid: u32,
+    /// The node `shrink_node` works on (4.8+); kswapd's own node.
+    pub nid: usize,
     pub is_kswapd: bool,
     pub may_writepage: bool,
     pub nr_to_reclaim: u64,
@@ -110,7 +112,10 @@ pub trait ShrinkZone: ReclaimHost {
         // The lists' owner: the zone, or (4.8+) the node and all its zones.
         let owners = match self.mm().lru_scope() {
             LruScope::Zone => zone..=zone,
-            LruScope::Node => 0..=self.mm().nr_zones() - 1,
+            LruScope::Node => {
+                let zones = self.mm().node_zones(self.mm().zone_node(zone));
+                zones.start..=zones.end - 1
+            }
         };
         let zones = &self.mm().zones()[owners];
         let anon: u64 = zones.iter().map(|z| z.nr_anon_lru()).sum();
@@ -239,7 +244,8 @@ pub trait ShrinkZone: ReclaimHost {
     /// (`shrink_node_flags`). A sleep for a request in the middle of the
     /// lists (`pageout` to a full queue) ends the pass there.
     fn shrink_node(&mut self, sc: &mut ScanControl) {
-        let zone = self.mm().nr_zones() - 1;
+        let zone = self.mm().node_highest_zone(sc.nid);
+        let first = self.mm().node_zones(sc.nid).start;
         sc.nr = node::ReclaimStat::default();
         let (reclaimed_before, scanned_before) = (sc.nr_reclaimed, sc.nr_scanned);
         if self.mm().lru_gen_enabled() {
@@ -251,7 +257,7 @@ pub trait ShrinkZone: ReclaimHost {
             // A sleep for a request ends the pass (what is left is dropped).
             let _ = self.shrink_lists_until_target(zone, sc, nr, sc.is_kswapd);
         }
-        let lru_pages = (0..=zone)
+        let lru_pages = (first..=zone)
             .map(|z| self.mm().zone_reclaimable_pages(z))
             .sum();
         let scanned = sc.nr_scanned - scanned_before;

@@ -4,7 +4,7 @@
 //! PGDAT_WRITEBACK, LRUVEC_CONGESTED), `kswapd_failures`,
 //! `pgdat_balanced` and `reclaim_throttle`. Read in 6.1 `mm/vmscan.c`
 //! (`shrink_node`, `pgdat_balanced`, `reclaim_throttle`,
-//! `consider_reclaim_throttle`, `skip_throttle_noprogress`); one node.
+//! `consider_reclaim_throttle`, `skip_throttle_noprogress`); per node.
 
 use super::{ReclaimHost, ScanControl};
 use crate::kernel::{KernelProfile, KswapdBalance, WritebackInReclaim};
@@ -95,9 +95,9 @@ pub trait NodeReclaim: ReclaimHost {
     /// `pgdat_balanced` (order 0): some populated zone up to
     /// `highest_zone` meets its high watermark, with the lowmem reserve it
     /// keeps against allocations of `highest_zone` (`zone_watermark_ok_safe`).
-    fn pgdat_balanced(&self, highest_zone: usize) -> bool {
-        self.mm().zones()[..=highest_zone]
-            .iter()
+    fn pgdat_balanced(&self, nid: usize, highest_zone: usize) -> bool {
+        (self.mm().node_zones(nid).start..=highest_zone)
+            .map(|z| self.mm().zone(z))
             .any(|z| z.present_pages > 0 && z.watermark_ok_safe(z.wmark_high, highest_zone))
     }
 
@@ -106,7 +106,7 @@ pub trait NodeReclaim: ReclaimHost {
     /// seen under writeback, direct reclaim when the node is congested.
     fn shrink_node_flags(&mut self, sc: &mut ScanControl, reclaimed: u64) {
         let nr = sc.nr;
-        let node = &mut self.reclaim_mut().node;
+        let node = &mut self.reclaim_mut().node[sc.nid];
         if sc.is_kswapd {
             if nr.writeback > 0 && nr.writeback == nr.taken {
                 node.writeback = true;
@@ -125,15 +125,15 @@ pub trait NodeReclaim: ReclaimHost {
             return;
         }
         if sc.is_kswapd && nr.immediate > 0 {
-            sc.stall = Some(self.reclaim_throttle_writeback(sc.tid));
-        } else if !sc.is_kswapd && self.reclaim().node.congested {
-            sc.stall = self.reclaim_throttle_jiffy(sc.tid);
+            sc.stall = Some(self.reclaim_throttle_writeback(sc.tid, sc.nid));
+        } else if !sc.is_kswapd && self.reclaim().node[sc.nid].congested {
+            sc.stall = self.reclaim_throttle_jiffy(sc.nid);
         }
     }
 
     /// `clear_pgdat_congested`: kswapd found the node balanced.
-    fn clear_node_flags(&mut self) {
-        let node = &mut self.reclaim_mut().node;
+    fn clear_node_flags(&mut self, nid: usize) {
+        let node = &mut self.reclaim_mut().node[nid];
         node.dirty = false;
         node.writeback = false;
         node.congested = false;
@@ -141,8 +141,8 @@ pub trait NodeReclaim: ReclaimHost {
 
     /// `reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)`: sleep up to HZ/10,
     /// or until writeback completions wake the queue.
-    fn reclaim_throttle_writeback(&mut self, tid: u32) -> Step {
-        self.mm_mut().reclaim_wait_mut().sleep(tid);
+    fn reclaim_throttle_writeback(&mut self, tid: u32, nid: usize) -> Step {
+        self.mm_mut().reclaim_wait_mut(nid).sleep(tid);
         let t = self.now() + self.jiffies_ns(self.hz() / 10);
         Step::Wait(Some(t))
     }
@@ -150,15 +150,19 @@ pub trait NodeReclaim: ReclaimHost {
     /// `reclaim_throttle` for CONGESTED or NOPROGRESS: one jiffy, unless
     /// `skip_throttle_noprogress` (kswapd has given up on the node, or
     /// dirty and writeback pages are at most half the reclaimable ones).
-    fn reclaim_throttle_jiffy(&mut self, _tid: u32) -> Option<Step> {
-        if self.reclaim().node.kswapd_failures >= MAX_RECLAIM_RETRIES {
+    fn reclaim_throttle_jiffy(&mut self, nid: usize) -> Option<Step> {
+        if self.reclaim().node[nid].kswapd_failures >= MAX_RECLAIM_RETRIES {
             return None;
         }
-        let zones = self.mm().zones();
-        let reclaimable: u64 = (0..zones.len())
+        let zones = self.mm().node_zones(nid);
+        let reclaimable: u64 = zones
+            .clone()
             .map(|z| self.mm().zone_reclaimable_pages(z))
             .sum();
-        let write_pending: u64 = zones.iter().map(|z| z.nr_dirty + z.nr_writeback).sum();
+        let write_pending: u64 = zones
+            .map(|z| self.mm().zone(z))
+            .map(|z| z.nr_dirty + z.nr_writeback)
+            .sum();
         if 2 * write_pending <= reclaimable {
             return None;
         }
@@ -171,7 +175,7 @@ pub trait NodeReclaim: ReclaimHost {
         if sc.is_kswapd || sc.priority != 1 || sc.nr_reclaimed > 0 {
             return None;
         }
-        self.reclaim_throttle_jiffy(sc.tid)
+        self.reclaim_throttle_jiffy(sc.nid)
     }
 }
 

@@ -123,8 +123,8 @@ pub trait ShrinkList: ReclaimHost {
         self.count_reclaimed(zone, sc, t.reclaimed);
         self.reclaim_mut().isolate_buf = buf;
         let ev = TraceEvent::LruShrinkInactive {
-            nid: 0,
-            zid: zone as u32,
+            nid: self.mm().zone_node(zone) as u32,
+            zid: self.mm().zone_idx(zone) as u32,
             nr_scanned: nr_taken,
             nr_reclaimed: t.reclaimed,
             priority: sc.priority,

@@ -8,30 +8,35 @@ use crate::kernel::KernelProfile;
 use crate::sim::Ns;
 
 pub struct Reclaim {
-    /// kswapd0's balancing state.
-    pub(super) kswapd: KswapdState,
-    /// Time kswapd spent awake in finished awake periods.
-    pub(super) kswapd_awake_ns: Ns,
+    /// Each node's kswapd's balancing state.
+    pub(super) kswapd: Vec<KswapdState>,
+    /// Time each node's kswapd spent awake in finished awake periods.
+    pub(super) kswapd_awake_ns: Vec<Ns>,
     /// Reusable buffer for pages isolated by reclaim (no allocation per
     /// batch).
     pub(super) isolate_buf: Vec<u32>,
     /// What reclaim does with dirty file pages (chosen at build).
     pub(super) dirty_pages: DirtyPagePolicy,
-    /// Node-based reclaim's rules (chosen at build) and the node's flags.
+    /// Node-based reclaim's rules (chosen at build) and each node's flags.
     pub(super) node_policy: NodePolicy,
-    pub(super) node: NodeState,
+    pub(super) node: Vec<NodeState>,
 }
 
 impl Reclaim {
-    /// Reclaim of a machine built with `profile`.
-    pub fn new(profile: &KernelProfile) -> Reclaim {
+    /// Reclaim of a machine of `nr_nodes` nodes built with `profile`.
+    pub fn new(profile: &KernelProfile, nr_nodes: usize) -> Reclaim {
         Reclaim {
-            kswapd: KswapdState::default(),
-            kswapd_awake_ns: 0,
+            kswapd: (0..nr_nodes)
+                .map(|nid| KswapdState {
+                    nid,
+                    ..Default::default()
+                })
+                .collect(),
+            kswapd_awake_ns: vec![0; nr_nodes],
             isolate_buf: Vec::with_capacity(64),
             dirty_pages: DirtyPagePolicy::from_profile(profile),
             node_policy: NodePolicy::from_profile(profile),
-            node: NodeState::default(),
+            node: vec![NodeState::default(); nr_nodes],
         }
     }
 }

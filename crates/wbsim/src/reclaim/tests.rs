@@ -165,6 +165,7 @@ impl Machine {
     pub fn direct(&self, priority: u32) -> ScanControl {
         ScanControl {
             tid: self.tid,
+            nid: 0,
             is_kswapd: false,
             may_writepage: true,
             nr_to_reclaim: SWAP_CLUSTER_MAX,

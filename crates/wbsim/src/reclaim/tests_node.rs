@@ -53,7 +53,7 @@ fn kswapd_counts_a_writeback_page_it_meets_twice_as_immediate() {
     // shrink_node's flag: every page taken was under writeback.
     let mut sc = sc;
     m.sys.shrink_node_flags(&mut sc, 0);
-    assert!(m.sys.reclaim().node.writeback);
+    assert!(m.sys.reclaim().node[0].writeback);
     // Back at the inactive tail, met again.
     m.sys.mm_mut().lru_unlink(pfn);
     m.sys.mm_mut().pages_mut()[pfn as usize].flags &= !flags::ACTIVE;
@@ -109,9 +109,9 @@ fn the_end_of_writeback_takes_an_active_reclaim_page_to_the_inactive_tail_from_4
 fn the_node_is_balanced_while_a_zone_meets_its_high_watermark() {
     let mut m = Machine::new("6.1");
     m.leave_free(300);
-    assert!(m.sys.pgdat_balanced(ZONE));
+    assert!(m.sys.pgdat_balanced(0, ZONE));
     m.leave_free(150);
-    assert!(!m.sys.pgdat_balanced(ZONE));
+    assert!(!m.sys.pgdat_balanced(0, ZONE));
 }
 
 /// `balance_pgdat` (4.12+): the priority drops after every pass that
@@ -129,14 +129,14 @@ fn kswapd_lowers_the_priority_until_a_pass_scans_its_target() {
     m.sys.loop_again(&mut k);
     let mut priorities = Vec::new();
     for _ in 0..20 {
-        if m.sys.pgdat_balanced(ZONE) {
+        if m.sys.pgdat_balanced(0, ZONE) {
             break;
         }
         priorities.push(k.priority);
         m.sys.balance_node_step(tid, &mut k);
     }
     assert_eq!(priorities, [12, 11, 10, 9, 8, 7, 6]);
-    assert!(m.sys.pgdat_balanced(ZONE));
+    assert!(m.sys.pgdat_balanced(0, ZONE));
     assert_eq!(m.sys.mm().vmstat().get(Ev::KswapdSteal), 56);
     m.check();
 }
@@ -154,8 +154,8 @@ fn kswapd_gives_up_on_a_node_after_sixteen_fruitless_calls() {
     for _ in 0..12 * MAX_RECLAIM_RETRIES as usize {
         m.sys.balance_node_step(tid, &mut k);
     }
-    assert_eq!(m.sys.reclaim().node.kswapd_failures, MAX_RECLAIM_RETRIES);
-    assert!(m.sys.prepare_kswapd_sleep());
+    assert_eq!(m.sys.reclaim().node[0].kswapd_failures, MAX_RECLAIM_RETRIES);
+    assert!(m.sys.prepare_kswapd_sleep(0));
 }
 
 /// MGLRU's `lru_gen_add_folio` (Debian 6.1.192): a new page-cache page
@@ -173,19 +173,19 @@ fn mglru_moves_a_dirty_tail_page_on_and_evicts_the_clean_ones() {
         m.sys.find_or_create_page(0, m.file, idx, gfp).unwrap();
     }
     m.sys.mm_mut().lru_add_drain(cpu);
-    let g = m.sys.mm().gen_seq();
+    let g = m.sys.mm().gen_seq(0);
     assert_eq!((g.min_seq[1], g.max_seq), (0, 3));
     assert_eq!(m.place(dirty).0, Holder::from_lru(gen_list(1, 1, ZONE)));
     // The oldest generation empties (`try_to_inc_min_seq`): the page's
     // is now the oldest of three.
-    m.sys.mm_mut().try_to_inc_min_seq(1..=1);
-    assert_eq!(m.sys.mm().gen_seq().min_seq[1], 1);
+    m.sys.mm_mut().try_to_inc_min_seq(0, 1..=1);
+    assert_eq!(m.sys.mm().gen_seq(0).min_seq[1], 1);
     let mut sc = m.kswapd(12);
     let looked = m.sys.evict_folios(&mut sc);
     assert_eq!(looked, 4);
     assert!(m.has(dirty, flags::RECLAIM));
     assert_eq!(m.place(dirty).0, Holder::from_lru(gen_list(1, 2, ZONE)));
-    assert_eq!(m.sys.mm().gen_pages(1, 2), 1);
+    assert_eq!(m.sys.mm().gen_pages(0, 1, 2), 1);
     assert_eq!(m.zone_stat(ZoneEv::PgRefill), 1);
     assert_eq!(m.zone_stat(ZoneEv::PgScanKswapd), 3);
     assert_eq!(sc.nr_reclaimed, 3);

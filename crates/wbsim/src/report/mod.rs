@@ -10,6 +10,7 @@
 //! ... } ] } ] }`.
 
 pub mod mmtests;
+pub mod nodes;
 pub use crate::system::series;
 pub mod tools;
 
@@ -92,6 +93,10 @@ pub struct RunReport {
     /// IOzone's results, one per test and IOzone task, in the order run.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub iozone: Vec<crate::workload::iozone_run::IozoneResult>,
+    /// Each NUMA node's figures (`[[machine.node]]`); absent on a
+    /// one-node machine.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<nodes::NodeReport>,
     /// What the invariant checks of a checked run found
     /// (`RunOptions::check_every_event`); `None` for a plain run.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -182,7 +187,7 @@ pub struct LabZone {
     pub held_pages: u64,
 }
 
-fn secs(ns: u64) -> f64 {
+pub(crate) fn secs(ns: u64) -> f64 {
     ns as f64 / NS_PER_SEC as f64
 }
 
@@ -221,6 +226,12 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
     };
     vmstat.insert("nr_inactive_file".into(), lru_sum(2));
     vmstat.insert("nr_active_file".into(), lru_sum(3));
+    if sys.mm().lru_scope() == crate::kernel::LruScope::Node {
+        let stalls = sys.mm().vmstat().get(crate::mm::vmstat::Ev::AllocStall);
+        for (name, n) in crate::mm::vmstat::allocstall_by_zone(stalls) {
+            vmstat.insert(name.into(), n as i64);
+        }
+    }
     let devices = sys
         .block()
         .devices()
@@ -279,6 +290,7 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
             .map(|r| r.results.clone())
             .unwrap_or_default(),
         iozone: sys.workload().iozone_results().to_vec(),
+        nodes: nodes::node_reports(sys),
         check: None,
         tasks: workload
             .iter()
@@ -321,10 +333,8 @@ fn ftrace_totals(sys: &System) -> crate::trace::ReclaimTraceStats {
 
 /// The per-zone statistics of [`RunReport::zoneinfo`].
 fn zoneinfo(sys: &System) -> BTreeMap<String, BTreeMap<String, i64>> {
-    sys.zone_suffixes()
-        .into_iter()
-        .enumerate()
-        .map(|(z, suffix)| {
+    (0..sys.mm().nr_zones())
+        .map(|z| {
             let stat = |e: ZoneEv| sys.mm().vmstat().zone_stat(z, e) as i64;
             let stats = BTreeMap::from([
                 ("nr_vmscan_write".to_string(), stat(ZoneEv::NrVmscanWrite)),
@@ -337,7 +347,7 @@ fn zoneinfo(sys: &System) -> BTreeMap<String, BTreeMap<String, i64>> {
                     sys.mm().zone(z).nr_slab_reclaimable as i64,
                 ),
             ]);
-            (suffix.to_string(), stats)
+            (nodes::zone_key(sys, z), stats)
         })
         .collect()
 }
@@ -399,8 +409,14 @@ fn format_zones(s: &mut String, run: &RunReport) {
         for k in ZONE_COUNTERS {
             let _ = write!(s, " {:>15}", v(k, z));
         }
-        let writes = run.zoneinfo.get(z).and_then(|m| m.get("nr_vmscan_write"));
-        let _ = write!(s, " {:>15}", writes.copied().unwrap_or(0));
+        // Every node's zone of this type (`normal`, `node1_normal`).
+        let writes: i64 = run
+            .zoneinfo
+            .iter()
+            .filter(|(k, _)| *k == z || k.ends_with(&format!("_{z}")))
+            .filter_map(|(_, m)| m.get("nr_vmscan_write"))
+            .sum();
+        let _ = write!(s, " {writes:>15}");
         let share = v("pgalloc", z) as f64 / total_alloc.max(1) as f64;
         let _ = writeln!(s, " {:>10.1}%", share * 100.0);
     }
@@ -535,6 +551,7 @@ pub fn format_text_with(r: &Report, opts: &TextOptions) -> String {
             );
         }
         format_zones(&mut s, last);
+        nodes::format_nodes(&mut s, last.seed, &last.nodes);
         let _ = writeln!(
             s,
             "\ndevices (seed {}; w/s: write requests per second; wMB/s: MiB per second, \

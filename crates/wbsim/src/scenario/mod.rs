@@ -47,12 +47,40 @@ pub struct Scenario {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MachineConfig {
     pub cpus: u32,
-    /// Zones in ascending order (DMA < DMA32 < Normal), no duplicates.
+    /// Every zone, node by node; within a node in ascending order (DMA <
+    /// DMA32 < Normal), no duplicates.
     pub zones: Vec<ZoneConfig>,
+    /// The NUMA nodes, in order, when the scenario has `[[machine.node]]`
+    /// (empty: one node with every CPU and zone).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeConfig>,
     pub min_free_kbytes: Option<u64>,
     pub hz: u32,
     /// Which CPU takes each device interrupt (`irq_delivery`).
     pub irq_delivery: IrqDelivery,
+}
+
+/// One NUMA node: how many CPUs and zones it has (the next ones of the
+/// machine's, in order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct NodeConfig {
+    pub cpus: u32,
+    pub zones: usize,
+}
+
+impl MachineConfig {
+    /// The nodes of the machine: those of the scenario, or one node
+    /// holding every CPU and zone.
+    pub fn node_layout(&self) -> Vec<NodeConfig> {
+        if self.nodes.is_empty() {
+            vec![NodeConfig {
+                cpus: self.cpus,
+                zones: self.zones.len(),
+            }]
+        } else {
+            self.nodes.clone()
+        }
+    }
 }
 
 /// A memory zone type.
@@ -122,6 +150,10 @@ pub struct TaskConfig {
     /// modelled), and the file: tasks naming the same file share them.
     pub text_pages: u32,
     pub text_file: String,
+    /// The NUMA node whose CPUs the task runs on (`numactl
+    /// --cpunodebind`); `None`: any CPU.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<u32>,
 }
 
 /// The program a task runs, parsed from its command line.
@@ -256,3 +288,5 @@ mod tree;
 mod tests;
 #[cfg(test)]
 mod tests_limits;
+#[cfg(test)]
+mod tests_numa;

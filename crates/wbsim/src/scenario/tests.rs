@@ -105,6 +105,7 @@ fn zone_dirty_v2_parses_exactly() {
                     kernel_mib: 0,
                 },
             ],
+            nodes: Vec::new(),
             min_free_kbytes: Some(11584),
             hz: 1000,
             irq_delivery: IrqDelivery::FirstCpu,
@@ -143,6 +144,7 @@ fn zone_dirty_v2_parses_exactly() {
                 oflag_direct: false,
             }),
             after: None,
+            node: None,
             text_pages: 0,
             text_file: "dd".into(),
         }],
@@ -187,7 +189,7 @@ fn unknown_keys_name_line_and_key() {
     check_cases(
         r#"
 kernel = | x = 1\nkernel = | 1:1 | x | unknown key `x`; allowed keys here: cpu_cost, device, fs, kernel, machine, run, swap, sysctl, task
-cpus = 4 | cpus = 4\nfoo = 1 | 5:1 | machine.foo | unknown key `foo`; allowed keys here: cpus, hz, irq_delivery, min_free_kbytes, total_mib, zone
+cpus = 4 | cpus = 4\nfoo = 1 | 5:1 | machine.foo | unknown key `foo`; allowed keys here: cpus, hz, irq_delivery, min_free_kbytes, node, total_mib, zone
 size_mib = 3246 | size_mib = 3246\nsize = 3 | 16:1 | machine.zone[1].size | unknown key `size`; allowed keys here: kernel_mib, name, size_mib
 nr_requests = 128 | nr_requests = 128\nqueue = 4 | 30:1 | device[0].queue | unknown key `queue`; allowed keys here: capacity_gib, channels, chunk_kib, command_overhead_us,
 dirty_ratio = 20 | dirty_ratio = 20\ndirty = 1 | 38:1 | sysctl.dirty | allowed keys here: dirty_background_bytes,

@@ -36,9 +36,24 @@ const SECTIONS_TEXT: &[(&str, &str)] = &[
 fn with_key(path: &str, line: &str) -> String {
     let key = line.split(" = ").next().unwrap().trim();
     let mut text = String::new();
-    for (p, body) in SECTIONS_TEXT {
+    // A key of a node's section: the machine has one node in place of
+    // its [[machine.zone]].
+    let sections = SECTIONS_TEXT.iter().flat_map(|&(p, body)| {
+        if p == "machine.zone" && path.starts_with("machine.node") {
+            vec![
+                ("machine.node", "[[machine.node]]\ncpus = 2\n"),
+                (
+                    "machine.node.zone",
+                    "[[machine.node.zone]]\nname = \"DMA32\"\nsize_mib = 64\n",
+                ),
+            ]
+        } else {
+            vec![(p, body)]
+        }
+    });
+    for (p, body) in sections {
         let mut body: Vec<&str> = body.lines().collect();
-        if *p == path {
+        if p == path {
             body.retain(|l| !l.starts_with(&format!("{key} = ")));
             body.insert(usize::from(!p.is_empty()), line);
         }
@@ -88,10 +103,9 @@ fn every_number_out_of_range_names_key_and_range() {
             {
                 continue;
             }
-            let full = match (s.path, s.kind) {
-                ("", _) => k.name.to_string(),
-                (p, Kind::Table) => format!("{p}.{}", k.name),
-                (p, Kind::ArrayOfTables) => format!("{p}[0].{}", k.name),
+            let full = match s.path {
+                "" => k.name.to_string(),
+                p => format!("{}.{}", indexed_path(p), k.name),
             };
             for value in [below, above].into_iter().flatten() {
                 let text = with_key(s.path, &format!("{} = {value}", k.name));
@@ -107,6 +121,24 @@ fn every_number_out_of_range_names_key_and_range() {
             }
         }
     }
+}
+
+/// A section's dotted path as problems name it: `[0]` after each array of
+/// tables (`machine.node[0].zone[0]`).
+fn indexed_path(path: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in path.split('.').enumerate() {
+        if i > 0 {
+            out.push('.');
+        }
+        out.push_str(part);
+        let prefix: Vec<&str> = path.split('.').take(i + 1).collect();
+        let section = SECTIONS.iter().find(|s| s.path == prefix.join("."));
+        if section.is_some_and(|s| s.kind == Kind::ArrayOfTables) {
+            out.push_str("[0]");
+        }
+    }
+    out
 }
 
 /// Defaults of the schema are what the validator fills in.

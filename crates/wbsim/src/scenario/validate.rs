@@ -9,8 +9,8 @@ use super::error::Problem;
 use super::schema::MAX_MEMORY_MIB;
 use super::tree::{Node, Value};
 use super::{
-    IrqDelivery, MachineConfig, RunConfig, Scenario, ScenarioError, SysctlConfig, ZoneConfig,
-    ZoneKind,
+    IrqDelivery, MachineConfig, NodeConfig, RunConfig, Scenario, ScenarioError, SysctlConfig,
+    ZoneConfig, ZoneKind,
 };
 mod devices;
 mod table;
@@ -63,7 +63,9 @@ fn build(cx: &Cx, root: &Node, name: String) -> Option<Scenario> {
         .table(cx, "sysctl")
         .map_or_else(SysctlConfig::default, |t| sysctl(cx, &t));
     let swap = root.table(cx, "swap").and_then(|t| swap(cx, &t, &devices));
-    let tasks = tasks(cx, &root.array_of_tables(cx, "task"), &filesystems, all_fs);
+    let nr_nodes = machine.as_ref().map(|m| m.node_layout().len());
+    let task_tables = root.array_of_tables(cx, "task");
+    let tasks = tasks(cx, &task_tables, &filesystems, all_fs, nr_nodes);
     let run = root
         .table(cx, "run")
         .map_or_else(RunConfig::default, |t| run(&t));
@@ -92,63 +94,7 @@ fn machine(cx: &Cx, t: &Table) -> MachineConfig {
         Some("round-robin") => IrqDelivery::RoundRobin,
         _ => IrqDelivery::FirstCpu,
     };
-    let zone_tables = t.array_of_tables(cx, "zone");
-    let mut zones: Vec<ZoneConfig> = Vec::new();
-    // All zones valid, so that sums over them mean something.
-    let items = match t.field("zone").map(|f| f.value) {
-        Some(Value::Array(items)) => items.len(),
-        _ => 0,
-    };
-    let mut zones_ok = items == zone_tables.len();
-    let mut prev: Option<ZoneKind> = None;
-    for zt in &zone_tables {
-        let kind = zt.str("name").map(|(s, f)| {
-            let kind = match s {
-                "DMA" => ZoneKind::Dma,
-                "DMA32" => ZoneKind::Dma32,
-                _ => ZoneKind::Normal,
-            };
-            if let Some(p) = prev.filter(|&p| kind <= p) {
-                let problem = if kind == p {
-                    format!("duplicate zone `{}`", kind.as_str())
-                } else {
-                    format!("zone `{}` listed after `{}`", kind.as_str(), p.as_str())
-                };
-                cx.report(
-                    f.span,
-                    &f.key,
-                    format!(
-                        "{problem}; allowed: zones in ascending order DMA, DMA32, Normal, \
-                         each at most once"
-                    ),
-                );
-            }
-            kind
-        });
-        prev = kind.or(prev);
-        let size_mib = zt.int("size_mib").map(|n| n as u64);
-        let kernel_mib = zt.int_or_default("kernel_mib") as u64;
-        if let Some(size) = size_mib.filter(|&s| zt.ok("kernel_mib") && kernel_mib >= s) {
-            zt.report(
-                cx,
-                "kernel_mib",
-                format!(
-                    "{kernel_mib} MiB held by the kernel leaves nothing of the {size} MiB \
-                     zone; allowed: 0 to {} (less than size_mib)",
-                    size - 1
-                ),
-            );
-        }
-        match (kind, size_mib) {
-            (Some(kind), Some(size_mib)) if zt.ok("kernel_mib") => zones.push(ZoneConfig {
-                kind,
-                size_mib,
-                kernel_mib,
-            }),
-            _ => zones_ok = false,
-        }
-    }
-
+    let (zones, zone_tables, nodes, zones_ok) = machine_zones(cx, t);
     let mem_mib: u64 = zones.iter().map(|z| z.size_mib).sum();
     let total_mib = t.int("total_mib").map(|n| n as u64);
     if zones_ok && !zones.is_empty() && total_mib.is_none() && mem_mib > MAX_MEMORY_MIB as u64 {
@@ -206,13 +152,152 @@ fn machine(cx: &Cx, t: &Table) -> MachineConfig {
             );
         }
     }
+    let node_cpus: u32 = nodes.iter().map(|n| n.cpus).sum();
+    let cpus = t.int_or_default("cpus") as u32;
+    if !nodes.is_empty() && t.field("cpus").is_some() && t.ok("cpus") && cpus != node_cpus {
+        t.report(
+            cx,
+            "cpus",
+            format!(
+                "{cpus} CPUs, but the [[machine.node]] tables have {node_cpus}; allowed: \
+                 {node_cpus} (their sum), or leave cpus out"
+            ),
+        );
+    }
     MachineConfig {
-        cpus: t.int_or_default("cpus") as u32,
+        cpus: if nodes.is_empty() { cpus } else { node_cpus },
         zones,
+        nodes,
         min_free_kbytes,
         hz: t.int_or_default("hz") as u32,
         irq_delivery,
     }
+}
+
+/// The machine's zones: `[[machine.zone]]`, or every node's
+/// `[[machine.node.zone]]` in node order (with the nodes); whether all
+/// of them are valid, so that sums over them mean something.
+fn machine_zones<'a>(
+    cx: &Cx,
+    t: &Table<'a>,
+) -> (Vec<ZoneConfig>, Vec<Table<'a>>, Vec<NodeConfig>, bool) {
+    let node_tables = t.array_of_tables(cx, "node");
+    if t.field("node").is_none() {
+        let zone_tables = t.array_of_tables(cx, "zone");
+        if t.field("zone").is_none() {
+            t.report(
+                cx,
+                "zone",
+                "missing required table; allowed: one or more [[machine.zone]] tables, \
+                 or [[machine.node]] tables each with [[machine.node.zone]] tables"
+                    .to_string(),
+            );
+        }
+        let (zones, ok) = zone_list(cx, t, "zone", &zone_tables);
+        return (zones, zone_tables, Vec::new(), ok);
+    }
+    if t.field("zone").is_some() {
+        t.report(
+            cx,
+            "zone",
+            "[[machine.zone]] together with [[machine.node]]; allowed: one of them (a \
+             node's zones are [[machine.node.zone]] tables)"
+                .to_string(),
+        );
+    }
+    let mut ok = matches!(t.field("node").map(|f| f.value),
+        Some(Value::Array(items)) if items.len() == node_tables.len());
+    let (mut zones, mut all_tables, mut nodes) = (Vec::new(), Vec::new(), Vec::new());
+    for (nid, nt) in node_tables.into_iter().enumerate() {
+        let tables = nt.array_of_tables(cx, "zone");
+        let (node_zones, node_ok) = zone_list(cx, &nt, "zone", &tables);
+        ok &= node_ok;
+        if nid > 0 {
+            for (zt, z) in tables.iter().zip(&node_zones) {
+                if z.kind != ZoneKind::Normal {
+                    zt.report(
+                        cx,
+                        "name",
+                        format!(
+                            "zone `{}` on node {nid}; allowed: Normal (DMA and DMA32 are \
+                             the low 4 GiB, on node 0)",
+                            z.kind.as_str()
+                        ),
+                    );
+                    ok = false;
+                }
+            }
+        }
+        let cpus = nt.int("cpus");
+        ok &= cpus.is_some();
+        nodes.push(NodeConfig {
+            cpus: cpus.unwrap_or(1) as u32,
+            zones: node_zones.len(),
+        });
+        zones.extend(node_zones);
+        all_tables.extend(tables);
+    }
+    (zones, all_tables, nodes, ok)
+}
+
+/// The zones of one `[[...zone]]` array, in ascending order, each at most
+/// once; whether every table is valid.
+fn zone_list(cx: &Cx, t: &Table, name: &str, zone_tables: &[Table]) -> (Vec<ZoneConfig>, bool) {
+    let mut zones: Vec<ZoneConfig> = Vec::new();
+    let items = match t.field(name).map(|f| f.value) {
+        Some(Value::Array(items)) => items.len(),
+        _ => 0,
+    };
+    let mut zones_ok = items == zone_tables.len();
+    let mut prev: Option<ZoneKind> = None;
+    for zt in zone_tables {
+        let kind = zt.str("name").map(|(s, f)| {
+            let kind = match s {
+                "DMA" => ZoneKind::Dma,
+                "DMA32" => ZoneKind::Dma32,
+                _ => ZoneKind::Normal,
+            };
+            if let Some(p) = prev.filter(|&p| kind <= p) {
+                let problem = if kind == p {
+                    format!("duplicate zone `{}`", kind.as_str())
+                } else {
+                    format!("zone `{}` listed after `{}`", kind.as_str(), p.as_str())
+                };
+                cx.report(
+                    f.span,
+                    &f.key,
+                    format!(
+                        "{problem}; allowed: zones in ascending order DMA, DMA32, Normal, \
+                         each at most once"
+                    ),
+                );
+            }
+            kind
+        });
+        prev = kind.or(prev);
+        let size_mib = zt.int("size_mib").map(|n| n as u64);
+        let kernel_mib = zt.int_or_default("kernel_mib") as u64;
+        if let Some(size) = size_mib.filter(|&s| zt.ok("kernel_mib") && kernel_mib >= s) {
+            zt.report(
+                cx,
+                "kernel_mib",
+                format!(
+                    "{kernel_mib} MiB held by the kernel leaves nothing of the {size} MiB \
+                     zone; allowed: 0 to {} (less than size_mib)",
+                    size - 1
+                ),
+            );
+        }
+        match (kind, size_mib) {
+            (Some(kind), Some(size_mib)) if zt.ok("kernel_mib") => zones.push(ZoneConfig {
+                kind,
+                size_mib,
+                kernel_mib,
+            }),
+            _ => zones_ok = false,
+        }
+    }
+    (zones, zones_ok)
 }
 
 fn sysctl(cx: &Cx, t: &Table) -> SysctlConfig {

@@ -116,7 +116,7 @@ impl Core {
         if self.is_runnable(prev_cpu, tid) {
             return None;
         }
-        let cpu = self.select_wake_cpu(prev_cpu, at);
+        let cpu = self.select_wake_cpu(prev_cpu, at, self.tasks[tid as usize].cpus_allowed);
         let tun = self.tunables;
         let min_v = self.runqueues[cpu].min_vruntime_ns;
         let task = &mut self.tasks[tid as usize];
@@ -161,15 +161,22 @@ impl Core {
     }
 
     /// `select_idle_sibling`: the previous CPU if idle, else the first idle
-    /// CPU of the shared cache domain, else the previous CPU.
+    /// CPU of the shared cache domain, else the previous CPU; all within
+    /// the CPUs the task is allowed (`[first, end)`).
     #[inline]
-    fn select_wake_cpu(&self, prev_cpu: usize, at: Ns) -> usize {
-        if self.cpu_idle_at(prev_cpu, at) {
-            return prev_cpu;
+    fn select_wake_cpu(&self, prev_cpu: usize, at: Ns, allowed: Option<(usize, usize)>) -> usize {
+        let (first, end) = allowed.unwrap_or((0, self.runqueues.len()));
+        let prev = if (first..end).contains(&prev_cpu) {
+            prev_cpu
+        } else {
+            first
+        };
+        if self.cpu_idle_at(prev, at) {
+            return prev;
         }
-        (0..self.runqueues.len())
+        (first..end)
             .find(|&c| self.cpu_idle_at(c, at))
-            .unwrap_or(prev_cpu)
+            .unwrap_or(prev)
     }
 
     /// Make sure the CPU looks for work when its current step ends.

@@ -68,8 +68,9 @@ pub struct Core {
     congestion_waiters: Vec<u32>,
     /// vmscan/writeback tracepoints: totals always, text on request.
     tracer: Tracer,
-    /// kswapd's task id: its tracepoints are told apart from direct reclaim's.
-    kswapd_task: u32,
+    /// Each node's kswapd's task id: their tracepoints are told apart
+    /// from direct reclaim's.
+    kswapd_tasks: Vec<u32>,
     events_processed: u64,
     /// Stop after this many events (`RunOptions::max_events`).
     max_events: u64,
@@ -117,7 +118,7 @@ impl Core {
             step_cost_ns: 0,
             congestion_waiters: Vec::new(),
             tracer: Tracer::default(),
-            kswapd_task: 0,
+            kswapd_tasks: Vec::new(),
             events_processed: 0,
             max_events: u64::MAX,
             workload_left: 0,
@@ -143,8 +144,9 @@ impl Core {
         tid
     }
 
-    pub fn set_kswapd_task(&mut self, tid: u32) {
-        self.kswapd_task = tid;
+    /// The next node's kswapd is task `tid`.
+    pub fn add_kswapd_task(&mut self, tid: u32) {
+        self.kswapd_tasks.push(tid);
     }
 
     pub fn set_max_events(&mut self, n: u64) {
@@ -286,8 +288,14 @@ pub trait HasCore {
         self.core().tasks.len()
     }
 
+    /// Node 0's kswapd.
     fn kswapd_task(&self) -> u32 {
-        self.core().kswapd_task
+        self.kswapd_task_of(0)
+    }
+
+    /// Node `nid`'s kswapd.
+    fn kswapd_task_of(&self, nid: usize) -> u32 {
+        self.core().kswapd_tasks[nid]
     }
 
     /// CPU time charged so far by the step being run.
@@ -368,7 +376,7 @@ pub trait HasCore {
         let ts_ns = self.step_now();
         let c = self.core_mut();
         let task = &c.tasks[tid as usize];
-        let is_kswapd = tid == c.kswapd_task;
+        let is_kswapd = c.kswapd_tasks.contains(&tid);
         c.tracer
             .record(tid, &task.name, task.cpu as u32, is_kswapd, ts_ns, &ev);
     }

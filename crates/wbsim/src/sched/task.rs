@@ -31,6 +31,9 @@ pub struct PendingWait {
 pub struct Task {
     pub name: String,
     pub cpu: usize,
+    /// The CPUs the task may run on (`cpus_allowed`: a NUMA node's, for
+    /// a task bound to it or a node's kswapd); `None`: every CPU.
+    pub cpus_allowed: Option<(usize, usize)>,
     /// Wake-up token; an event carrying an older token is stale.
     pub token: u64,
     pub user_ns: Ns,
@@ -62,6 +65,7 @@ impl Task {
         Task {
             name: name.to_string(),
             cpu,
+            cpus_allowed: None,
             token: 0,
             user_ns: 0,
             sys_ns: 0,

@@ -15,7 +15,9 @@ use crate::kernel::KernelProfile;
 use crate::mm::inode::{Inode, MappingKind};
 use crate::mm::page::{list_add_tail, Frames, Holder, Page, NIL, PAGES_PER_MIB};
 use crate::mm::swap::{AnonRegion, SwapArea, NO_SLOT};
-use crate::mm::zone::{default_min_free_kbytes, setup_lowmem_reserve, setup_watermarks, Zone};
+use crate::mm::zone::{
+    default_min_free_kbytes, setup_lowmem_reserve_nodes, setup_watermarks, Zone,
+};
 use crate::mm::Memory;
 use crate::reclaim::Reclaim;
 use crate::scenario::Program;
@@ -72,17 +74,27 @@ fn fs_of(sc: &Scenario, path: &str) -> usize {
 pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System {
     let ncpus = sc.machine.cpus as usize;
 
-    // Zones and page frames, all free at boot.
+    // Nodes, zones and page frames, all free at boot.
+    let layout: Vec<(usize, usize)> = sc
+        .machine
+        .node_layout()
+        .iter()
+        .map(|n| (n.cpus as usize, n.zones))
+        .collect();
+    let nodes = crate::mm::node::build_nodes(&layout);
+    let zone_node = crate::mm::node::zone_nodes(&nodes);
     let mut zones = Vec::new();
     let mut start = 0u32;
-    for zc in &sc.machine.zones {
+    for (zi, zc) in sc.machine.zones.iter().enumerate() {
         let pages = zc.size_mib * PAGES_PER_MIB;
         let (name, suffix) = match zc.kind {
             ZoneKind::Dma => ("DMA", "dma"),
             ZoneKind::Dma32 => ("DMA32", "dma32"),
             ZoneKind::Normal => ("Normal", "normal"),
         };
-        zones.push(Zone::new(name, suffix, start, pages));
+        let mut zone = Zone::new(name, suffix, start, pages);
+        zone.node = zone_node[zi];
+        zones.push(zone);
         start += pages as u32;
     }
     let total_pages = start as u64;
@@ -98,7 +110,9 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         .iter()
         .map(|z| lowmem_reserve_ratio(z.kind))
         .collect();
-    setup_lowmem_reserve(&mut zones, &ratios);
+    let kinds: Vec<usize> = sc.machine.zones.iter().map(|z| z.kind as usize).collect();
+    let node_zones: Vec<_> = nodes.iter().map(|n| n.zones.clone()).collect();
+    setup_lowmem_reserve_nodes(&mut zones, &node_zones, &kinds, &ratios);
     for z in zones.iter_mut() {
         (z.pcp_high, z.pcp_batch) = crate::mm::pcp::pageset_limits(z.present_pages);
         z.pcp = vec![Default::default(); ncpus];
@@ -167,7 +181,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         mm: Memory::new(
             pages,
             zones,
-            ncpus,
+            nodes,
             crate::reclaim::node::lru_rules(profile),
         ),
         block: BlockLayer::new(),
@@ -177,7 +191,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             ratelimit_pages(total_pages, ncpus as u64),
             ncpus,
         ),
-        reclaim: Reclaim::new(profile),
+        reclaim: Reclaim::new(profile, sc.machine.node_layout().len()),
         workload: Workloads::new(),
         fs: Filesystems::new(),
         task_kind: Vec::new(),
@@ -395,6 +409,11 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             task_ids[first]
         });
         task_ids.push(tid);
+        // `numactl --cpunodebind`: the node's CPUs.
+        let bound = tc.node.map(|n| {
+            let cpus = sys.mm.nodes()[n as usize].cpus.clone();
+            (cpus.start, cpus.end)
+        });
         let mut spawn = |sys: &mut System, name: &str, process: Process| {
             // A workload task starts at 0 or after `start_after`.
             let start = match start_after {
@@ -410,6 +429,9 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                 Process::Sync(_) => TaskKind::Sync,
             };
             let tid = sys.spawn_task(name, cpu(), kind, is_workload, start);
+            if let Some(cpus) = bound {
+                sys.bind_task(tid, cpus);
+            }
             sys.workload.attach(tid, process);
         };
         spawn(&mut sys, &tc.name, kind);
@@ -460,16 +482,18 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             sys.fs.attach_daemon(tid, st);
         }
     }
-    // kswapd0 and one flusher per bdi; then xfsaild (last, so that adding it
-    // moves no other thread to another CPU).
-    let kswapd = sys.spawn_task(
-        "kswapd0",
-        cpu(),
-        TaskKind::Kswapd,
-        false,
-        TaskStart::OnWakeUp,
-    );
-    sys.core.set_kswapd_task(kswapd);
+    // kswapd0 (and each further node's kswapdN) and one flusher per bdi;
+    // then xfsaild (last, so that adding it moves no other thread to
+    // another CPU).
+    for nid in 0..sys.mm.nr_nodes() {
+        let name = format!("kswapd{nid}");
+        let kind = TaskKind::Kswapd;
+        let kswapd = sys.spawn_task(&name, cpu(), kind, false, TaskStart::OnWakeUp);
+        // kswapd runs on its node's CPUs (`set_cpus_allowed_ptr`).
+        let cpus = sys.mm.nodes()[nid].cpus.clone();
+        sys.bind_task(kswapd, (cpus.start, cpus.end));
+        sys.core.add_kswapd_task(kswapd);
+    }
     for b in 0..sys.wb.nr_bdis() {
         let name = format!("flush-{}", sys.wb.bdi(b).name);
         let flusher = TaskKind::Flusher(b);

@@ -275,7 +275,12 @@ impl System {
     /// Sample the per-zone and per-bdi state every `interval_ns` from time 0.
     pub fn record_series(&mut self, interval_ns: Ns) {
         self.series = Some(series::Series {
-            zone_names: self.mm.zones().iter().map(|z| z.name.to_string()).collect(),
+            zone_names: (0..self.mm.nr_zones())
+                .map(|z| match self.mm.nr_nodes() {
+                    1 => self.mm.zone(z).name.to_string(),
+                    _ => format!("node{}_{}", self.mm.zone_node(z), self.mm.zone(z).name),
+                })
+                .collect(),
             bdi_names: self.wb.bdis().iter().map(|b| b.name.clone()).collect(),
             interval_ns: interval_ns.max(1),
             samples: Vec::new(),
@@ -317,6 +322,16 @@ impl System {
         self.fs.add_task();
         self.workload.add_task();
         tid
+    }
+
+    /// Let task `tid` run only on CPUs `[first, end)`, starting on the
+    /// first of them unless it is on one already.
+    pub fn bind_task(&mut self, tid: u32, (first, end): (usize, usize)) {
+        let t = self.task_mut(tid);
+        t.cpus_allowed = Some((first, end));
+        if !(first..end).contains(&t.cpu) {
+            t.cpu = first;
+        }
     }
 
     /// The task woke from a congestion wait: `writeback_congestion_wait`

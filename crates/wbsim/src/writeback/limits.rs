@@ -190,10 +190,46 @@ pub fn dirty_limit_scope<H: WritebackHost + ?Sized>(sys: &H) -> DirtyLimitScope 
     sys.profile().dirty_limit_scope
 }
 
-/// `zone_dirty_ok`: the zone's dirty + writeback pages within its limit.
+/// Whether a `__GFP_WRITE` allocation may take a page from zone `z`:
+/// `zone_dirty_ok` (3.3 – 4.7), the zone's dirty + writeback pages within
+/// its limit; `node_dirty_ok` (4.8+) for the zone's node.
 pub fn zone_dirty_ok<H: WritebackHost + ?Sized>(sys: &H, z: usize) -> bool {
+    if sys.profile().dirty_limit_scope == DirtyLimitScope::PerNode {
+        return node_dirty_ok(sys, sys.mm().zone_node(z));
+    }
     let zone = sys.mm().zone(z);
     zone.nr_dirty + zone.nr_writeback <= sys.zone_dirty_limit(z)
+}
+
+/// `node_dirty_ok` (4.8+, read in 6.1 mm/page-writeback.c with
+/// `node_dirty_limit` and `node_dirtyable_memory`): the node's dirty and
+/// writeback pages within `dirty_ratio` of its dirtyable memory, which is
+/// its zones' free pages less the node's reserve (`totalreserve_pages`,
+/// each zone's largest `lowmem_reserve` plus its high watermark) plus its
+/// file LRU pages; with `dirty_bytes`, that many pages in proportion to
+/// the node's share of the machine's dirtyable memory.
+pub fn node_dirty_ok<H: WritebackHost + ?Sized>(sys: &H, nid: usize) -> bool {
+    let zones = sys.mm().node_zones(nid);
+    let (mut free, mut reserve, mut file, mut pending) = (0, 0, 0, 0);
+    for z in zones {
+        let zone = sys.mm().zone(z);
+        if zone.present_pages == 0 {
+            continue;
+        }
+        free += zone.nr_free();
+        reserve += sys.zone_dirty_balance_reserve(z);
+        file += zone.nr_file_lru();
+        pending += zone.nr_dirty + zone.nr_writeback;
+    }
+    let node_memory = free.saturating_sub(reserve) + file;
+    let limit = if sys.sysctl().dirty_bytes > 0 {
+        let global = sys.dirtyable_memory();
+        let bytes_pages = sys.sysctl().dirty_bytes.div_ceil(4096);
+        (bytes_pages as u128 * node_memory as u128 / global as u128) as u64
+    } else {
+        sys.sysctl().dirty_ratio as u64 * node_memory / 100
+    };
+    pending <= limit
 }
 
 #[cfg(test)]

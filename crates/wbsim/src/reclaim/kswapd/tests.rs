@@ -16,11 +16,11 @@ use crate::writeback::account::Account;
 
 impl Machine {
     fn kswapd_phase(&self) -> Phase {
-        self.sys.reclaim().kswapd_state().phase
+        self.sys.reclaim().kswapd_state(0).phase
     }
 
     fn kswapd_priority(&self) -> u32 {
-        self.sys.reclaim().kswapd_state().priority
+        self.sys.reclaim().kswapd_state(0).priority
     }
 
     /// One step of kswapd.
@@ -61,7 +61,7 @@ fn allocation_wakes_kswapd_only_below_the_low_watermark() {
 #[test]
 fn balanced_kswapd_naps_then_sleeps() {
     let mut m = Machine::new("3.0-vanilla");
-    let mut k = m.sys.reclaim().kswapd_state();
+    let mut k = m.sys.reclaim().kswapd_state(0);
     k.phase = Phase::Balance;
     m.sys.reclaim_mut().set_kswapd_state(k);
     let nap_end = m.nap_end();
@@ -84,7 +84,7 @@ fn balanced_kswapd_naps_then_sleeps() {
 #[test]
 fn premature_sleep_is_counted_and_kswapd_balances_again() {
     let mut m = Machine::new("3.0-vanilla");
-    let mut k = m.sys.reclaim().kswapd_state();
+    let mut k = m.sys.reclaim().kswapd_state(0);
     k.phase = Phase::Napping;
     m.sys.reclaim_mut().set_kswapd_state(k);
     m.leave_free(180);
@@ -180,10 +180,10 @@ fn laptop_mode_kswapd_writes_after_scanning_twice_swap_cluster_max() {
     let pfns = m.file_pages(m.bdev, 1000, true);
     m.leave_free(150);
     m.sys.wake_all_kswapd(m.tid);
-    assert!(!m.sys.reclaim().kswapd_state().may_writepage);
+    assert!(!m.sys.reclaim().kswapd_state(0).may_writepage);
     for (scanned, may_write) in [(32, false), (64, false), (96, true)] {
         assert_eq!(m.kswapd_step(), Step::Continue);
-        let k = m.sys.reclaim().kswapd_state();
+        let k = m.sys.reclaim().kswapd_state(0);
         assert_eq!((k.total_scanned, k.may_writepage), (scanned, may_write));
         assert_eq!(m.zone_stat(ZoneEv::NrVmscanWrite), 0);
     }
@@ -273,13 +273,13 @@ fn sleeping_prematurely_checks_zones_up_to_the_last_end_zone() {
         let mut sys = two_zones("3.2");
         let low = sys.mm().zone(1).wmark_low;
         leave_free_in(&mut sys, 1, low);
-        let mut k = sys.reclaim().kswapd_state();
+        let mut k = sys.reclaim().kswapd_state(0);
         k.phase = Phase::Napping;
         k.end_zone = end_zone;
         sys.reclaim_mut().set_kswapd_state(k);
         let step = sys.kswapd_step(sys.kswapd_task());
         assert_eq!(step == Step::Wait(None), sleeps, "end_zone {end_zone}");
-        let phase = sys.reclaim().kswapd_state().phase;
+        let phase = sys.reclaim().kswapd_state(0).phase;
         let expected = if sleeps {
             Phase::Sleeping
         } else {
@@ -300,12 +300,12 @@ fn balance_lowers_end_zone_past_an_all_unreclaimable_zone() {
     leave_free_in(&mut sys, 1, low);
     sys.mm_mut().zone_mut(1).all_unreclaimable = true;
     sys.wake_all_kswapd(0);
-    assert_eq!(sys.reclaim().kswapd_state().phase, Phase::Balance);
+    assert_eq!(sys.reclaim().kswapd_state(0).phase, Phase::Balance);
     let tid = sys.kswapd_task();
     // At DEF_PRIORITY the all_unreclaimable Normal zone is still searched:
     // end_zone = Normal, then lowered to DMA32; DMA32 is balanced.
     assert!(matches!(sys.kswapd_step(tid), Step::SleepUntil(_)));
-    let k = sys.reclaim().kswapd_state();
+    let k = sys.reclaim().kswapd_state(0);
     assert_eq!((k.phase, k.end_zone), (Phase::Napping, 0));
     // With 400 clean file pages on Normal's LRU the zone is reclaimable:
     // kswapd reclaims a batch of them and returns Normal as end_zone.
@@ -314,7 +314,7 @@ fn balance_lowers_end_zone_past_an_all_unreclaimable_zone() {
     leave_free_in(&mut sys, 1, low);
     sys.wake_all_kswapd(0);
     assert!(matches!(sys.kswapd_step(tid), Step::SleepUntil(_)));
-    let k = sys.reclaim().kswapd_state();
+    let k = sys.reclaim().kswapd_state(0);
     assert_eq!((k.phase, k.end_zone), (Phase::Napping, 1));
     assert!(!sys.mm().zone(1).all_unreclaimable);
 }
@@ -337,13 +337,13 @@ fn a_pass_shrinks_one_zone_per_step() {
         sys.mm().vmstat().zone_stat(z, ZoneEv::PgScanKswapd)
     };
     assert_eq!(sys.kswapd_step(tid), Step::Continue);
-    let k = sys.reclaim().kswapd_state();
+    let k = sys.reclaim().kswapd_state(0);
     assert_eq!((k.end_zone, k.pass_zone), (1, Some(1)));
     assert!(scanned(&sys, 0) > 0);
     assert_eq!(scanned(&sys, 1), 0, "Normal waits for the next step");
     sys.kswapd_step(tid);
     assert!(scanned(&sys, 1) > 0);
-    assert_eq!(sys.reclaim().kswapd_state().pass_zone, None);
+    assert_eq!(sys.reclaim().kswapd_state(0).pass_zone, None);
 }
 
 /// kswapd that sleeps inside `shrink_zone` (3.2's `wait_iff_congested`
@@ -358,7 +358,7 @@ fn kswapd_goes_on_with_the_zone_it_slept_in() {
     m.congested_writeback_tail(2000, 32);
     m.leave_free(150);
     m.sys.wake_all_kswapd(m.tid);
-    let mut k = m.sys.reclaim().kswapd_state();
+    let mut k = m.sys.reclaim().kswapd_state(0);
     k.priority = 5;
     m.sys.reclaim_mut().set_kswapd_state(k);
     let scanned = |m: &Machine| m.zone_stat(ZoneEv::PgScanKswapd);
@@ -366,12 +366,12 @@ fn kswapd_goes_on_with_the_zone_it_slept_in() {
     let step = m.kswapd_step();
     assert!(matches!(step, Step::Wait(Some(_))), "{step:?}");
     assert_eq!(scanned(&m), 32);
-    let k = m.sys.reclaim().kswapd_state();
+    let k = m.sys.reclaim().kswapd_state(0);
     assert_eq!((k.priority, k.pass_zone), (5, Some(0)));
     let left = k.resume_scan.expect("the rest of the zone's scan");
     assert_eq!(left[crate::mm::page::LRU_INACTIVE_FILE], 30);
 
     m.kswapd_step();
     assert_eq!(scanned(&m), 62, "the 30 pages left, at priority 5");
-    assert_eq!(m.sys.reclaim().kswapd_state().resume_scan, None);
+    assert_eq!(m.sys.reclaim().kswapd_state(0).resume_scan, None);
 }

@@ -103,33 +103,39 @@ pub static SECTIONS: &[Section] = &[
     Section {
         path: "machine.zone",
         kind: Kind::ArrayOfTables,
+        required: false,
+        doc: "Memory zones of a one-node machine, in ascending order DMA, DMA32, Normal, \
+              each at most once; together at most 64 GiB. Required unless the machine has \
+              [[machine.node]] tables instead.",
+        keys: ZONE_KEYS,
+        named: None,
+    },
+    Section {
+        path: "machine.node",
+        kind: Kind::ArrayOfTables,
+        required: false,
+        doc: "NUMA nodes, in node order, each with its CPUs and its [[machine.node.zone]] \
+              tables (in place of [[machine.zone]]). Node 0 holds the low 4 GiB, so DMA \
+              and DMA32 may only be on it. Each node has its own kswapd (bound to the \
+              node's CPUs), and on 4.8+ profiles its own LRU lists and dirty share \
+              (`node_dirty_ok`); an allocation tries its CPU's node first, then the \
+              others in node order (`build_zonelists`). Reports gain a `nodes` section.",
+        keys: &[Key {
+            doc: "The node's CPUs: the next this many of the machine's (node 0 has CPUs \
+                  0.., node 1 the ones after). The machine's `cpus`, if given, must be \
+                  their sum.",
+            example: "cpus = 2",
+            ..key("cpus", int(1, 256), "CPUs", Default::Required)
+        }],
+        named: None,
+    },
+    Section {
+        path: "machine.node.zone",
+        kind: Kind::ArrayOfTables,
         required: true,
-        doc: "Memory zones, in ascending order DMA, DMA32, Normal, each at most once; \
-              together at most 64 GiB.",
-        keys: &[
-            Key {
-                doc: "Zone type.",
-                example: "name = \"DMA32\"",
-                ..key(
-                    "name",
-                    Type::Enum(&["DMA", "DMA32", "Normal"]),
-                    "",
-                    Default::Required,
-                )
-            },
-            Key {
-                doc: "Size of the zone.",
-                example: "size_mib = 3246",
-                ..key("size_mib", int(1, MAX_MEMORY_MIB), "MiB", Default::Required)
-            },
-            Key {
-                doc: "Part of the zone the kernel holds for the whole run (slab, page \
-                      tables, early allocations): never free, never on an LRU list. Must be \
-                      less than size_mib.",
-                example: "kernel_mib = 120",
-                ..key("kernel_mib", int(0, MAX_MEMORY_MIB - 1), "MiB", Default::Int(0))
-            },
-        ],
+        doc: "The node's memory zones, in ascending order, each at most once (DMA and \
+              DMA32 only on node 0); all nodes together at most 64 GiB.",
+        keys: ZONE_KEYS,
         named: None,
     },
     Section {
@@ -443,6 +449,13 @@ pub static SECTIONS: &[Section] = &[
                 example: "text_file = \"/init\"",
                 ..key("text_file", Type::Str, "", Default::Absent("the command's program name"))
             },
+            Key {
+                doc: "Run the task on the CPUs of this NUMA node only (`numactl \
+                      --cpunodebind`); its page-cache pages then come from that node \
+                      first (the default local policy). Must name a [[machine.node]].",
+                example: "node = 1",
+                ..key("node", int(0, 63), "", Default::Absent("any CPU of the machine"))
+            },
         ],
         named: None,
     },
@@ -490,5 +503,36 @@ pub static SECTIONS: &[Section] = &[
                 )
             },
         }),
+    },
+];
+
+/// The keys of a zone, in [[machine.zone]] and [[machine.node.zone]].
+const ZONE_KEYS: &[Key] = &[
+    Key {
+        doc: "Zone type.",
+        example: "name = \"DMA32\"",
+        ..key(
+            "name",
+            Type::Enum(&["DMA", "DMA32", "Normal"]),
+            "",
+            Default::Required,
+        )
+    },
+    Key {
+        doc: "Size of the zone.",
+        example: "size_mib = 3246",
+        ..key("size_mib", int(1, MAX_MEMORY_MIB), "MiB", Default::Required)
+    },
+    Key {
+        doc: "Part of the zone the kernel holds for the whole run (slab, page \
+              tables, early allocations): never free, never on an LRU list. Must be \
+              less than size_mib.",
+        example: "kernel_mib = 120",
+        ..key(
+            "kernel_mib",
+            int(0, MAX_MEMORY_MIB - 1),
+            "MiB",
+            Default::Int(0),
+        )
     },
 ];

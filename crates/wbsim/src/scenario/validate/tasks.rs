@@ -64,6 +64,7 @@ pub(super) fn tasks(
     tables: &[Table],
     filesystems: &[FsConfig],
     all_fs: bool,
+    nr_nodes: Option<usize>,
 ) -> Vec<TaskConfig> {
     let mut names: Vec<String> = Vec::new();
     let mut out = Vec::new();
@@ -92,6 +93,18 @@ pub(super) fn tasks(
         });
         names.push(name.clone());
         let text_pages = t.int_or_default("text_pages") as u32;
+        let node = t.int("node").map(|n| n as u32);
+        if let (Some(n), Some(nodes)) = (node, nr_nodes) {
+            if n as usize >= nodes {
+                let allowed = if nodes == 1 {
+                    "0 (the machine has one node; give it [[machine.node]] tables for more)"
+                        .to_string()
+                } else {
+                    format!("0 to {} (the machine's [[machine.node]] tables)", nodes - 1)
+                };
+                t.report(cx, "node", format!("no node {n}; allowed: {allowed}"));
+            }
+        }
         if let Some((program, command)) = program(cx, t, filesystems, all_fs) {
             let text_file = t
                 .str("text_file")
@@ -103,6 +116,7 @@ pub(super) fn tasks(
                 after,
                 text_pages,
                 text_file,
+                node,
             });
         }
     }

@@ -336,10 +336,11 @@ impl System {
                 });
             }
             // The lists themselves: a zone's own (zone scope), or its share
-            // of the node's, counted once at the last zone.
+            // of its node's, counted once at the node's last zone.
+            let node_zones = self.mm.node_zones(self.mm.zone_node(z));
             let owner_zones = match self.mm.lru_scope() {
                 LruScope::Zone => z..=z,
-                LruScope::Node if z + 1 == self.mm.nr_zones() => 0..=z,
+                LruScope::Node if z + 1 == node_zones.end => node_zones.start..=z,
                 LruScope::Node => continue,
             };
             let mut on_lists = [0u64; NR_LRU_LISTS];
