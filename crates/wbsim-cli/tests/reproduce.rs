@@ -51,8 +51,6 @@ const KNOWN_FAILING: &[&str] = &[
     "ext4-512m pgscan_kswapd/pgsteal_kswapd",
     "ext4-512m pgactivate",
     "xfs-256m-fast pgsteal_kswapd",
-    "ext4-256m-mglru pgactivate",
-    "ext4-512m-mglru pgactivate",
 ];
 
 /// Failing cells whose band file names what the published figure depends

@@ -208,6 +208,34 @@ pub trait MetadataWrites: FsHost {
         pfn
     }
 
+    /// ext4 at mount (`ext4_fill_super`, 2.6.19 – 6.x): the superblock's
+    /// buffer (`sbi->s_sbh`) and the group descriptors' (`s_group_desc`,
+    /// `ext4_group_desc_init`) are read with `sb_bread` and held until
+    /// unmount, and jbd2 holds its journal superblock (`j_sb_buffer`,
+    /// `journal_init_common`): block-device page-cache pages whose buffers
+    /// stay busy, written with `submit_bh` (the page never dirty), which
+    /// reclaim can never free. One group-descriptor block covers 64
+    /// groups of 128 MiB (64-byte descriptors, mke2fs's default 64bit
+    /// feature). The journal starts in the middle of the filesystem
+    /// (mke2fs's `get_midpoint_journal_block`; the exact block is
+    /// UNVERIFIED, and only its being a page of its own matters). Read in
+    /// Debian's 6.1.192 fs/ext4/super.c, fs/jbd2/journal.c and
+    /// fs/buffer.c (`drop_buffers`, `buffer_busy`).
+    fn ext4_pin_metadata(&mut self, fs: usize) {
+        const BLOCKS_PER_GROUP: u64 = 32768;
+        const GROUPS_PER_DESC_BLOCK: u64 = 64;
+        let f = self.fs().get(fs);
+        let (bdev, blocks) = (f.blockdev_inode, f.capacity_blocks);
+        let groups = blocks.div_ceil(BLOCKS_PER_GROUP);
+        let desc_blocks = groups.div_ceil(GROUPS_PER_DESC_BLOCK) as u32;
+        let journal_block = (groups / 2 * BLOCKS_PER_GROUP) as u32;
+        let pinned = (0..=desc_blocks).chain([journal_block.max(desc_blocks + 1)]);
+        for index in pinned {
+            self.mm_mut()
+                .add_page_at_mount(bdev, index, crate::mm::page::flags::PINNED);
+        }
+    }
+
     /// Create the btree inode of a btrfs instance.
     fn btrfs_init_metadata(&mut self, fs: usize, meta_base_sector: u64) {
         let bdi = self.fs().filesystems[fs].bdi;
@@ -243,5 +271,37 @@ impl Filesystems {
             *pending = (offset, 0);
         }
         pending.1 += md.inode_size;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::fs::FsHost;
+    use crate::mm::page::{flags, Holder};
+    use crate::mm::MmHost;
+    use crate::test_support::usb_stick_files;
+
+    /// ext4 on the 16 GiB stick (128 groups, two descriptor blocks) holds
+    /// the superblock, both group-descriptor blocks and the journal
+    /// superblock at mount: four pinned block-device pages on the
+    /// inactive file list; xfs holds none.
+    #[test]
+    fn ext4_holds_its_superblocks_and_group_descriptors_from_mount() {
+        for (fs, expect) in [("ext4", vec![0, 1, 2, 64 * 32768]), ("xfs", vec![])] {
+            let (sys, _) = usb_stick_files("6.1", fs, &["f"]);
+            let bdev = sys.fs().get(0).blockdev_inode;
+            let pinned: Vec<u32> = sys
+                .mm()
+                .pages()
+                .iter()
+                .filter(|p| p.has(flags::PINNED))
+                .map(|p| {
+                    assert_eq!(p.inode, bdev);
+                    assert!(matches!(p.holder, Holder::InactiveFile));
+                    p.index
+                })
+                .collect();
+            assert_eq!(pinned, expect, "{fs}");
+        }
     }
 }

@@ -160,6 +160,21 @@ impl Memory {
         }
     }
 
+    /// A page-cache page a filesystem reads at mount: page `index` of
+    /// mapping `ino`, up to date with `extra_flags`, taken from the free
+    /// pages of the highest zone and put on the LRU; `None` if none is
+    /// free.
+    pub fn add_page_at_mount(&mut self, ino: u32, index: u32, extra_flags: u16) -> Option<u32> {
+        let pfn = self.take_free_page(self.zones.len() - 1)?;
+        let p = &mut self.pages[pfn as usize];
+        p.inode = ino;
+        p.index = index;
+        p.flags = super::page::flags::UPTODATE | extra_flags;
+        self.inodes[ino as usize].insert(index, pfn);
+        self.lru_add(pfn);
+        Some(pfn)
+    }
+
     /// A new task's allocation state.
     pub fn add_task(&mut self) {
         self.task_alloc.push(AllocState::default());

@@ -45,6 +45,12 @@ pub mod flags {
     /// PG_private: buffer heads attached (`create_empty_buffers`); freeing
     /// the page frees them (`crate::mm::buffer_head`).
     pub const PRIVATE: u16 = 1 << 14;
+    /// Buffers the filesystem holds for as long as it is mounted (a
+    /// buffer head with `b_count` raised: ext4's superblock and group
+    /// descriptors, jbd2's journal superblock): `try_to_release_page`
+    /// fails on them (`buffer_busy`), so reclaim activates the page
+    /// instead of freeing it.
+    pub const PINNED: u16 = 1 << 15;
 }
 
 /// Which list (or holder) a frame belongs to. Every frame is in exactly one

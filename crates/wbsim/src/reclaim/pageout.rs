@@ -278,6 +278,11 @@ pub trait ShrinkList: ReclaimHost {
                 }
             }
         }
+        // `try_to_release_page` fails on buffers the filesystem holds:
+        // `goto activate_locked`.
+        if self.mm().pages()[pfn as usize].has(flags::PINNED) {
+            return Fate::Activated;
+        }
         // Clean: __remove_mapping from the page cache or the swap cache.
         let p = self.mm().pages()[pfn as usize];
         if anon {

@@ -311,6 +311,9 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         if fc.fs_type == FsType::Btrfs {
             sys.btrfs_init_metadata(f, 2048 + 32 * 2048);
         }
+        if fc.fs_type == FsType::Ext4 {
+            sys.ext4_pin_metadata(f);
+        }
     }
 
     // Workload tasks first: they get CPU 0, 1, ...

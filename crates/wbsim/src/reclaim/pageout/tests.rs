@@ -27,6 +27,33 @@ fn clean_unmapped_file_page_is_freed() {
     m.check();
 }
 
+/// A clean page whose buffers the filesystem holds (ext4's superblock):
+/// `try_to_release_page` fails, so reclaim activates it (`pgactivate`)
+/// and frees nothing; on 6.1 with MGLRU it goes to the youngest
+/// generation, so it is met again only after the generations before it.
+#[test]
+fn a_page_with_pinned_buffers_is_activated_not_freed() {
+    for kernel in ["3.0-vanilla", "6.1", "6.1+mglru"] {
+        let mut m = Machine::new(kernel);
+        let pfn = m.file_page(m.bdev, 0);
+        m.sys.mm_mut().pages_mut()[pfn as usize].flags |= flags::PINNED;
+        let activations = m.sys.mm().vmstat().get(Ev::PgActivate);
+        let sc = m.shrink(LRU_INACTIVE_FILE, m.direct(DEF_PRIORITY));
+        assert_eq!((sc.nr_scanned, sc.nr_reclaimed), (1, 0), "{kernel}");
+        assert_eq!(m.sys.mm().inode(m.bdev).page(0), pfn, "{kernel}");
+        assert_eq!(m.sys.mm().vmstat().get(Ev::PgActivate), activations + 1);
+        let p = m.sys.mm().pages()[pfn as usize];
+        if kernel.ends_with("mglru") {
+            let youngest = m.sys.mm().gen_seq(0).max_seq;
+            let list = crate::mm::lru_gen::gen_list(1, youngest, 0);
+            assert_eq!(p.holder, Holder::from_lru(list), "{kernel}");
+        } else {
+            assert_eq!(p.holder, Holder::ActiveFile, "{kernel}");
+        }
+        m.check();
+    }
+}
+
 /// 3.0 `pageout`: kswapd writes a dirty file page even at DEF_PRIORITY
 /// (PG_reclaim set, `->writepage`, nr_vmscan_write); the page, now under
 /// writeback, goes back to the head of the inactive list.
