@@ -31,6 +31,10 @@ const BIN: &str = env!("CARGO_BIN_EXE_wbsim");
 /// docs/lab-results.md): the model's direct reclaims there are a hundred
 /// or two per run against the seed's tens of thousands, and the ratio
 /// moves with each (0.069-0.136 over seeds 1-9, 0.089 from the medians).
+/// (real-6.1's "xfs-256m-fast pgsteal_kswapd", outside the model with its
+/// 87,645 against the band's 86,979, passes at 86,053 since 6.1's flusher
+/// writes `writeback_chunk_size` chunks per inode; the band file keeps its
+/// `outside_model` note.)
 const KNOWN_FAILING: &[&str] = &[
     "fs_mark immediate/vanilla direct pages scanned",
     "micro throttle/vanilla swap outs",
@@ -50,7 +54,6 @@ const KNOWN_FAILING: &[&str] = &[
     "ext4-256m-1cpu pgactivate",
     "ext4-512m pgscan_kswapd/pgsteal_kswapd",
     "ext4-512m pgactivate",
-    "xfs-256m-fast pgsteal_kswapd",
 ];
 
 /// Failing cells whose band file names what the published figure depends
@@ -70,7 +73,6 @@ const OUTSIDE_MODEL: &[&str] = &[
     "ext4-256m-1cpu pgactivate",
     "ext4-512m pgscan_kswapd/pgsteal_kswapd",
     "ext4-512m pgactivate",
-    "xfs-256m-fast pgsteal_kswapd",
 ];
 
 /// Cells whose simulated figure is undefined today, each a quotient by a

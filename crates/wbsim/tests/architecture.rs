@@ -40,6 +40,9 @@ const DISPATCH_POINTS: &[&str] = &[
     "writeback/shares.rs",
     // Dirty throttling: the writer writes back (2.6.24 – 3.1) or IO-less (3.2+).
     "writeback/throttle.rs",
+    // The flusher's pass: 1024 pages shared by its inodes (3.0) or a
+    // bandwidth-sized chunk per inode in a time-limited pass (3.1+).
+    "writeback/chunk.rs",
     // NR_FREE_PAGES drift safety: percpu_drift_mark and pressure
     // thresholds (2.6.36 / 2.6.38+) or neither (2.6.24).
     "mm/free_counter.rs",

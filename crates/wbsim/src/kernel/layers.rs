@@ -13,7 +13,10 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::{KernelProfile, KswapdBalance, LruScope, Proportions, DEF_PRIORITY};
+use super::{
+    DirtyThrottle, KernelProfile, KswapdBalance, LruScope, Proportions, WritebackChunk,
+    DEF_PRIORITY,
+};
 
 /// A profile and, for each key, where its value came from: `preset NAME`,
 /// `base NAME`, `file PATH` or `--set`.
@@ -37,6 +40,7 @@ const KEYS: &[(&str, &str)] = &[
     ("task_dirty_limit", "writeback"),
     ("bdi_ramp_violation_allowed", "writeback"),
     ("dirty_throttle", "writeback"),
+    ("writeback_chunk", "writeback"),
     ("flush_reclaim_inodes_first", "writeback"),
     ("direct_reclaim_writes_file_pages", "reclaim"),
     ("kswapd_writepage_max_priority", "reclaim"),
@@ -205,6 +209,18 @@ pub fn check_coherence(p: &KernelProfile) -> Result<(), String> {
         return Err(
             "`reclaim_throttle` (5.16+) replaced the `wait_iff_congested` back-offs \
              of `throttle_on_dirty_isolated` / `throttle_on_writeback_isolated`; set at most one"
+                .into(),
+        );
+    }
+    if p.writeback_chunk == WritebackChunk::Bandwidth
+        && p.dirty_throttle == DirtyThrottle::WriterWriteback
+    {
+        return Err(
+            "`writeback_chunk` = \"bandwidth\" sizes each inode's chunk from the device's \
+             write-bandwidth estimate, which the model keeps only with IO-less throttling \
+             (`dirty_throttle` = \"io-less\" or \"io-less-first\", 3.2+); with \
+             \"writer-writeback\" throttling set `writeback_chunk` = \"fixed\" (3.1 had \
+             both; its estimate in the writer's balance_dirty_pages is not modelled)"
                 .into(),
         );
     }

@@ -32,6 +32,7 @@ use crate::workload::memtouch::MemTouchState;
 use crate::workload::text::Text;
 use crate::workload::{Process, Workloads, WriterState};
 use crate::writeback::bdi::Bdi;
+use crate::writeback::ioless_throttle::IoLessThrottle;
 use crate::writeback::writer_throttle::ratelimit_pages;
 use crate::writeback::Writeback;
 
@@ -512,5 +513,6 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             sys.fs.attach_daemon(tid, st);
         }
     }
+    sys.writeback_set_ratelimit();
     sys
 }

@@ -1,9 +1,11 @@
 //! Per-device flusher threads, 2.6.32 – 3.x (`fs/fs-writeback.c`:
-//! `bdi_writeback_thread`, `wb_do_writeback`, `wb_writeback`,
+//! `bdi_writeback_thread`, `wb_do_writeback`, `wb_writeback` (its pass
+//! 3.0's or 3.1+'s, see `chunk.rs`),
 //! `wb_check_old_data_flush`, `wb_check_background_flush`,
 //! `over_bground_thresh`, `bdi_start_background_writeback`,
 //! `wakeup_flusher_threads`).
 
+use super::chunk::WritebackChunks;
 use super::pass::{PassResult, WbPass, WritebackCaller, MAX_WRITEBACK_PAGES};
 use crate::sched::Step;
 use crate::sim::{Ns, NS_PER_MS};
@@ -144,18 +146,33 @@ pub trait Flushers: WritebackHost {
                 f.pages_written += pass.written;
                 throttle_after_writeback_pass(self, bdi, f.work_start_ns);
                 let work = f.work.as_mut().expect("pass without work");
-                work.nr_pages -= (MAX_WRITEBACK_PAGES - pass.nr_to_write.max(0)).max(0);
-                // wb_writeback: budget used up → go again; nothing more on
-                // b_more_io → stop; progress → go again; else wait.
-                if pass.nr_to_write <= 0 {
-                    continue;
-                }
-                if self.wb().bdis[bdi].b_more_io.is_empty() {
-                    f.work = None;
-                    continue;
-                }
-                if pass.written > 0 {
-                    continue;
+                if let Some(sb) = pass.per_inode {
+                    // 3.1+ wb_writeback: progress (pages written or inodes
+                    // cleaned) → go again; nothing on b_more_io → stop;
+                    // else wait.
+                    work.nr_pages = sb.work_nr_pages;
+                    if sb.wrote > 0 {
+                        continue;
+                    }
+                    if self.wb().bdis[bdi].b_more_io.is_empty() {
+                        f.work = None;
+                        continue;
+                    }
+                } else {
+                    work.nr_pages -= (MAX_WRITEBACK_PAGES - pass.nr_to_write.max(0)).max(0);
+                    // 3.0 wb_writeback: budget used up → go again; nothing
+                    // more on b_more_io → stop; progress → go again; else
+                    // wait.
+                    if pass.nr_to_write <= 0 {
+                        continue;
+                    }
+                    if self.wb().bdis[bdi].b_more_io.is_empty() {
+                        f.work = None;
+                        continue;
+                    }
+                    if pass.written > 0 {
+                        continue;
+                    }
                 }
                 // Wait for the inode under I_SYNC elsewhere.
                 return self.congestion_wait(tid, self.jiffies_ns(self.hz() / 10));
@@ -174,7 +191,7 @@ pub trait Flushers: WritebackHost {
                     self.now()
                         .saturating_sub(self.sysctl().dirty_expire_centisecs as Ns * 10 * NS_PER_MS)
                 });
-                f.pass = Some(WbPass::new(bdi, MAX_WRITEBACK_PAGES, older));
+                f.pass = Some(self.flusher_pass(bdi, work.nr_pages, older));
                 continue;
             }
             // wb_do_writeback: queued work, then kupdate, then background.

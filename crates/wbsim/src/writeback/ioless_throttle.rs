@@ -9,7 +9,8 @@
 
 use super::ioless::{
     bdi_update_bandwidth, dirty_freerun_ceiling, dirty_poll_interval, first, max_pause_jiffies,
-    min_pause, position_ratio, BandwidthCaller, BdiCounters, DirtySnapshot, RATELIMIT_CALC_SHIFT,
+    min_pause, position_ratio, BandwidthCaller, BdiCounters, DirtySnapshot, GlobalDirtyLimit,
+    RATELIMIT_CALC_SHIFT,
 };
 use crate::sched::Step;
 use crate::sim::Ns;
@@ -62,6 +63,16 @@ pub trait IoLessThrottle: WritebackHost {
             st.bdi = bdi;
             st.start_jiffies = None;
         }
+    }
+
+    /// `writeback_set_ratelimit` at boot (`page_writeback_init`), the part
+    /// the model keeps: `global_dirty_limit = dirty_thresh` (read in 3.3-era
+    /// mm/page-writeback.c; `dom->dirty_limit` of `global_wb_domain` from
+    /// 4.2). Until a throttled writer's `global_update_bandwidth` first
+    /// moves it, the smoothed limit is the boot threshold, not 0.
+    fn writeback_set_ratelimit(&mut self) {
+        let thresh = self.global_dirty_limits().thresh;
+        self.wb_mut().global_dirty_limit = GlobalDirtyLimit::new(thresh);
     }
 
     /// The flusher's bandwidth estimate after a writeback pass
@@ -284,3 +295,20 @@ pub trait IoLessThrottle: WritebackHost {
 }
 
 impl<T: WritebackHost + ?Sized> IoLessThrottle for T {}
+
+#[cfg(test)]
+mod tests {
+    use crate::test_support::usb_stick_files;
+    use crate::writeback::limits::Limits;
+    use crate::writeback::WritebackHost;
+
+    /// `page_writeback_init` → `writeback_set_ratelimit`: the smoothed
+    /// global limit starts at the boot threshold.
+    #[test]
+    fn global_dirty_limit_starts_at_the_boot_threshold() {
+        let (sys, _) = usb_stick_files("3.3", "xfs", &["a"]);
+        let thresh = sys.global_dirty_limits().thresh;
+        assert!(thresh > 0);
+        assert_eq!(sys.wb().global_dirty_limit.dirty_limit_pages, thresh);
+    }
+}

@@ -3,6 +3,7 @@
 
 pub mod account;
 pub mod bdi;
+pub mod chunk;
 pub mod flex_proportions;
 pub mod flusher;
 pub mod ioless;

@@ -7,13 +7,16 @@
 //! In 3.0 the `nr_to_write` budget (1024 pages for the flusher,
 //! `write_chunk` for a throttled writer) is shared by all inodes of the
 //! pass; an inode that used up the budget with pages left goes to
-//! `b_more_io`, one that stopped for another reason to `b_dirty`.
+//! `b_more_io`, one that stopped for another reason to `b_dirty`. From 3.1
+//! the flusher's pass is `writeback_sb_inodes` ([`SbInodes`]): each inode
+//! gets its own budget, `writeback_chunk_size` (chosen in `chunk.rs`).
 
 use crate::block::plug::TaskPlugging;
 use crate::block::submit::Submit;
 use crate::mm::inode::InodeList;
 use crate::mm::page::{flags, NIL};
 use crate::sim::Ns;
+use crate::writeback::chunk::WritebackChunks;
 use crate::writeback::WritebackHost;
 
 /// `MAX_WRITEBACK_PAGES`.
@@ -34,6 +37,40 @@ pub struct WbPass {
     end: u32,
     cycled: bool,
     done_index: u32,
+    /// 3.1+ `writeback_sb_inodes`: a chunk per inode, and the work's
+    /// budget and the time limit checked between inodes; `None` for 3.0's
+    /// budget shared by the pass.
+    pub per_inode: Option<SbInodes>,
+}
+
+/// The state of a 3.1+ `writeback_sb_inodes` call (read in 3.3-era and
+/// 6.1 fs/fs-writeback.c): `nr_to_write` is set to `write_chunk` for
+/// each inode; what the inode's walk used (`write_chunk -
+/// wbc.nr_to_write`) comes off `work->nr_pages`; once `wrote` (pages and
+/// cleaned inodes) is non-zero the pass ends after HZ/10 or when
+/// `work->nr_pages` is used up. 5.18+ subtracts `wbc.pages_skipped` from
+/// `wrote`: no page of a flusher's walk is skipped that way here.
+#[derive(Debug, Clone, Copy)]
+pub struct SbInodes {
+    /// `work->nr_pages`: pages the work item may still write.
+    pub work_nr_pages: i64,
+    /// `wrote`: pages written and inodes cleaned by the pass.
+    pub wrote: u64,
+    /// The current inode's `write_chunk`.
+    write_chunk: i64,
+    /// `start_time`, jiffies.
+    start_jiffies: u64,
+}
+
+impl SbInodes {
+    pub fn new(work_nr_pages: i64, start_jiffies: u64) -> SbInodes {
+        SbInodes {
+            work_nr_pages,
+            wrote: 0,
+            write_chunk: 0,
+            start_jiffies,
+        }
+    }
 }
 
 /// Result of running a pass until it ends or must wait.
@@ -67,6 +104,15 @@ impl WbPass {
             end: 0,
             cycled: false,
             done_index: 0,
+            per_inode: None,
+        }
+    }
+
+    /// A 3.1+ `writeback_sb_inodes` pass: budgets are set per inode.
+    pub fn per_inode(bdi: usize, sb: SbInodes, older_than_this: Option<Ns>) -> WbPass {
+        WbPass {
+            per_inode: Some(sb),
+            ..WbPass::new(bdi, 0, older_than_this)
         }
     }
 }
@@ -147,7 +193,7 @@ pub trait WritebackPasses: WritebackHost {
         }
         loop {
             if pass.inode == NIL {
-                if pass.nr_to_write <= 0 {
+                if pass.per_inode.is_none() && pass.nr_to_write <= 0 {
                     return PassResult::Done;
                 }
                 let Some(ino) = self.wb_mut().bdis[bdi].b_io.pop_back() else {
@@ -167,6 +213,11 @@ pub trait WritebackPasses: WritebackHost {
                 pass.done_index = pass.index;
                 pass.end = u32::MAX;
                 pass.cycled = pass.index == 0;
+                if let Some(mut sb) = pass.per_inode {
+                    sb.write_chunk = self.write_chunk(bdi, sb.work_nr_pages);
+                    pass.nr_to_write = sb.write_chunk;
+                    pass.per_inode = Some(sb);
+                }
                 // generic_writepages: a plug around this mapping.
                 self.blk_start_plug(tid);
             }
@@ -175,7 +226,22 @@ pub trait WritebackPasses: WritebackHost {
                 other => return other,
             }
             self.blk_finish_plug(tid);
+            let cleaned = self.mm().inode(pass.inode).nr_dirty == 0;
             self.finish_inode(pass);
+            if let Some(mut sb) = pass.per_inode {
+                let used = sb.write_chunk - pass.nr_to_write;
+                sb.work_nr_pages -= used;
+                sb.wrote += used.max(0) as u64 + cleaned as u64;
+                pass.per_inode = Some(sb);
+                // Bail out to wb_writeback often enough to check the
+                // background threshold and other ends of the work.
+                if sb.wrote > 0 {
+                    let deadline = sb.start_jiffies + self.hz() / 10;
+                    if self.jiffies_at(self.step_now()) > deadline || sb.work_nr_pages <= 0 {
+                        return PassResult::Done;
+                    }
+                }
+            }
             if self.per_task_plugging() && self.step_cost_ns() >= WRITEBACK_STEP_NS {
                 return PassResult::Yield;
             }

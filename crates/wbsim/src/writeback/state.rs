@@ -2,6 +2,7 @@
 //! `writeback/`; other subsystems use the accessors.
 
 use super::bdi::Bdi;
+use super::chunk::ChunkScheme;
 use super::flusher::FlusherState;
 use super::ioless::GlobalDirtyLimit;
 use super::proportions::{PropGlobal, PropLocal};
@@ -23,6 +24,8 @@ pub struct Writeback {
     pub(super) nr_dirty_reclaim: u64,
     /// The dirty-throttling scheme.
     pub(super) throttle: ThrottleScheme,
+    /// How the flusher's passes share out pages among inodes.
+    pub(super) chunk: ChunkScheme,
     pub(super) ratelimit_pages: u64,
     /// Per-CPU `bdp_ratelimits` counters (3.0 `ratelimits`).
     pub(super) bdp_ratelimits: Vec<u64>,
@@ -56,6 +59,7 @@ impl Writeback {
             completions: CompletionShares::from_profile(profile, shift),
             prop_dirties: PropGlobal::new(shift),
             throttle: ThrottleScheme::from_profile(profile),
+            chunk: ChunkScheme::from_profile(profile),
             nr_dirty_reclaim: 0,
             ratelimit_pages,
             bdp_ratelimits: vec![0; cpus],

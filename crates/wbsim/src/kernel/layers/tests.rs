@@ -63,6 +63,10 @@ fn unknown_keys_bad_values_bad_bases_and_contradictions_name_the_key() {
             "base = \"3.0-vanilla\"\nskipped_dirty_file_page = \"drop\"\n",
             "drop",
         ),
+        (
+            "base = \"3.0-vanilla\"\nwriteback_chunk = \"bandwidth\"\n",
+            "`writeback_chunk` = \"bandwidth\"",
+        ),
     ];
     for (text, want) in cases {
         let p = write(d.path(), "bad.toml", text);
