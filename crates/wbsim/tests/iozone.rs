@@ -111,6 +111,30 @@ command = "iozone -i 0 -i 1 -r 64k -s 96M -f b/big"
     );
 }
 
+/// Refault detection (3.15+, on in 6.1): the read and the reread of a
+/// file half again as large as memory read back pages reclaim evicted,
+/// each a refault (`workingset_refault_file`), too far back to be
+/// activated (`workingset_activate_file` 0: the distance is about the
+/// file, the active list a few pages). 2.6.24 has no such counters.
+#[test]
+fn reading_back_evicted_pages_counts_refaults_from_3_15() {
+    let tasks = r#"
+[[task]]
+command = "iozone -i 0 -i 1 -r 64k -s 96M -f b/big"
+"#;
+    let sc = parse_scenario(&scenario(64, tasks), "r.toml").unwrap();
+    let (_, r) = wbsim::simulate_system(&sc, &preset("6.1").unwrap(), 1);
+    let file_pages = 96 * 256;
+    let refaults = r.vmstat["workingset_refault_file"];
+    assert!(
+        refaults > file_pages && refaults <= 2 * file_pages,
+        "{refaults}"
+    );
+    assert_eq!(r.vmstat["workingset_activate_file"], 0);
+    let (_, old) = wbsim::simulate_system(&sc, &preset("2.6.24").unwrap(), 1);
+    assert!(!old.vmstat.contains_key("workingset_refault_file"));
+}
+
 #[test]
 fn after_must_name_an_earlier_task() {
     let tasks = r#"

@@ -59,6 +59,7 @@ const KEYS: &[(&str, &str)] = &[
     ("reclaim_throttle", "reclaim"),
     ("lru_generations", "reclaim"),
     ("watermark_scale_factor", "mm"),
+    ("workingset_refault", "mm"),
 ];
 
 /// The subsystem a profile key belongs to; `None` for an unknown key.

@@ -187,6 +187,19 @@ pub struct KernelProfile {
     /// before, a quarter of min (low) and a half (high).
     #[serde(default)]
     pub watermark_scale_factor: bool,
+    /// Refault detection for file pages (3.15+, Johannes Weiner's
+    /// "mm: thrash detection-based file cache sizing"; read in 6.1
+    /// mm/workingset.c `workingset_eviction`, `workingset_refault`,
+    /// `workingset_activation`, mm/filemap.c `filemap_add_folio`): reclaim
+    /// leaves a shadow entry with the lruvec's `nonresident_age` where it
+    /// removes a file page; a page read back in (not one allocated to be
+    /// written, `__GFP_WRITE`) whose refault distance is within the
+    /// workingset (the active file list, plus the anon lists while swap
+    /// has room) starts on the active list (`workingset_refault_file`,
+    /// `workingset_activate_file`). With MGLRU, `lru_gen_refault` counts
+    /// a refault of the type's oldest generation and activates nothing.
+    #[serde(default)]
+    pub workingset_refault: bool,
 }
 
 /// The owner of the LRU lists (`struct lruvec`).

@@ -174,6 +174,10 @@ pub trait Filemap: MmHost {
     /// A new locked page in the page cache with its read queued.
     fn start_page_read(&mut self, tid: u32, pfn: u32, ino: u32, idx: u32) {
         self.mm_mut().pages[pfn as usize].flags |= flags::LOCKED;
+        // `filemap_add_folio` (read, no `__GFP_WRITE`) over a shadow entry.
+        if let Some(shadow) = self.mm().inodes[ino as usize].shadow(idx) {
+            self.mm_mut().workingset_refault(pfn, shadow);
+        }
         self.add_to_page_cache_lru(tid, pfn, ino, idx);
         self.submit_page_read(tid, pfn);
     }

@@ -8,6 +8,18 @@
 //! position in O(words skipped).
 
 use crate::mm::page::NIL;
+
+/// A slot holding a shadow entry (the kernel's xarray value entries)
+/// rather than a page frame: frames are below 2^24 (64 GiB of 4 KiB
+/// pages), so the top bit tells them apart; `NIL` is neither.
+const SHADOW_BIT: u32 = 1 << 31;
+/// Shadow payloads are below this (so that no shadow is `NIL`).
+pub const SHADOW_PAYLOAD_LIMIT: u32 = SHADOW_BIT - 1;
+
+#[inline]
+fn is_shadow(entry: u32) -> bool {
+    entry != NIL && entry & SHADOW_BIT != 0
+}
 use smallvec::SmallVec;
 
 /// Pages of a mapping's index held inline, without a heap allocation.
@@ -117,11 +129,31 @@ impl Inode {
         self.pages.len() as u32
     }
 
+    /// The page frame at `index`, `NIL` if none (a shadow entry is none).
     pub fn page(&self, index: u32) -> u32 {
-        self.pages.get(index as usize).copied().unwrap_or(NIL)
+        match self.pages.get(index as usize).copied() {
+            Some(e) if !is_shadow(e) => e,
+            _ => NIL,
+        }
     }
 
-    /// Insert a page into the mapping (`add_to_page_cache`).
+    /// The shadow entry reclaim left at `index` (its payload), if any.
+    pub fn shadow(&self, index: u32) -> Option<u32> {
+        let e = self.pages.get(index as usize).copied()?;
+        is_shadow(e).then_some(e & !SHADOW_BIT)
+    }
+
+    /// Remove a page, leaving a shadow entry of `payload` (less than
+    /// [`SHADOW_PAYLOAD_LIMIT`]) in its slot (`__filemap_remove_folio`
+    /// with a shadow).
+    pub fn remove_leaving_shadow(&mut self, index: u32, payload: u32) {
+        self.remove(index);
+        debug_assert!(payload < SHADOW_PAYLOAD_LIMIT);
+        self.pages[index as usize] = SHADOW_BIT | payload;
+    }
+
+    /// Insert a page into the mapping (`add_to_page_cache`), over a shadow
+    /// entry if there is one.
     pub fn insert(&mut self, index: u32, pfn: u32) {
         let i = index as usize;
         if i >= self.pages.len() {
@@ -131,7 +163,7 @@ impl Inode {
             self.pages.resize(new_len, NIL);
             self.dirty_bits.resize(new_len.div_ceil(64), 0);
         }
-        debug_assert_eq!(self.pages[i], NIL);
+        debug_assert!(self.pages[i] == NIL || is_shadow(self.pages[i]));
         self.pages[i] = pfn;
         self.nr_cached += 1;
         if index >= self.size_pages {
@@ -142,7 +174,7 @@ impl Inode {
     /// Remove a page from the mapping (`__remove_mapping`).
     pub fn remove(&mut self, index: u32) {
         let i = index as usize;
-        debug_assert_ne!(self.pages[i], NIL);
+        debug_assert!(self.pages[i] != NIL && !is_shadow(self.pages[i]));
         self.pages[i] = NIL;
         self.nr_cached -= 1;
     }

@@ -19,6 +19,8 @@ pub struct LruRules {
     pub rotate_deactivates: bool,
     /// MGLRU: generations instead of active and inactive lists (6.1+).
     pub generations: bool,
+    /// Shadow entries and refault detection of file pages (3.15+).
+    pub workingset: bool,
 }
 
 /// One set of LRU lists.
@@ -33,6 +35,10 @@ pub struct Lruvec {
     /// the ratios `get_scan_count` weighs the two kinds by.
     pub recent_scanned: [u64; 2],
     pub recent_rotated: [u64; 2],
+    /// `nonresident_age` (3.15+ `inactive_age`): evictions and
+    /// activations so far, the clock of refault distances
+    /// (`crate::mm::workingset`).
+    pub nonresident_age: u64,
 }
 
 impl Lruvec {

@@ -44,6 +44,10 @@ pub struct Memory {
     pub(super) rotate_deactivates: bool,
     /// MGLRU (6.1+): the node's pages are kept in generations.
     pub(super) lru_gen: bool,
+    /// Reclaim leaves shadow entries of file pages (3.15+), and what
+    /// their refaults did.
+    pub(super) workingset: bool,
+    pub(super) workingset_stats: super::workingset::WorkingsetStats,
     /// The NUMA nodes: their zones, CPUs, zonelists, and (4.8+) LRU lists.
     pub(super) nodes: Vec<super::node::MemNode>,
     /// The node of each zone.
@@ -84,6 +88,8 @@ impl Memory {
             lru_scope: lru.scope,
             rotate_deactivates: lru.rotate_deactivates,
             lru_gen: lru.generations,
+            workingset: lru.workingset,
+            workingset_stats: Default::default(),
             nodes,
             zone_node,
             cpu_node,

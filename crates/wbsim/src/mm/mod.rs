@@ -16,6 +16,7 @@ pub mod reclaim_wait;
 pub mod slab;
 pub mod swap;
 pub mod vmstat;
+pub mod workingset;
 pub mod zone;
 
 use crate::kernel::LruScope;
@@ -357,6 +358,7 @@ impl Memory {
                 let file = !p.has(flags::ANON) as usize;
                 self.lruvec_mut(p.zone as usize).recent_rotated[file] += 1;
                 self.vmstat.inc(Ev::PgActivate, 1);
+                self.workingset_activation(pfn);
             }
         } else if !p.has(flags::REFERENCED) {
             self.pages[pfn as usize].flags |= flags::REFERENCED;

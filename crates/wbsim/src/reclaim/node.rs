@@ -25,6 +25,7 @@ pub fn lru_rules(profile: &KernelProfile) -> LruRules {
         scope: profile.lru_scope,
         rotate_deactivates: profile.writeback_page_in_reclaim == WritebackInReclaim::Activate,
         generations: profile.lru_generations,
+        workingset: profile.workingset_refault,
     }
 }
 

@@ -287,6 +287,11 @@ pub trait ShrinkList: ReclaimHost {
         let p = self.mm().pages()[pfn as usize];
         if anon {
             self.mm_mut().remove_from_swap_cache(pfn);
+        } else if self.mm().workingset_enabled() {
+            let shadow = self.mm_mut().workingset_eviction(pfn);
+            self.mm_mut()
+                .inode_mut(p.inode)
+                .remove_leaving_shadow(p.index, shadow);
         } else {
             self.mm_mut().inode_mut(p.inode).remove(p.index);
         }

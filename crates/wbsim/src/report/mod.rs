@@ -226,6 +226,10 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
     };
     vmstat.insert("nr_inactive_file".into(), lru_sum(2));
     vmstat.insert("nr_active_file".into(), lru_sum(3));
+    if let Some(w) = sys.mm().workingset_stats() {
+        vmstat.insert("workingset_refault_file".into(), w.refault_file as i64);
+        vmstat.insert("workingset_activate_file".into(), w.activate_file as i64);
+    }
     if sys.mm().lru_scope() == crate::kernel::LruScope::Node {
         let stalls = sys.mm().vmstat().get(crate::mm::vmstat::Ev::AllocStall);
         for (name, n) in crate::mm::vmstat::allocstall_by_zone(stalls) {
