@@ -142,10 +142,20 @@ impl Memory {
             .unwrap_or(zones.end - 1)
     }
 
-    /// Zone `z`'s index within its node (`zone_idx`, when the node has
-    /// the zones from DMA up).
+    /// Zone `z`'s position among its node's zones (the model's per-node
+    /// lists are indexed by it).
     pub fn zone_idx(&self, z: usize) -> usize {
         z - self.nodes[self.zone_node[z]].zones.start
+    }
+
+    /// Zone `z`'s type, as the kernel's `zone_idx` numbers it (ZONE_DMA
+    /// 0, ZONE_DMA32 1, ZONE_NORMAL 2): the `zid` of the tracepoints.
+    pub fn zone_type(&self, z: usize) -> usize {
+        match self.zones[z].suffix {
+            "dma" => 0,
+            "dma32" => 1,
+            _ => 2,
+        }
     }
 
     /// One of the pages the kernel holds since boot (`kernel_mib`),

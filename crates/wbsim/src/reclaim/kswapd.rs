@@ -391,7 +391,7 @@ fn wake_node_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32, nid: usize) 
             below_low = true;
             let ev = TraceEvent::WakeupKswapd {
                 nid: nid as u32,
-                zid: (zid - zones.start) as u32,
+                zid: sys.mm().zone_type(zid) as u32,
                 order: 0,
             };
             sys.trace(tid, ev);

@@ -108,7 +108,7 @@ pub fn wakeup_kswapd_node<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32, nid: u
     }
     let ev = TraceEvent::WakeupKswapd {
         nid: nid as u32,
-        zid: sys.mm().zone_idx(highest) as u32,
+        zid: sys.mm().zone_type(highest) as u32,
         order: 0,
     };
     sys.trace(tid, ev);

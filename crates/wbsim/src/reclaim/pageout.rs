@@ -124,7 +124,7 @@ pub trait ShrinkList: ReclaimHost {
         self.reclaim_mut().isolate_buf = buf;
         let ev = TraceEvent::LruShrinkInactive {
             nid: self.mm().zone_node(zone) as u32,
-            zid: self.mm().zone_idx(zone) as u32,
+            zid: self.mm().zone_type(zone) as u32,
             nr_scanned: nr_taken,
             nr_reclaimed: t.reclaimed,
             priority: sc.priority,

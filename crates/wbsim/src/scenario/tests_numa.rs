@@ -90,13 +90,31 @@ fn zones_alone_make_one_node() {
     );
 }
 
+/// Node 1's memory lies above node 0's: after node 0's Normal zone it
+/// cannot have DMA32, and DMA is always node 0's; after a node ending in
+/// DMA32 (a small machine below 4 GiB) the next may start with DMA32.
 #[test]
-fn low_zones_belong_to_node_0() {
+fn nodes_hold_memory_in_node_order() {
     let p = problems(&two_nodes("", "DMA32", ""));
     assert!(
-        has(&p, "machine.node[1].zone[0].name", "allowed: Normal"),
+        has(
+            &p,
+            "machine.node[1].zone[0].name",
+            "allowed: Normal or above"
+        ),
         "{p:?}"
     );
+    let p = problems(&two_nodes("", "DMA", ""));
+    assert!(
+        has(&p, "machine.node[1].zone[0].name", "DMA is node 0's"),
+        "{p:?}"
+    );
+    let small = two_nodes("", "DMA32", "").replace(
+        "[[machine.node.zone]]\nname = \"Normal\"\nsize_mib = 41\n",
+        "",
+    );
+    let sc = parse_scenario(&small, "small.toml").unwrap();
+    assert_eq!(sc.machine.zones.len(), 3);
 }
 
 #[test]

@@ -212,20 +212,29 @@ fn machine_zones<'a>(
         let tables = nt.array_of_tables(cx, "zone");
         let (node_zones, node_ok) = zone_list(cx, &nt, "zone", &tables);
         ok &= node_ok;
-        if nid > 0 {
-            for (zt, z) in tables.iter().zip(&node_zones) {
-                if z.kind != ZoneKind::Normal {
-                    zt.report(
-                        cx,
-                        "name",
-                        format!(
-                            "zone `{}` on node {nid}; allowed: Normal (DMA and DMA32 are \
-                             the low 4 GiB, on node 0)",
-                            z.kind.as_str()
-                        ),
-                    );
-                    ok = false;
-                }
+        // Nodes hold consecutive physical memory, node 0 the lowest: a
+        // node's zones start no lower than where the previous node's end
+        // (both may have DMA32 below 4 GiB), and DMA (the first 16 MiB)
+        // is node 0's.
+        let floor = zones.last().map(|z: &ZoneConfig| z.kind);
+        for (zt, z) in tables.iter().zip(&node_zones).take(1) {
+            let below = floor.is_some_and(|f| z.kind < f) || (nid > 0 && z.kind == ZoneKind::Dma);
+            if below {
+                let allowed = match floor {
+                    Some(ZoneKind::Dma) | None => "DMA32 or Normal".to_string(),
+                    Some(f) => format!("{} or above", f.as_str()),
+                };
+                zt.report(
+                    cx,
+                    "name",
+                    format!(
+                        "zone `{}` on node {nid} lies below node {}'s memory; allowed: \
+                         {allowed} (nodes hold memory in node order, DMA is node 0's)",
+                        z.kind.as_str(),
+                        nid - 1
+                    ),
+                );
+                ok = false;
             }
         }
         let cpus = nt.int("cpus");

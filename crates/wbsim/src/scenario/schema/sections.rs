@@ -115,8 +115,10 @@ pub static SECTIONS: &[Section] = &[
         kind: Kind::ArrayOfTables,
         required: false,
         doc: "NUMA nodes, in node order, each with its CPUs and its [[machine.node.zone]] \
-              tables (in place of [[machine.zone]]). Node 0 holds the low 4 GiB, so DMA \
-              and DMA32 may only be on it. Each node has its own kswapd (bound to the \
+              tables (in place of [[machine.zone]]). Nodes hold memory in node order, \
+              node 0 the lowest: DMA is node 0's, and a node's zones start no lower \
+              than the previous node's end (DMA32 may span a node boundary below \
+              4 GiB). Each node has its own kswapd (bound to the \
               node's CPUs), and on 4.8+ profiles its own LRU lists and dirty share \
               (`node_dirty_ok`); an allocation tries its CPU's node first, then the \
               others in node order (`build_zonelists`). Reports gain a `nodes` section.",
@@ -133,8 +135,8 @@ pub static SECTIONS: &[Section] = &[
         path: "machine.node.zone",
         kind: Kind::ArrayOfTables,
         required: true,
-        doc: "The node's memory zones, in ascending order, each at most once (DMA and \
-              DMA32 only on node 0); all nodes together at most 64 GiB.",
+        doc: "The node's memory zones, in ascending order, each at most once; all \
+              nodes together at most 64 GiB.",
         keys: ZONE_KEYS,
         named: None,
     },
