@@ -41,6 +41,7 @@ const KEYS: &[(&str, &str)] = &[
     ("bdi_ramp_violation_allowed", "writeback"),
     ("dirty_throttle", "writeback"),
     ("writeback_chunk", "writeback"),
+    ("fs_writepage", "reclaim"),
     ("flush_reclaim_inodes_first", "writeback"),
     ("direct_reclaim_writes_file_pages", "reclaim"),
     ("kswapd_writepage_max_priority", "reclaim"),

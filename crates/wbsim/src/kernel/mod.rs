@@ -144,6 +144,9 @@ pub struct KernelProfile {
     /// How many pages of each inode a flusher's writeback pass may write.
     #[serde(default = "WritebackChunk::fixed")]
     pub writeback_chunk: WritebackChunk,
+    /// Which filesystems have `->writepage` for reclaim's `pageout()`.
+    #[serde(default = "FsWritepage::all")]
+    pub fs_writepage: FsWritepage,
     /// Who owns the LRU lists reclaim scans: each zone (2.6.24 – 4.7) or
     /// the node (4.8+, Mel Gorman's "move LRU page reclaim from zones to
     /// nodes"), whose lists hold the pages of all its zones in one age
@@ -320,6 +323,30 @@ pub enum WritebackPlug {
 impl WritebackPlug {
     fn queue_only() -> Self {
         WritebackPlug::QueueOnly
+    }
+}
+
+/// Which filesystems' regular files have an `->writepage` that reclaim's
+/// `pageout()` can call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FsWritepage {
+    /// Every modelled filesystem (2.6.24 – 5.x): what each one's
+    /// `->writepage` does with the page is its own business
+    /// (`crate::fs::Writepage`; `reclaim/dirty_pages.rs` decides).
+    All,
+    /// xfs and btrfs have none (Christoph Hellwig's removals before 6.1;
+    /// read in 6.1 `xfs_address_space_operations` and `btrfs_aops`, which
+    /// set only `->writepages`): `pageout()` returns PAGE_ACTIVATE for
+    /// their dirty pages before PG_reclaim or any count (read in 6.1
+    /// mm/vmscan.c `pageout`). ext4 (`ext4_writepage`, which redirties a
+    /// delayed-allocation page) and FUSE keep theirs.
+    NotXfsBtrfs,
+}
+
+impl FsWritepage {
+    fn all() -> Self {
+        FsWritepage::All
     }
 }
 

@@ -40,6 +40,9 @@ pub struct DirtyPagePolicy {
     kswapd_writes_seen_twice: bool,
     /// What becomes of a page under writeback met at the tail.
     writeback: WritebackInReclaim,
+    /// Which filesystems' regular files have an `->writepage` for
+    /// `pageout()` (6.1: not xfs, not btrfs).
+    fs_writepage: crate::kernel::FsWritepage,
 }
 
 impl DirtyPagePolicy {
@@ -53,12 +56,26 @@ impl DirtyPagePolicy {
             flag_inodes: profile.flush_reclaim_inodes_first,
             kswapd_writes_seen_twice: profile.kswapd_writes_seen_twice,
             writeback: profile.writeback_page_in_reclaim,
+            fs_writepage: profile.fs_writepage,
         }
     }
 }
 
 /// The decisions `shrink_page_list` asks of the policy.
 pub trait DirtyPages: ReclaimHost {
+    /// `pageout()` finds no `->writepage` for the page's mapping (6.1's
+    /// xfs and btrfs regular files): PAGE_ACTIVATE.
+    fn pageout_has_no_writepage(&self, pfn: u32) -> bool {
+        use crate::mm::inode::MappingKind;
+        if self.reclaim().dirty_pages.fs_writepage == crate::kernel::FsWritepage::All {
+            return false;
+        }
+        let inode = self.mm().inode(self.mm().pages()[pfn as usize].inode);
+        let fs_type = self.fs().get(inode.fs).fs_type;
+        inode.kind == MappingKind::Regular
+            && matches!(fs_type, crate::fs::FsType::Xfs | crate::fs::FsType::Btrfs)
+    }
+
     /// May this reclaimer write the dirty file page `pfn` (`pageout`)?
     fn reclaim_may_write_file(&self, sc: &ScanControl, pfn: u32) -> bool {
         let p = &self.reclaim().dirty_pages;

@@ -259,6 +259,10 @@ pub trait ShrinkList: ReclaimHost {
                 t.congested += 1;
                 return Fate::Kept;
             }
+            // pageout(): no ->writepage (6.1 xfs, btrfs) is PAGE_ACTIVATE.
+            if self.pageout_has_no_writepage(pfn) {
+                return Fate::Activated;
+            }
             // pageout(): clear dirty for IO, set PG_reclaim, ->writepage.
             self.mm_mut().pages_mut()[pfn as usize].flags |= flags::RECLAIM;
             let result = self.fs_writepage_reclaim(sc.tid, pfn, sc.is_kswapd);

@@ -7,6 +7,7 @@ use crate::mm::page::{flags, Holder, LRU_ACTIVE_ANON, LRU_INACTIVE_ANON, LRU_INA
 use crate::mm::vmstat::{Ev, ZoneEv};
 use crate::mm::MmHost;
 use crate::reclaim::tests::Machine;
+use crate::reclaim::ReclaimHost;
 use crate::reclaim::DEF_PRIORITY;
 use crate::writeback::account::Account;
 
@@ -49,6 +50,28 @@ fn a_page_with_pinned_buffers_is_activated_not_freed() {
             assert_eq!(p.holder, Holder::from_lru(list), "{kernel}");
         } else {
             assert_eq!(p.holder, Holder::ActiveFile, "{kernel}");
+        }
+        m.check();
+    }
+}
+
+/// A dirty xfs page kswapd may write (seen twice with PG_reclaim on a
+/// PGDAT_DIRTY node): 3.10's `xfs_vm_writepage` writes it; 6.1's xfs has
+/// no `->writepage`, so `pageout` activates it, still dirty, with no
+/// nr_vmscan_write.
+#[test]
+fn xfs_without_writepage_has_its_dirty_pages_activated_from_6_1() {
+    for (kernel, writes) in [("3.10", 1), ("6.1", 0)] {
+        let mut m = Machine::new(kernel);
+        let pfn = m.dirty_file_page(m.file, 0);
+        m.sys.mm_mut().pages_mut()[pfn as usize].flags |= flags::RECLAIM;
+        m.sys.reclaim_mut().node[0].dirty = true;
+        m.shrink(LRU_INACTIVE_FILE, m.kswapd(1));
+        let p = m.sys.mm().pages()[pfn as usize];
+        assert_eq!(m.zone_stat(ZoneEv::NrVmscanWrite), writes, "{kernel}");
+        assert_eq!(p.has(flags::WRITEBACK), writes == 1, "{kernel}");
+        if writes == 0 {
+            assert!(p.has(flags::DIRTY) && p.holder == Holder::ActiveFile);
         }
         m.check();
     }
