@@ -61,6 +61,15 @@ pub struct Task {
 }
 
 impl Task {
+    /// Let the task run only on CPUs `[first, end)` (`cpus_allowed`),
+    /// starting on the first of them unless it is on one already.
+    pub fn bind(&mut self, (first, end): (usize, usize)) {
+        self.cpus_allowed = Some((first, end));
+        if !(first..end).contains(&self.cpu) {
+            self.cpu = first;
+        }
+    }
+
     pub fn new(name: &str, cpu: usize, is_workload: bool) -> Task {
         Task {
             name: name.to_string(),

@@ -434,7 +434,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             };
             let tid = sys.spawn_task(name, cpu(), kind, is_workload, start);
             if let Some(cpus) = bound {
-                sys.bind_task(tid, cpus);
+                sys.task_mut(tid).bind(cpus);
             }
             sys.workload.attach(tid, process);
         };
@@ -495,7 +495,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         let kswapd = sys.spawn_task(&name, cpu(), kind, false, TaskStart::OnWakeUp);
         // kswapd runs on its node's CPUs (`set_cpus_allowed_ptr`).
         let cpus = sys.mm.nodes()[nid].cpus.clone();
-        sys.bind_task(kswapd, (cpus.start, cpus.end));
+        sys.task_mut(kswapd).bind((cpus.start, cpus.end));
         sys.core.add_kswapd_task(kswapd);
     }
     for b in 0..sys.wb.nr_bdis() {

@@ -324,16 +324,6 @@ impl System {
         tid
     }
 
-    /// Let task `tid` run only on CPUs `[first, end)`, starting on the
-    /// first of them unless it is on one already.
-    pub fn bind_task(&mut self, tid: u32, (first, end): (usize, usize)) {
-        let t = self.task_mut(tid);
-        t.cpus_allowed = Some((first, end));
-        if !(first..end).contains(&t.cpu) {
-            t.cpu = first;
-        }
-    }
-
     /// The task woke from a congestion wait: `writeback_congestion_wait`
     /// or `writeback_wait_iff_congested` with the time it slept.
     fn trace_wait_end(&mut self, tid: u32, w: task::PendingWait) {

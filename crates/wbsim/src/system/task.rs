@@ -15,7 +15,7 @@ pub enum TaskKind {
     /// The flusher thread of a bdi (`bdi_writeback_thread`, 2.6.32 – 3.x);
     /// its state is writeback's.
     Flusher(usize),
-    /// kswapd0.
+    /// A node's kswapd (kswapd0, kswapd1, ...).
     Kswapd,
     /// A filesystem's own thread: the FUSE daemon, jbd2, xfssyncd,
     /// btrfs-transaction.
