@@ -135,11 +135,25 @@ pub trait MemoryOps: MmHost {
         let cpu = self.task(tid).cpu;
         let spread_dirty = gfp.write && mark == Mark::Low && self.dirty_limit_scope().per_zone();
         let classzone = self.mm().preferred_zone(cpu);
-        for i in 0..self.mm().zonelist(cpu).len() {
-            let z = self.mm().zonelist(cpu)[i];
-            if !self.mm().zone_watermark_allows(z, mark, classzone)
-                || (spread_dirty && !self.zone_dirty_ok(z))
-            {
+        // 4.8+ asks `node_dirty_ok` once per node of the zonelist
+        // (`last_pgdat_dirty_ok`): the answer of the last node asked.
+        let per_node = self.dirty_limit_scope() == crate::kernel::DirtyLimitScope::PerNode;
+        let mut last_node: Option<(usize, bool)> = None;
+        let nid = self.mm().cpu_node(cpu);
+        for i in 0..self.mm().nodes[nid].zonelist.len() {
+            let z = self.mm().nodes[nid].zonelist[i];
+            if spread_dirty {
+                let nid = self.mm().zone_node(z);
+                let ok = match last_node {
+                    Some((n, ok)) if per_node && n == nid => ok,
+                    _ => self.zone_dirty_ok(z),
+                };
+                last_node = Some((nid, ok));
+                if !ok {
+                    continue;
+                }
+            }
+            if !self.mm().zone_watermark_allows(z, mark, classzone) {
                 continue;
             }
             if let Some(pfn) = self.mm_mut().rmqueue_pcp(cpu, z) {

@@ -53,6 +53,10 @@ pub struct Zone {
     /// `NR_SLAB_RECLAIMABLE`: the zone's pages in the buffer_head cache
     /// (the one slab cache modelled in page frames).
     pub nr_slab_reclaimable: u64,
+    /// The zone's part of `totalreserve_pages` (3.3+
+    /// `calculate_totalreserve_pages`): its largest `lowmem_reserve` plus
+    /// its high watermark, at most its size; set with the watermarks.
+    pub reserve_pages: u64,
 }
 
 impl Zone {
@@ -82,6 +86,7 @@ impl Zone {
             all_unreclaimable: false,
             congested: false,
             nr_slab_reclaimable: 0,
+            reserve_pages: 0,
         }
     }
 
@@ -214,6 +219,17 @@ pub fn setup_lowmem_reserve(zones: &mut [Zone], ratios: &[u64]) {
             zones[idx].lowmem_reserve[j] = pages / ratio;
             pages += zones[idx].present_pages;
         }
+    }
+}
+
+/// `calculate_totalreserve_pages` (3.3, read in 3.3.8 mm/page_alloc.c):
+/// each zone keeps back its largest `lowmem_reserve[j]` (for j from the
+/// zone up, which is its largest, lower entries being 0) plus its high
+/// watermark, at most its size. Run after the watermarks and reserves.
+pub fn setup_reserve_pages(zones: &mut [Zone]) {
+    for z in zones.iter_mut() {
+        let max_reserve = z.lowmem_reserve.iter().copied().max().unwrap_or(0);
+        z.reserve_pages = (max_reserve + z.wmark_high).min(z.present_pages);
     }
 }
 

@@ -85,15 +85,10 @@ pub trait Limits: WritebackHost {
         pages + 1
     }
 
-    /// A zone's `dirty_balance_reserve`: its largest `lowmem_reserve` plus
-    /// its high watermark, at most the zone's size (3.3
-    /// `calculate_totalreserve_pages`, read in 3.3.8 mm/page_alloc.c; the
-    /// largest of the zone's `lowmem_reserve[j]` for j from the zone up is
-    /// its largest, as lower entries are 0).
+    /// A zone's `dirty_balance_reserve`: its part of `totalreserve_pages`
+    /// (`crate::mm::zone::setup_reserve_pages`).
     fn zone_dirty_balance_reserve(&self, z: usize) -> u64 {
-        let zone = self.mm().zone(z);
-        let max_reserve = zone.lowmem_reserve.iter().copied().max().unwrap_or(0);
-        (max_reserve + zone.wmark_high).min(zone.present_pages)
+        self.mm().zone(z).reserve_pages
     }
 
     /// `zone_dirtyable_memory` (3.3.8): the zone's free and reclaimable
