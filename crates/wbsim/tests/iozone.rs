@@ -131,6 +131,12 @@ command = "iozone -i 0 -i 1 -r 64k -s 96M -f b/big"
         "{refaults}"
     );
     assert_eq!(r.vmstat["workingset_activate_file"], 0);
+    // 5.8+ names: every page reclaim took was a file page (no swap).
+    let v = |k: &str| r.vmstat[k];
+    assert_eq!(v("pgscan_file"), v("pgscan_kswapd") + v("pgscan_direct"));
+    assert_eq!(v("pgsteal_file"), v("pgsteal_kswapd") + v("pgsteal_direct"));
+    assert_eq!((v("pgscan_anon"), v("pgsteal_anon")), (0, 0));
+    assert!(v("pgsteal_file") > file_pages);
     let (_, old) = wbsim::simulate_system(&sc, &preset("2.6.24").unwrap(), 1);
     assert!(!old.vmstat.contains_key("workingset_refault_file"));
 }

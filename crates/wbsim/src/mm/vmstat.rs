@@ -139,6 +139,12 @@ pub struct Vmstat {
     pub ev: [u64; EV_NAMES.len()],
     /// Indexed by zone number, then `ZoneEv`.
     pub zone_ev: Vec<[u64; ZONE_EV_NAMES.len()]>,
+    /// Pages reclaim isolated and freed by type, [anon, file]
+    /// (`pgscan_anon` / `pgscan_file`, `pgsteal_anon` / `pgsteal_file`,
+    /// 5.8+ names, read in 6.1 `shrink_inactive_list` and
+    /// `evict_folios`).
+    pub scanned_by_type: [u64; 2],
+    pub stolen_by_type: [u64; 2],
 }
 
 impl Vmstat {
@@ -146,7 +152,19 @@ impl Vmstat {
         Vmstat {
             ev: [0; EV_NAMES.len()],
             zone_ev: vec![[0; ZONE_EV_NAMES.len()]; nr_zones],
+            scanned_by_type: [0; 2],
+            stolen_by_type: [0; 2],
         }
+    }
+
+    /// `pgscan_anon`, `pgscan_file`, `pgsteal_anon`, `pgsteal_file`.
+    pub fn by_type(&self) -> [(&'static str, u64); 4] {
+        [
+            ("pgscan_anon", self.scanned_by_type[0]),
+            ("pgscan_file", self.scanned_by_type[1]),
+            ("pgsteal_anon", self.stolen_by_type[0]),
+            ("pgsteal_file", self.stolen_by_type[1]),
+        ]
     }
 
     #[inline]

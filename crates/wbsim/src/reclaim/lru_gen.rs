@@ -157,7 +157,7 @@ pub trait LruGenReclaim: ReclaimHost {
             buf.push(pfn);
         }
         let isolated = buf.len() as u64;
-        self.count_scanned(zone, sc, isolated);
+        self.count_scanned(zone, sc, isolated, kind == 1);
         self.mm_mut()
             .vmstat_mut()
             .zinc(zone, ZoneEv::PgRefill, sorted);
@@ -165,7 +165,7 @@ pub trait LruGenReclaim: ReclaimHost {
         self.charge_sys(sc.tid, looked * self.cost().scan_page_ns);
         let t = self.shrink_page_list(zone, &buf, sc);
         self.reclaim_mut().isolate_buf = buf;
-        self.count_reclaimed(zone, sc, t.reclaimed);
+        self.count_reclaimed(zone, sc, t.reclaimed, kind == 1);
         self.flush_all_plugs();
         if isolated == 0 && looked < MAX_LRU_BATCH {
             return 0;

@@ -95,7 +95,7 @@ pub trait ShrinkList: ReclaimHost {
         }
         z.pages_scanned += nr_taken;
         self.mm_mut().lruvec_mut(zone).recent_scanned[file as usize] += nr_taken;
-        self.count_scanned(zone, sc, nr_taken);
+        self.count_scanned(zone, sc, nr_taken, file);
         self.charge_sys(sc.tid, nr_taken * self.cost().scan_page_ns);
         self.trace(
             sc.tid,
@@ -120,7 +120,7 @@ pub trait ShrinkList: ReclaimHost {
         } else {
             z.nr_isolated_anon -= nr_taken;
         }
-        self.count_reclaimed(zone, sc, t.reclaimed);
+        self.count_reclaimed(zone, sc, t.reclaimed, file);
         self.reclaim_mut().isolate_buf = buf;
         let ev = TraceEvent::LruShrinkInactive {
             nid: self.mm().zone_node(zone) as u32,
@@ -359,21 +359,24 @@ pub trait ShrinkList: ReclaimHost {
         !congested || self.wb().task_backing_dev(sc.tid) == Some(bdi)
     }
 
-    /// `PGSCAN_KSWAPD` / `PGSCAN_DIRECT`: `n` pages this reclaimer isolated.
-    fn count_scanned(&mut self, zone: usize, sc: &mut ScanControl, n: u64) {
+    /// `PGSCAN_KSWAPD` / `PGSCAN_DIRECT`: `n` pages this reclaimer isolated,
+    /// of one type (`PGSCAN_ANON` / `PGSCAN_FILE`).
+    fn count_scanned(&mut self, zone: usize, sc: &mut ScanControl, n: u64, file: bool) {
         let ev = if sc.is_kswapd {
             ZoneEv::PgScanKswapd
         } else {
             ZoneEv::PgScanDirect
         };
         self.mm_mut().vmstat_mut().zinc(zone, ev, n);
+        self.mm_mut().vmstat_mut().scanned_by_type[file as usize] += n;
         sc.nr_scanned += n;
     }
 
     /// `PGSTEAL_KSWAPD` / `PGSTEAL_DIRECT` (and 3.x's `kswapd_steal`): `n`
-    /// pages this reclaimer freed.
-    fn count_reclaimed(&mut self, zone: usize, sc: &mut ScanControl, n: u64) {
+    /// pages this reclaimer freed, of one type (`PGSTEAL_ANON` / `PGSTEAL_FILE`).
+    fn count_reclaimed(&mut self, zone: usize, sc: &mut ScanControl, n: u64, file: bool) {
         sc.nr_reclaimed += n;
+        self.mm_mut().vmstat_mut().stolen_by_type[file as usize] += n;
         let ev = if sc.is_kswapd {
             ZoneEv::PgStealKswapd
         } else {

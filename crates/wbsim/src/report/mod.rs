@@ -235,6 +235,10 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
         for (name, n) in crate::mm::vmstat::allocstall_by_zone(stalls) {
             vmstat.insert(name.into(), n as i64);
         }
+        // The by-type names are 5.8+; 6.1 is the node-LRU preset.
+        for (name, n) in sys.mm().vmstat().by_type() {
+            vmstat.insert(name.into(), n as i64);
+        }
     }
     let devices = sys
         .block()
