@@ -151,11 +151,13 @@ impl Memory {
     /// Zone `z`'s type, as the kernel's `zone_idx` numbers it (ZONE_DMA
     /// 0, ZONE_DMA32 1, ZONE_NORMAL 2): the `zid` of the tracepoints.
     pub fn zone_type(&self, z: usize) -> usize {
-        match self.zones[z].suffix {
-            "dma" => 0,
-            "dma32" => 1,
-            _ => 2,
-        }
+        self.zones[z].zone_type()
+    }
+
+    /// Zone `z`'s node's zones from the lowest up to `z`: what reclaim
+    /// and kswapd sum over for a node balanced up to `z`.
+    pub fn node_zones_through(&self, z: usize) -> std::ops::RangeInclusive<usize> {
+        self.nodes[self.zone_node[z]].zones.start..=z
     }
 
     /// One of the pages the kernel holds since boot (`kernel_mib`),

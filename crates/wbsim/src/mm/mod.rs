@@ -143,12 +143,12 @@ pub trait MemoryOps: MmHost {
         for i in 0..self.mm().nodes[nid].zonelist.len() {
             let z = self.mm().nodes[nid].zonelist[i];
             if spread_dirty {
-                let nid = self.mm().zone_node(z);
+                let zone_nid = self.mm().zone_node(z);
                 let ok = match last_node {
-                    Some((n, ok)) if per_node && n == nid => ok,
+                    Some((n, ok)) if per_node && n == zone_nid => ok,
                     _ => self.zone_dirty_ok(z),
                 };
-                last_node = Some((nid, ok));
+                last_node = Some((zone_nid, ok));
                 if !ok {
                     continue;
                 }

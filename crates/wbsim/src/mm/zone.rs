@@ -90,6 +90,16 @@ impl Zone {
         }
     }
 
+    /// The zone's type as the kernel's `zone_idx` numbers it (ZONE_DMA 0,
+    /// ZONE_DMA32 1, ZONE_NORMAL 2).
+    pub fn zone_type(&self) -> usize {
+        match self.suffix {
+            "dma" => 0,
+            "dma32" => 1,
+            _ => 2,
+        }
+    }
+
     /// `zone_page_state(zone, NR_FREE_PAGES)`: what every reader of the
     /// counter (watermark checks, /proc/zoneinfo) sees.
     pub fn nr_free(&self) -> u64 {
@@ -240,14 +250,14 @@ pub fn setup_reserve_pages(zones: &mut [Zone]) {
 /// against that zone's type (the kernel indexes it by zone type):
 /// against zone `j` of another node, a zone keeps the reserve it keeps
 /// against its own node's highest zone of a type no higher than `j`'s
-/// (none: 0). `kinds`: each zone's type rank (DMA 0, DMA32 1, Normal 2);
-/// `ratios`: each zone's `lowmem_reserve_ratio`. One node: as above.
+/// (none: 0). `ratios`: each zone's `lowmem_reserve_ratio`. One node: as
+/// above.
 pub fn setup_lowmem_reserve_nodes(
     zones: &mut [Zone],
     nodes: &[std::ops::Range<usize>],
-    kinds: &[usize],
     ratios: &[u64],
 ) {
+    let kinds: Vec<usize> = zones.iter().map(Zone::zone_type).collect();
     let total = zones.len();
     for range in nodes {
         setup_lowmem_reserve(&mut zones[range.clone()], &ratios[range.clone()]);
@@ -331,7 +341,7 @@ mod tests {
         let mut zones = three_zones();
         zones.push(Zone::new("Normal", "normal", 963_840, 262_144));
         let nodes = [0..3, 3..4];
-        setup_lowmem_reserve_nodes(&mut zones, &nodes, &[0, 1, 2, 2], &[256, 256, 32, 32]);
+        setup_lowmem_reserve_nodes(&mut zones, &nodes, &[256, 256, 32, 32]);
         assert_eq!(zones[1].lowmem_reserve[3], 129_024 / 256);
         assert_eq!(zones[1].lowmem_reserve[3], zones[1].lowmem_reserve[2]);
         assert_eq!(zones[0].lowmem_reserve[1], 830_976 / 256);

@@ -118,9 +118,8 @@ pub trait Kswapd: ReclaimHost {
     /// all_unreclaimable is below its high watermark. Zones above the
     /// classzone are not looked at: a balance that found them at high and
     /// worked on lower zones lets kswapd sleep whatever they do meanwhile.
-    fn kswapd_premature(&self, nid: usize, classzone: usize) -> bool {
-        let first = self.mm().node_zones(nid).start;
-        (first..=classzone).any(|i| {
+    fn kswapd_premature(&self, classzone: usize) -> bool {
+        self.mm().node_zones_through(classzone).any(|i| {
             let z = self.mm().zone(i);
             z.present_pages > 0 && !z.all_unreclaimable && !z.watermark_ok_safe(z.wmark_high, i)
         })
@@ -135,7 +134,7 @@ pub trait Kswapd: ReclaimHost {
                 let premature = if self.kswapd_balances_node() {
                     !self.prepare_kswapd_sleep(nid)
                 } else {
-                    self.kswapd_premature(nid, k.end_zone)
+                    self.kswapd_premature(k.end_zone)
                 };
                 if premature {
                     self.mm_mut()
@@ -220,6 +219,7 @@ pub trait Kswapd: ReclaimHost {
     /// The pass's zones from `i` up: `for (i = 0; i <= end_zone; i++)`
     /// with end_zone lowered inside; a step ends after a zone it shrank.
     fn balance_pgdat_zones(&mut self, tid: u32, k: &mut KswapdState, mut i: usize) -> Step {
+        let first = self.mm().node_zones(k.nid).start;
         while i <= k.end_zone {
             let mut shrank = false;
             let z = self.mm().zone(i);
@@ -250,8 +250,9 @@ pub trait Kswapd: ReclaimHost {
                     return step;
                 }
                 let zone_scanned = std::mem::take(&mut k.zone_scanned) + sc.nr_scanned;
-                let first = self.mm().node_zones(k.nid).start;
-                let lru_pages = (first..=k.end_zone)
+                let lru_pages = self
+                    .mm()
+                    .node_zones_through(k.end_zone)
                     .map(|z| self.mm().zone_reclaimable_pages(z))
                     .sum();
                 let nr_slab = self.shrink_slab(tid, true, zone_scanned, lru_pages);
@@ -266,7 +267,6 @@ pub trait Kswapd: ReclaimHost {
                 k.may_writepage = true;
             }
             let end_zone = k.end_zone;
-            let first = self.mm().node_zones(k.nid).start;
             let z = self.mm_mut().zone_mut(i);
             if z.all_unreclaimable {
                 if end_zone > first && end_zone == i {

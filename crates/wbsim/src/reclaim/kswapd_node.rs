@@ -35,12 +35,14 @@ pub trait KswapdNode: ReclaimHost {
             return self.balance_node_next_priority(k);
         }
         let highest = highest_zone(self, nid);
-        if self.pgdat_balanced(nid, highest) {
+        if self.pgdat_balanced(highest) {
             self.clear_node_flags(nid);
             return self.kswapd_done(k);
         }
         // kswapd_shrink_node: reclaim the eligible zones' high watermarks.
-        let target: u64 = (self.mm().node_zones(nid).start..=highest)
+        let target: u64 = self
+            .mm()
+            .node_zones_through(highest)
             .map(|z| self.mm().zone(z))
             .filter(|z| z.present_pages > 0)
             .map(|z| z.wmark_high.max(SWAP_CLUSTER_MAX))
@@ -90,7 +92,7 @@ pub trait KswapdNode: ReclaimHost {
     /// given up on the node or the node is balanced.
     fn prepare_kswapd_sleep(&self, nid: usize) -> bool {
         self.reclaim().node[nid].kswapd_failures >= MAX_RECLAIM_RETRIES
-            || self.pgdat_balanced(nid, highest_zone(self, nid))
+            || self.pgdat_balanced(highest_zone(self, nid))
     }
 }
 
@@ -101,8 +103,7 @@ impl<T: ReclaimHost + ?Sized> KswapdNode for T {}
 /// up on the node or the node is balanced. Whether kswapd is to be woken.
 pub fn wakeup_kswapd_node<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32, nid: usize) -> bool {
     let highest = highest_zone(sys, nid);
-    if sys.reclaim().node[nid].kswapd_failures >= MAX_RECLAIM_RETRIES
-        || sys.pgdat_balanced(nid, highest)
+    if sys.reclaim().node[nid].kswapd_failures >= MAX_RECLAIM_RETRIES || sys.pgdat_balanced(highest)
     {
         return false;
     }

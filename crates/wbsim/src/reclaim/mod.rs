@@ -245,7 +245,6 @@ pub trait ShrinkZone: ReclaimHost {
     /// lists (`pageout` to a full queue) ends the pass there.
     fn shrink_node(&mut self, sc: &mut ScanControl) {
         let zone = self.mm().node_highest_zone(sc.nid);
-        let first = self.mm().node_zones(sc.nid).start;
         sc.nr = node::ReclaimStat::default();
         let (reclaimed_before, scanned_before) = (sc.nr_reclaimed, sc.nr_scanned);
         if self.mm().lru_gen_enabled() {
@@ -257,7 +256,9 @@ pub trait ShrinkZone: ReclaimHost {
             // A sleep for a request ends the pass (what is left is dropped).
             let _ = self.shrink_lists_until_target(zone, sc, nr, sc.is_kswapd);
         }
-        let lru_pages = (first..=zone)
+        let lru_pages = self
+            .mm()
+            .node_zones_through(zone)
             .map(|z| self.mm().zone_reclaimable_pages(z))
             .sum();
         let scanned = sc.nr_scanned - scanned_before;

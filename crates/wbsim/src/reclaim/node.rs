@@ -93,11 +93,12 @@ pub trait NodeReclaim: ReclaimHost {
         self.reclaim().node_policy.reclaim_throttle
     }
 
-    /// `pgdat_balanced` (order 0): some populated zone up to
+    /// `pgdat_balanced` (order 0): some populated zone of its node up to
     /// `highest_zone` meets its high watermark, with the lowmem reserve it
     /// keeps against allocations of `highest_zone` (`zone_watermark_ok_safe`).
-    fn pgdat_balanced(&self, nid: usize, highest_zone: usize) -> bool {
-        (self.mm().node_zones(nid).start..=highest_zone)
+    fn pgdat_balanced(&self, highest_zone: usize) -> bool {
+        self.mm()
+            .node_zones_through(highest_zone)
             .map(|z| self.mm().zone(z))
             .any(|z| z.present_pages > 0 && z.watermark_ok_safe(z.wmark_high, highest_zone))
     }

@@ -109,9 +109,9 @@ fn the_end_of_writeback_takes_an_active_reclaim_page_to_the_inactive_tail_from_4
 fn the_node_is_balanced_while_a_zone_meets_its_high_watermark() {
     let mut m = Machine::new("6.1");
     m.leave_free(300);
-    assert!(m.sys.pgdat_balanced(0, ZONE));
+    assert!(m.sys.pgdat_balanced(ZONE));
     m.leave_free(150);
-    assert!(!m.sys.pgdat_balanced(0, ZONE));
+    assert!(!m.sys.pgdat_balanced(ZONE));
 }
 
 /// `balance_pgdat` (4.12+): the priority drops after every pass that
@@ -129,14 +129,14 @@ fn kswapd_lowers_the_priority_until_a_pass_scans_its_target() {
     m.sys.loop_again(&mut k);
     let mut priorities = Vec::new();
     for _ in 0..20 {
-        if m.sys.pgdat_balanced(0, ZONE) {
+        if m.sys.pgdat_balanced(ZONE) {
             break;
         }
         priorities.push(k.priority);
         m.sys.balance_node_step(tid, &mut k);
     }
     assert_eq!(priorities, [12, 11, 10, 9, 8, 7, 6]);
-    assert!(m.sys.pgdat_balanced(0, ZONE));
+    assert!(m.sys.pgdat_balanced(ZONE));
     assert_eq!(m.sys.mm().vmstat().get(Ev::KswapdSteal), 56);
     m.check();
 }

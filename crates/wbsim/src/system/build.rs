@@ -111,9 +111,8 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         .iter()
         .map(|z| lowmem_reserve_ratio(z.kind))
         .collect();
-    let kinds: Vec<usize> = sc.machine.zones.iter().map(|z| z.kind as usize).collect();
     let node_zones: Vec<_> = nodes.iter().map(|n| n.zones.clone()).collect();
-    setup_lowmem_reserve_nodes(&mut zones, &node_zones, &kinds, &ratios);
+    setup_lowmem_reserve_nodes(&mut zones, &node_zones, &ratios);
     crate::mm::zone::setup_reserve_pages(&mut zones);
     for z in zones.iter_mut() {
         (z.pcp_high, z.pcp_batch) = crate::mm::pcp::pageset_limits(z.present_pages);

@@ -101,15 +101,22 @@ pub trait Limits: WritebackHost {
     }
 
     /// `zone_dirty_limit`: the global hard limit in proportion to the zone's
-    /// dirtyable memory (`dirty_ratio` of it, or `dirty_bytes` scaled).
+    /// dirtyable memory.
     fn zone_dirty_limit(&self, z: usize) -> u64 {
-        let zone_mem = self.zone_dirtyable_memory(z);
+        self.dirty_limit_of(self.zone_dirtyable_memory(z))
+    }
+
+    /// The hard limit of a part of memory (a zone, 3.3+ `zone_dirty_limit`;
+    /// a node, 4.8+ `node_dirty_limit`) with `memory_pages` dirtyable:
+    /// `dirty_ratio` of it, or `dirty_bytes` in proportion to its share of
+    /// the machine's dirtyable memory.
+    fn dirty_limit_of(&self, memory_pages: u64) -> u64 {
         if self.sysctl().dirty_bytes > 0 {
             let global = self.dirtyable_memory();
             let bytes_pages = self.sysctl().dirty_bytes.div_ceil(4096);
-            (bytes_pages as u128 * zone_mem as u128 / global as u128) as u64
+            (bytes_pages as u128 * memory_pages as u128 / global as u128) as u64
         } else {
-            self.sysctl().dirty_ratio as u64 * zone_mem / 100
+            self.sysctl().dirty_ratio as u64 * memory_pages / 100
         }
     }
 
@@ -216,15 +223,7 @@ pub fn node_dirty_ok<H: WritebackHost + ?Sized>(sys: &H, nid: usize) -> bool {
         file += zone.nr_file_lru();
         pending += zone.nr_dirty + zone.nr_writeback;
     }
-    let node_memory = free.saturating_sub(reserve) + file;
-    let limit = if sys.sysctl().dirty_bytes > 0 {
-        let global = sys.dirtyable_memory();
-        let bytes_pages = sys.sysctl().dirty_bytes.div_ceil(4096);
-        (bytes_pages as u128 * node_memory as u128 / global as u128) as u64
-    } else {
-        sys.sysctl().dirty_ratio as u64 * node_memory / 100
-    };
-    pending <= limit
+    pending <= sys.dirty_limit_of(free.saturating_sub(reserve) + file)
 }
 
 #[cfg(test)]
