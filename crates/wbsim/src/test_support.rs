@@ -48,7 +48,7 @@ pub(crate) fn usb_stick_files(kernel: &str, fs: &str, files: &[&str]) -> (System
 pub(crate) fn dirty_file_pages(sys: &mut System, ino: u32, n: u32) -> Vec<u32> {
     use crate::mm::filemap::Filemap;
     use crate::mm::MmHost;
-    let gfp = crate::mm::Gfp { write: true };
+    let gfp = crate::mm::Gfp::movable(true);
     (0..n)
         .map(|idx| {
             let pfn = sys.find_or_create_page(0, ino, idx, gfp).unwrap();

@@ -56,6 +56,10 @@ const DISPATCH_POINTS: &[&str] = &[
     // Watermark gaps: a quarter and a half of min (≤ 4.5) or
     // vm.watermark_scale_factor of the zone (4.6+).
     "mm/zone.rs",
+    // Page mobility grouping and watermark boosting (5.0+).
+    "mm/buddy.rs",
+    // Which filesystems attach buffer heads to data pages (xfs until 4.x).
+    "fs/mod.rs",
 ];
 
 #[test]

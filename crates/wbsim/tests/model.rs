@@ -205,7 +205,7 @@ command = "dd if=/dev/zero of=disk/f bs=32k count=8192""#;
     assert_eq!((dma32.pcp_high, dma32.pcp_batch), (42, 7));
     for z in sys.mm().zones() {
         for list in &z.pcp {
-            assert!(list.list.len <= z.pcp_high, "{}: {}", z.name, list.list.len);
+            assert!(list.count() <= z.pcp_high, "{}: {}", z.name, list.count());
         }
     }
     assert!(

@@ -78,7 +78,7 @@ pub trait Fuse: FsHost {
     /// The temporary page: the allocator's fast path, then kswapd woken
     /// and the min watermark (below it with PF_MEMALLOC); no direct reclaim.
     fn fuse_alloc_tmp_page(&mut self, tid: u32, memalloc: bool) -> Option<Pfn> {
-        let gfp = Gfp { write: false };
+        let gfp = Gfp::movable(false);
         if memalloc {
             return self.get_page_from_freelist(tid, Mark::NoWatermarks, gfp);
         }

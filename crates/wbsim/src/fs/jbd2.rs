@@ -243,7 +243,7 @@ mod tests {
     fn writeback_past_the_commits_start_size_does_not_hold_it() {
         let (mut sys, ino, pfns, tid) = file_on_a_transaction("3.3");
         sys.jbd2_step(tid);
-        let gfp = crate::mm::Gfp { write: true };
+        let gfp = crate::mm::Gfp::movable(true);
         let late = sys.find_or_create_page(0, ino, 8, gfp).unwrap();
         sys.set_page_dirty(late, Some(0));
         submit_page_write(&mut sys, 0, late);

@@ -170,11 +170,15 @@ impl FsType {
 
 impl FsType {
     /// The type's `write_begin` attaches buffer heads to data pages
-    /// (`block_write_begin`): ext4 (`ext4_da_write_begin`) and xfs
-    /// (`xfs_vm_write_begin`, 2.6.24 – 3.x); btrfs keeps its own extent
-    /// state and FUSE none.
-    pub fn data_pages_have_buffer_heads(self) -> bool {
-        matches!(self, FsType::Ext4 | FsType::Xfs)
+    /// (`block_write_begin`): ext4 (`ext4_da_write_begin`) and, while
+    /// `xfs_buffer_heads` (2.6.24 – 4.x), xfs (`xfs_vm_write_begin`);
+    /// btrfs keeps its own extent state and FUSE none.
+    pub fn data_pages_have_buffer_heads(self, xfs_buffer_heads: bool) -> bool {
+        match self {
+            FsType::Ext4 => true,
+            FsType::Xfs => xfs_buffer_heads,
+            FsType::Btrfs | FsType::FuseNtfs => false,
+        }
     }
 }
 
@@ -187,7 +191,7 @@ pub fn mapping_has_buffer_heads<H: FsHost + ?Sized>(sys: &H, ino: u32) -> bool {
     match inode.kind {
         MappingKind::Regular => sys.fs().filesystems[inode.fs]
             .fs_type
-            .data_pages_have_buffer_heads(),
+            .data_pages_have_buffer_heads(sys.profile().xfs_buffer_heads),
         MappingKind::BlockDevice => true,
         MappingKind::Metadata | MappingKind::Anon | MappingKind::Swap => false,
     }

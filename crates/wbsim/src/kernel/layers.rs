@@ -60,6 +60,8 @@ const KEYS: &[(&str, &str)] = &[
     ("reclaim_throttle", "reclaim"),
     ("lru_generations", "reclaim"),
     ("watermark_scale_factor", "mm"),
+    ("watermark_boosting", "mm"),
+    ("xfs_buffer_heads", "fs"),
     ("workingset_refault", "mm"),
 ];
 

@@ -190,6 +190,23 @@ pub struct KernelProfile {
     /// before, a quarter of min (low) and a half (high).
     #[serde(default)]
     pub watermark_scale_factor: bool,
+    /// 5.0+ (1c30844d2dfe, "mm: reclaim small amounts of memory when an
+    /// external fragmentation event occurs"; read in 6.1 mm/page_alloc.c
+    /// `steal_suitable_fallback`, `boost_watermark`, `rmqueue` and
+    /// mm/vmscan.c `balance_pgdat`): the zones' free pages are grouped by
+    /// mobility in pageblocks (`crate::mm::buddy`), a fallback that
+    /// fragments a pageblock boosts the zone's watermarks by a pageblock
+    /// (`vm.watermark_boost_factor`) and wakes kswapd for that zone alone,
+    /// and kswapd reclaims the boost without writing or swapping.
+    #[serde(default)]
+    pub watermark_boosting: bool,
+    /// Whether xfs attaches buffer heads to its data pages (2.6.24 – 4.x,
+    /// `xfs_vm_write_begin` → `block_write_begin`). 6.1's xfs writes
+    /// through iomap (`iomap_write_begin`; an `iomap_page` only when a
+    /// block is smaller than a page), so none (read in 6.1
+    /// fs/xfs/xfs_aops.c and fs/iomap/buffered-io.c).
+    #[serde(default = "yes")]
+    pub xfs_buffer_heads: bool,
     /// Refault detection for file pages (3.15+, Johannes Weiner's
     /// "mm: thrash detection-based file cache sizing"; read in 6.1
     /// mm/workingset.c `workingset_eviction`, `workingset_refault`,
@@ -342,6 +359,10 @@ pub enum FsWritepage {
     /// mm/vmscan.c `pageout`). ext4 (`ext4_writepage`, which redirties a
     /// delayed-allocation page) and FUSE keep theirs.
     NotXfsBtrfs,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl FsWritepage {

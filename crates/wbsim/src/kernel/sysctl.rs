@@ -16,6 +16,9 @@ pub struct SysctlConfig {
     /// vm.watermark_scale_factor (4.6+), in ten-thousandths of a zone:
     /// the gap between its min, low and high watermarks.
     pub watermark_scale_factor: u32,
+    /// vm.watermark_boost_factor (5.0+), in ten-thousandths of a zone's
+    /// high watermark: how far fragmenting fallbacks may boost it.
+    pub watermark_boost_factor: u32,
 }
 
 impl Default for SysctlConfig {
@@ -30,6 +33,7 @@ impl Default for SysctlConfig {
             swappiness: 60,
             laptop_mode: false,
             watermark_scale_factor: 10,
+            watermark_boost_factor: 15_000,
         }
     }
 }

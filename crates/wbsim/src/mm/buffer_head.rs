@@ -250,10 +250,14 @@ pub trait BufferHeads: MmHost {
         }
     }
 
-    /// `new_slab` for the buffer_head cache (GFP_NOFS, order 0); None if
-    /// no page could be had.
+    /// `new_slab` for the buffer_head cache (GFP_NOFS, order 0, a
+    /// SLAB_RECLAIM_ACCOUNT cache: `__GFP_RECLAIMABLE`); None if no page
+    /// could be had.
     fn new_buffer_head_slab(&mut self, tid: u32) -> Option<Pfn> {
-        let gfp = Gfp { write: false };
+        let gfp = Gfp {
+            write: false,
+            reclaimable: true,
+        };
         let pfn = match self.get_page_from_freelist(tid, Mark::Low, gfp) {
             Some(pfn) => pfn,
             None => {

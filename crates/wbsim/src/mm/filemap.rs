@@ -64,7 +64,7 @@ pub trait Filemap: MmHost {
         dirty: bool,
     ) -> Result<bool, Step> {
         // grab_cache_page_write_begin: __GFP_WRITE.
-        let pfn = self.find_or_create_page(tid, ino, idx, Gfp { write: true })?;
+        let pfn = self.find_or_create_page(tid, ino, idx, Gfp::movable(true))?;
         self.attach_buffer_heads(tid, ino, pfn);
         self.charge_sys(tid, bytes * self.cost().copy_per_kib_ns / 1024);
         let newly = dirty && self.set_page_dirty(pfn, Some(tid));
@@ -86,7 +86,7 @@ pub trait Filemap: MmHost {
         let pfn = self.mm().inodes[ino as usize].page(idx);
         if pfn == NIL {
             if idx >= self.mm().inodes[ino as usize].on_disk_pages {
-                return self.find_or_create_page(tid, ino, idx, Gfp { write: false });
+                return self.find_or_create_page(tid, ino, idx, Gfp::movable(false));
             }
             self.readahead(tid, ino, idx, kind)?;
             self.mm_mut().vmstat.inc(
@@ -133,7 +133,7 @@ pub trait Filemap: MmHost {
     /// readahead alike): from the free lists at the low watermark, never
     /// entering reclaim; `None` when memory is short.
     fn alloc_readahead_page(&mut self, tid: u32) -> Option<Pfn> {
-        let pfn = self.get_page_from_freelist(tid, crate::mm::Mark::Low, Gfp { write: false })?;
+        let pfn = self.get_page_from_freelist(tid, crate::mm::Mark::Low, Gfp::movable(false))?;
         self.charge_sys(tid, self.cost().page_alloc_ns);
         Some(pfn)
     }
@@ -152,7 +152,7 @@ pub trait Filemap: MmHost {
         let end = (first + nr).min(inode.on_disk_pages);
         // The faulting page itself may wait for memory; the others are
         // best effort (`__GFP_NORETRY` readahead allocations).
-        let target = self.alloc_page_for_task(tid, Gfp { write: false })?;
+        let target = self.alloc_page_for_task(tid, Gfp::movable(false))?;
         self.start_page_read(tid, target, ino, idx);
         for i in first..end {
             if i == idx || self.mm().inodes[ino as usize].page(i) != NIL {

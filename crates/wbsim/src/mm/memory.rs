@@ -54,6 +54,9 @@ pub struct Memory {
     pub(super) zone_node: Vec<usize>,
     /// The node of each CPU.
     pub(super) cpu_node: Vec<usize>,
+    /// `vm.watermark_boost_factor` when the zones group their free pages
+    /// by mobility ([`super::buddy`]; 0: they do not, or do not boost).
+    pub(super) boost_factor: u32,
 }
 
 impl Memory {
@@ -93,6 +96,7 @@ impl Memory {
             nodes,
             zone_node,
             cpu_node,
+            boost_factor: 0,
         }
     }
 
@@ -202,6 +206,11 @@ impl Memory {
     /// (boot allocations; tests that shrink free memory).
     pub fn take_free_page(&mut self, z: usize) -> Option<u32> {
         let zone = &mut self.zones[z];
+        if let Some(buddy) = zone.buddy.as_mut() {
+            let (pfn, _) = buddy.rmqueue(&mut self.pages, super::buddy::MIGRATE_MOVABLE)?;
+            self.pages[pfn as usize].holder = super::page::Holder::Kernel;
+            return Some(pfn);
+        }
         let pfn = zone.free.head;
         if pfn == super::page::NIL {
             return None;

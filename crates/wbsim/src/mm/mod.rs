@@ -1,6 +1,7 @@
 //! Memory management: page frames, zones, the page allocator's fast path,
 //! LRU lists with pagevec batching, page-state accounting, vmstat.
 
+pub mod buddy;
 pub mod buffer_head;
 pub mod filemap;
 pub mod free_counter;
@@ -70,6 +71,9 @@ pub trait MmHost: HasCore {
     // reclaim/
     /// `wakeup_kswapd` for the zones of an allocation.
     fn wake_all_kswapd(&mut self, tid: u32);
+    /// `wakeup_kswapd(zone, 0, 0, zone_idx(zone))` from `rmqueue` after a
+    /// fallback boosted zone `z`'s watermarks (5.0+).
+    fn wakeup_kswapd_boosted(&mut self, tid: u32, z: usize);
     /// One priority of `try_to_free_pages` for an allocation in progress.
     fn direct_reclaim_priority(
         &mut self,
@@ -98,6 +102,29 @@ pub struct Gfp {
     /// `__GFP_WRITE`: a page-cache page allocated to be written
     /// (`grab_cache_page_write_begin`, per-zone dirty limits series).
     pub write: bool,
+    /// `__GFP_RECLAIMABLE`: a page of a reclaimable slab cache
+    /// (MIGRATE_RECLAIMABLE); otherwise the page is movable.
+    pub reclaimable: bool,
+}
+
+impl Gfp {
+    /// A page-cache or anonymous page (GFP_HIGHUSER_MOVABLE), with
+    /// `__GFP_WRITE` when it is allocated to be written.
+    pub const fn movable(write: bool) -> Gfp {
+        Gfp {
+            write,
+            reclaimable: false,
+        }
+    }
+
+    /// The allocation's migratetype (`gfp_migratetype`).
+    pub fn migratetype(self) -> usize {
+        if self.reclaimable {
+            buddy::MIGRATE_RECLAIMABLE
+        } else {
+            buddy::MIGRATE_MOVABLE
+        }
+    }
 }
 
 /// Which watermark an allocation attempt must respect.
@@ -156,10 +183,13 @@ pub trait MemoryOps: MmHost {
             if !self.mm().zone_watermark_allows(z, mark, classzone) {
                 continue;
             }
-            if let Some(pfn) = self.mm_mut().rmqueue_pcp(cpu, z) {
+            if let Some(pfn) = self.mm_mut().rmqueue_pcp(cpu, z, gfp.migratetype()) {
                 let p = &mut self.mm_mut().pages[pfn as usize];
                 p.flags = 0;
                 p.holder = Holder::Kernel;
+                if std::mem::take(&mut self.mm_mut().zones[z].boosted_wake) {
+                    self.wakeup_kswapd_boosted(tid, z);
+                }
                 return Some(pfn);
             }
         }

@@ -15,6 +15,7 @@
 //! Not modelled: the per-migratetype sub-lists (one list per CPU and zone)
 //! and the hot/cold distinction beyond list order.
 
+use super::buddy::{MIGRATE_MOVABLE, NR_MIGRATETYPES};
 use super::page::{list_add_head, list_add_tail, list_del, Holder, ListHead, Pfn, NIL};
 use super::vmstat::{Ev, ZoneEv};
 use super::{Gfp, Mark};
@@ -22,10 +23,19 @@ use crate::mm::Memory;
 use crate::mm::MemoryOps;
 use crate::mm::MmHost;
 
-/// One CPU's free pages of one zone (`per_cpu_pages`).
+/// One CPU's free pages of one zone (`per_cpu_pages`): one list per
+/// migratetype (2.6.31+); the profiles without mobility grouping use
+/// MOVABLE's alone.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PerCpuPages {
-    pub list: ListHead,
+    pub lists: [ListHead; NR_MIGRATETYPES],
+}
+
+impl PerCpuPages {
+    /// `pcp->count`: pages on all the lists.
+    pub fn count(&self) -> u64 {
+        self.lists.iter().map(|l| l.len).sum()
+    }
 }
 
 /// `zone_batchsize` (2.6.24 – 3.10): about a thousandth of the zone, at
@@ -71,9 +81,14 @@ impl Memory {
         let z = self.pages[pfn as usize].zone as usize;
         self.pages[pfn as usize].holder = Holder::PerCpu;
         let zone = &mut self.zones[z];
-        list_add_tail(&mut self.pages, &mut zone.pcp[cpu].list, pfn);
+        // `get_pcppage_migratetype`: the pageblock's type as it is freed.
+        let mt = zone
+            .buddy
+            .as_ref()
+            .map_or(MIGRATE_MOVABLE, |b| b.block_type(pfn));
+        list_add_tail(&mut self.pages, &mut zone.pcp[cpu].lists[mt], pfn);
         self.vmstat.inc(Ev::PgFree, 1);
-        if zone.pcp[cpu].list.len >= zone.pcp_high {
+        if zone.pcp[cpu].count() >= zone.pcp_high {
             let batch = zone.pcp_batch;
             self.free_pcppages_bulk(z, cpu, batch);
         }
@@ -82,15 +97,23 @@ impl Memory {
     /// `free_pcppages_bulk`: up to `count` pages from the tail of `cpu`'s
     /// list back to the zone's buddy lists; pages reaching the buddy lists
     /// reset the zone's `pages_scanned` and `all_unreclaimable`.
+    ///
+    /// With mobility grouping the lists are emptied in turn, MOVABLE's
+    /// first, each page to its list's type (the kernel goes round them).
     pub fn free_pcppages_bulk(&mut self, z: usize, cpu: usize, count: u64) {
         let zone = &mut self.zones[z];
         let mut moved = 0;
-        while moved < count && zone.pcp[cpu].list.tail != NIL {
-            let pfn = zone.pcp[cpu].list.tail;
-            list_del(&mut self.pages, &mut zone.pcp[cpu].list, pfn);
-            self.pages[pfn as usize].holder = Holder::Free;
-            list_add_head(&mut self.pages, &mut zone.free, pfn);
-            moved += 1;
+        for mt in [MIGRATE_MOVABLE, 0, 2] {
+            while moved < count && zone.pcp[cpu].lists[mt].tail != NIL {
+                let pfn = zone.pcp[cpu].lists[mt].tail;
+                list_del(&mut self.pages, &mut zone.pcp[cpu].lists[mt], pfn);
+                self.pages[pfn as usize].holder = Holder::Free;
+                match zone.buddy.as_mut() {
+                    Some(buddy) => buddy.free_page(&mut self.pages, pfn, mt),
+                    None => list_add_head(&mut self.pages, &mut zone.free, pfn),
+                }
+                moved += 1;
+            }
         }
         if moved > 0 {
             zone.pages_scanned = 0;
@@ -102,28 +125,55 @@ impl Memory {
     /// `buffered_rmqueue` for order 0 (hot): the head of `cpu`'s list,
     /// refilled with a batch from the buddy lists (`rmqueue_bulk`) when
     /// empty. `None` if the zone has no page at all.
+    ///
+    /// `mt`: the allocation's migratetype (MOVABLE but for slab pages).
+    /// With mobility grouping the batch comes from `__rmqueue`, which may
+    /// fall back on another type's buddies; a fragmenting fallback boosts
+    /// the zone's watermarks (`boost_factor`) and flags the zone for the
+    /// caller's kswapd wake-up (`boosted_wake`).
     #[inline]
-    pub fn rmqueue_pcp(&mut self, cpu: usize, z: usize) -> Option<Pfn> {
+    pub fn rmqueue_pcp(&mut self, cpu: usize, z: usize, mt: usize) -> Option<Pfn> {
         let zone = &mut self.zones[z];
-        if zone.pcp[cpu].list.len == 0 {
+        let mt = if zone.buddy.is_some() {
+            mt
+        } else {
+            MIGRATE_MOVABLE
+        };
+        if zone.pcp[cpu].lists[mt].len == 0 {
             let mut taken = 0;
             for _ in 0..zone.pcp_batch {
-                let pfn = zone.free.head;
-                if pfn == NIL {
-                    break;
-                }
-                list_del(&mut self.pages, &mut zone.free, pfn);
+                let pfn = match zone.buddy.as_mut() {
+                    Some(buddy) => match buddy.rmqueue(&mut self.pages, mt) {
+                        Some((pfn, fallback)) => {
+                            if fallback.is_some_and(|f| f.fragmenting)
+                                && zone.boost_watermark(self.boost_factor)
+                            {
+                                zone.boosted_wake = true;
+                            }
+                            pfn
+                        }
+                        None => break,
+                    },
+                    None => {
+                        let pfn = zone.free.head;
+                        if pfn == NIL {
+                            break;
+                        }
+                        list_del(&mut self.pages, &mut zone.free, pfn);
+                        pfn
+                    }
+                };
                 self.pages[pfn as usize].holder = Holder::PerCpu;
-                list_add_tail(&mut self.pages, &mut zone.pcp[cpu].list, pfn);
+                list_add_tail(&mut self.pages, &mut zone.pcp[cpu].lists[mt], pfn);
                 taken += 1;
             }
             zone.free_counter.modify(cpu, -taken);
         }
-        let pfn = zone.pcp[cpu].list.head;
+        let pfn = zone.pcp[cpu].lists[mt].head;
         if pfn == NIL {
             return None;
         }
-        list_del(&mut self.pages, &mut zone.pcp[cpu].list, pfn);
+        list_del(&mut self.pages, &mut zone.pcp[cpu].lists[mt], pfn);
         self.vmstat.zinc(z, ZoneEv::PgAlloc, 1);
         Some(pfn)
     }
@@ -162,7 +212,7 @@ impl Memory {
         self.zones
             .iter()
             .flat_map(|z| z.pcp.iter())
-            .map(|p| p.list.len)
+            .map(PerCpuPages::count)
             .sum()
     }
 }

@@ -159,7 +159,7 @@ pub trait Swap: MmHost {
     /// `do_anonymous_page` (3.0): a zeroed page, mapped, on the active anon
     /// list (`page_add_new_anon_rmap` → `lru_cache_add_lru(LRU_ACTIVE_ANON)`).
     fn do_anonymous_page(&mut self, tid: u32, ino: u32, vpn: u32) -> Result<(), Step> {
-        let pfn = self.alloc_page_for_task(tid, Gfp { write: false })?;
+        let pfn = self.alloc_page_for_task(tid, Gfp::movable(false))?;
         self.charge_sys(tid, self.cost().copy_per_kib_ns * 4);
         let p = &mut self.mm_mut().pages[pfn as usize];
         p.flags =
@@ -215,7 +215,7 @@ pub trait Swap: MmHost {
     /// readahead pages are allocated only if free pages are at hand.
     /// Returns the faulting slot's page (locked until its read completes).
     fn swapin_readahead(&mut self, tid: u32, slot: u32) -> Result<Pfn, Step> {
-        let target = self.alloc_page_for_task(tid, Gfp { write: false })?;
+        let target = self.alloc_page_for_task(tid, Gfp::movable(false))?;
         self.read_swap_page(tid, target, slot);
         let block = 1u32 << PAGE_CLUSTER;
         let first = (slot & !(block - 1)).max(1);

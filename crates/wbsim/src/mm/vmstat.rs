@@ -145,6 +145,10 @@ pub struct Vmstat {
     /// `evict_folios`).
     pub scanned_by_type: [u64; 2],
     pub stolen_by_type: [u64; 2],
+    /// `pgskip_<zone>` (4.8+, `isolate_lru_folios`): LRU pages reclaim
+    /// walked past because their zone was above its `reclaim_idx`, by
+    /// zone type (DMA, DMA32, Normal, Movable).
+    pub skipped_by_zone_type: [u64; 4],
 }
 
 impl Vmstat {
@@ -154,6 +158,7 @@ impl Vmstat {
             zone_ev: vec![[0; ZONE_EV_NAMES.len()]; nr_zones],
             scanned_by_type: [0; 2],
             stolen_by_type: [0; 2],
+            skipped_by_zone_type: [0; 4],
         }
     }
 
@@ -164,6 +169,17 @@ impl Vmstat {
             ("pgscan_file", self.scanned_by_type[1]),
             ("pgsteal_anon", self.stolen_by_type[0]),
             ("pgsteal_file", self.stolen_by_type[1]),
+        ]
+    }
+
+    /// `pgskip_dma`, `pgskip_dma32`, `pgskip_normal`, `pgskip_movable`.
+    pub fn skipped(&self) -> [(&'static str, u64); 4] {
+        let s = self.skipped_by_zone_type;
+        [
+            ("pgskip_dma", s[0]),
+            ("pgskip_dma32", s[1]),
+            ("pgskip_normal", s[2]),
+            ("pgskip_movable", s[3]),
         ]
     }
 

@@ -2,6 +2,7 @@
 //! `init_per_zone_wmark_min`, `setup_per_zone_wmarks`,
 //! `setup_per_zone_lowmem_reserve`, `__zone_watermark_ok`).
 
+use super::buddy::Buddy;
 use super::free_counter::FreePagesCounter;
 use super::lruvec::Lruvec;
 use super::page::{
@@ -18,8 +19,11 @@ pub struct Zone {
     pub suffix: &'static str,
     pub start_pfn: u32,
     pub present_pages: u64,
-    /// Buddy free pages (per-CPU lists not included).
+    /// Buddy free pages (per-CPU lists not included), on one list.
     pub free: ListHead,
+    /// Buddy free pages by order and migratetype instead (5.0+ profiles,
+    /// [`crate::mm::buddy`]); `free` is then empty.
+    pub buddy: Option<Buddy>,
     /// `NR_FREE_PAGES` as counted: the buddy pages less what the CPUs have
     /// not folded in yet.
     pub free_counter: FreePagesCounter,
@@ -30,6 +34,14 @@ pub struct Zone {
     pub wmark_min: u64,
     pub wmark_low: u64,
     pub wmark_high: u64,
+    /// `_watermark[]`: min, low and high before the boost; the three
+    /// fields above are `wmark_pages()`, these plus `watermark_boost`.
+    pub wmark_base: [u64; 3],
+    /// `zone->watermark_boost` (5.0+, [`crate::mm::buddy`]).
+    pub watermark_boost: u64,
+    /// ZONE_BOOSTED_WATERMARK: a fallback boosted the zone; the
+    /// allocation that took it wakes kswapd for this zone.
+    pub boosted_wake: bool,
     /// `lowmem_reserve[j]`: pages this zone keeps back from allocations whose
     /// preferred zone (classzone) is `j`.
     pub lowmem_reserve: Vec<u64>,
@@ -68,6 +80,7 @@ impl Zone {
             start_pfn,
             present_pages: pages,
             free: ListHead::default(),
+            buddy: None,
             free_counter: FreePagesCounter::default(),
             pcp: Vec::new(),
             pcp_high: 0,
@@ -75,6 +88,9 @@ impl Zone {
             wmark_min: 0,
             wmark_low: 0,
             wmark_high: 0,
+            wmark_base: [0; 3],
+            watermark_boost: 0,
+            boosted_wake: false,
             lowmem_reserve: Vec::new(),
             lruvec: Lruvec::default(),
             lru_pages: [0; NR_LRU_LISTS],
@@ -103,12 +119,34 @@ impl Zone {
     /// `zone_page_state(zone, NR_FREE_PAGES)`: what every reader of the
     /// counter (watermark checks, /proc/zoneinfo) sees.
     pub fn nr_free(&self) -> u64 {
-        (self.free.len as i64 - self.free_counter.pending()).max(0) as u64
+        (self.nr_free_snapshot() as i64 - self.free_counter.pending()).max(0) as u64
     }
 
     /// `zone_page_state_snapshot`: the buddy pages themselves.
     pub fn nr_free_snapshot(&self) -> u64 {
-        self.free.len
+        self.free.len + self.buddy.as_ref().map_or(0, |b| b.nr_free)
+    }
+
+    /// `boost_watermark` (5.0+, read in 6.1): a fragmenting fallback
+    /// raises the zone's watermarks by a pageblock, up to `factor`
+    /// ten-thousandths of its high watermark (at least a pageblock); not
+    /// in a zone of four pageblocks or less. Whether it boosted.
+    pub fn boost_watermark(&mut self, factor: u32) -> bool {
+        use super::buddy::PAGEBLOCK_PAGES;
+        if factor == 0 || 4 * PAGEBLOCK_PAGES > self.present_pages {
+            return false;
+        }
+        let max_boost = (self.wmark_base[2] * factor as u64 / 10_000).max(PAGEBLOCK_PAGES);
+        self.set_watermark_boost((self.watermark_boost + PAGEBLOCK_PAGES).min(max_boost));
+        true
+    }
+
+    /// Set `watermark_boost`; the watermarks every check reads follow.
+    pub fn set_watermark_boost(&mut self, boost: u64) {
+        self.watermark_boost = boost;
+        self.wmark_min = self.wmark_base[0] + boost;
+        self.wmark_low = self.wmark_base[1] + boost;
+        self.wmark_high = self.wmark_base[2] + boost;
     }
 
     pub fn nr_file_lru(&self) -> u64 {
@@ -210,6 +248,7 @@ pub fn setup_watermarks(zones: &mut [Zone], min_free_kbytes: u64, scale: Option<
                 z.wmark_high = tmp + 2 * gap;
             }
         }
+        z.wmark_base = [z.wmark_min, z.wmark_low, z.wmark_high];
     }
 }
 

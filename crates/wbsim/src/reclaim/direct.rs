@@ -52,6 +52,7 @@ fn direct_scan_control(tid: u32, st: &AllocState) -> ScanControl {
         priority: st.priority,
         stall: None,
         nr: Default::default(),
+        reclaim_idx: None,
     }
 }
 

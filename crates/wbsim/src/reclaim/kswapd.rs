@@ -67,6 +67,19 @@ pub struct KswapdState {
     /// and what it reclaimed (read after a throttle's sleep).
     pub(super) node_scanned_target: bool,
     pub(super) node_reclaimed: u64,
+    /// The node form's `balance_pgdat(highest_zoneidx)`: the highest zone
+    /// it balances, read from the node's pending request when kswapd
+    /// next runs (`read_pending`).
+    pub(super) highest_zone: usize,
+    pub(super) read_pending: bool,
+    /// `highest_zone` when below the node's highest zone (the scan's
+    /// `reclaim_idx`).
+    pub(super) reclaim_idx: Option<usize>,
+    /// `nr_boost_reclaim`: boost still to reclaim; `zone_boosts`: each
+    /// zone's boost when the call began (index: zone within the node),
+    /// taken off the zones at its end (5.0+).
+    pub(super) nr_boost_reclaim: u64,
+    pub(super) zone_boosts: [u64; 4],
 }
 
 /// kswapd: `balance_pgdat`, `kswapd_try_to_sleep`, `wakeup_kswapd`.
@@ -132,7 +145,7 @@ pub trait Kswapd: ReclaimHost {
             Phase::Sleeping => Step::Wait(None),
             Phase::Napping => {
                 let premature = if self.kswapd_balances_node() {
-                    !self.prepare_kswapd_sleep(nid)
+                    !self.prepare_kswapd_sleep(&k)
                 } else {
                     self.kswapd_premature(k.end_zone)
                 };
@@ -142,6 +155,7 @@ pub trait Kswapd: ReclaimHost {
                         .inc(Ev::KswapdHighWmarkHitQuickly, 1);
                     k.phase = Phase::Balance;
                     k.end_zone = self.mm().node_zones(nid).start;
+                    k.read_pending = true;
                     self.kswapd_trace_wake(nid);
                     self.loop_again(&mut k);
                     Step::Continue
@@ -353,6 +367,7 @@ impl Reclaim {
             priority: k.priority,
             stall: None,
             nr: Default::default(),
+            reclaim_idx: k.reclaim_idx,
         }
     }
 }
@@ -373,14 +388,17 @@ pub fn wake_all_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32) {
 /// `wakeup_kswapd` for the zones of node `nid`.
 fn wake_node_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32, nid: usize) {
     let mut k = sys.reclaim().kswapd_state(nid);
-    if k.phase == Phase::Balance {
-        return;
-    }
     if sys.kswapd_balances_node() {
-        if !wakeup_kswapd_node(sys, tid, nid) {
+        // The allocation may use every zone of the node.
+        let highest = sys.mm().node_highest_zone(nid);
+        sys.reclaim_mut().raise_kswapd_zone(nid, highest);
+        if k.phase == Phase::Balance || !wakeup_kswapd_node(sys, tid, nid, highest) {
             return;
         }
         wake_kswapd(sys, &mut k);
+        return;
+    }
+    if k.phase == Phase::Balance {
         return;
     }
     let zones = sys.mm().node_zones(nid);
@@ -403,7 +421,22 @@ fn wake_node_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32, nid: usize) 
     wake_kswapd(sys, &mut k);
 }
 
-/// kswapd, asleep or napping, is woken into `balance_pgdat`.
+/// `wakeup_kswapd(zone, 0, 0, zone_idx(zone))` from `rmqueue` after a
+/// fallback boosted zone `z` (5.0+): the node's pending zone is raised to
+/// `z` at least, and kswapd woken unless it is running, has given up, or
+/// finds its zones up to `z` balanced and none boosted.
+pub fn wakeup_kswapd_boosted<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32, z: usize) {
+    let nid = sys.mm().zone_node(z);
+    sys.reclaim_mut().raise_kswapd_zone(nid, z);
+    let mut k = sys.reclaim().kswapd_state(nid);
+    if k.phase == Phase::Balance || !wakeup_kswapd_node(sys, tid, nid, z) {
+        return;
+    }
+    wake_kswapd(sys, &mut k);
+}
+
+/// kswapd, asleep or napping, is woken into `balance_pgdat`; it reads the
+/// node's pending zone when it runs.
 fn wake_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, k: &mut KswapdState) {
     if k.phase == Phase::Sleeping {
         k.awake_since = sys.now();
@@ -418,6 +451,7 @@ fn wake_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, k: &mut KswapdState) {
     }
     k.phase = Phase::Balance;
     k.end_zone = sys.mm().node_zones(k.nid).start;
+    k.read_pending = true;
     sys.kswapd_trace_wake(k.nid);
     sys.loop_again(k);
     sys.reclaim_mut().set_kswapd_state(*k);

@@ -1,9 +1,11 @@
 //! kswapd balancing its node, 4.12+ (read in 6.1 `mm/vmscan.c`:
 //! `balance_pgdat`, `kswapd_shrink_node`, `pgdat_balanced`,
 //! `prepare_kswapd_sleep`, `kswapd_try_to_sleep`, `wakeup_kswapd`),
-//! order 0. Watermark boosting is not modelled: `boost_watermark` runs
-//! only when an allocation steals a pageblock of another migratetype,
-//! which a page cache on an unfragmented guest does not do.
+//! order 0, with 5.0+'s watermark boosting (`nr_boost_reclaim`, the boost
+//! taken off at `out:`) and the node's pending zone, which `wakeup_kswapd`
+//! only raises and kswapd reads and resets when it runs: a wake-up for a
+//! boosted DMA alone balances DMA alone (reclaim_idx 0) unless an
+//! allocation asked for more before kswapd ran.
 //!
 //! One step is one iteration of `balance_pgdat`'s priority loop: the
 //! balance test, one `shrink_node` of the node's lists, and the priority
@@ -17,15 +19,28 @@ use super::{ReclaimHost, ShrinkZone, SWAP_CLUSTER_MAX};
 use crate::sched::Step;
 use crate::trace::TraceEvent;
 
-/// The highest zone of node `nid` kswapd balances for: page-cache
-/// allocations may use every zone (`kswapd_highest_zoneidx` of a movable
-/// allocation).
-fn highest_zone<H: ReclaimHost + ?Sized>(sys: &H, nid: usize) -> usize {
-    sys.mm().node_highest_zone(nid)
-}
-
 /// `balance_pgdat` of a node (4.12+).
 pub trait KswapdNode: ReclaimHost {
+    /// The start of a `balance_pgdat` call, when kswapd runs after a
+    /// wake-up or an unfinished call: it reads and resets the node's
+    /// pending zone (`kswapd_highest_zoneidx`, keeping its last one when
+    /// none was asked), and takes the boost of the zones up to it as what
+    /// to reclaim first (`nr_boost_reclaim`, 5.0+).
+    fn balance_node_begin(&mut self, k: &mut KswapdState) {
+        k.read_pending = false;
+        let top = self.mm().node_highest_zone(k.nid);
+        let pending = self.reclaim_mut().node[k.nid].pending_zone.take();
+        let highest = pending.unwrap_or(k.highest_zone).min(top);
+        k.highest_zone = highest;
+        k.reclaim_idx = (highest < top).then_some(highest);
+        let first = self.mm().node_zones(k.nid).start;
+        k.zone_boosts = [0; 4];
+        for z in self.mm().node_zones_through(highest) {
+            k.zone_boosts[z - first] = self.mm().zone(z).watermark_boost;
+        }
+        k.nr_boost_reclaim = k.zone_boosts.iter().sum();
+    }
+
     /// One iteration of the priority loop.
     fn balance_node_step(&mut self, tid: u32, k: &mut KswapdState) -> Step {
         let nid = k.nid;
@@ -34,11 +49,23 @@ pub trait KswapdNode: ReclaimHost {
             k.after_wait = false;
             return self.balance_node_next_priority(k);
         }
-        let highest = highest_zone(self, nid);
-        if self.pgdat_balanced(highest) {
+        if k.read_pending {
+            self.balance_node_begin(k);
+        }
+        let highest = k.highest_zone;
+        let balanced = self.pgdat_balanced(highest);
+        if !balanced && k.nr_boost_reclaim > 0 {
+            // An imbalanced node: ordinary reclaim, from DEF_PRIORITY.
+            k.nr_boost_reclaim = 0;
+            k.priority = crate::kernel::DEF_PRIORITY;
+        }
+        if balanced && k.nr_boost_reclaim == 0 {
             self.clear_node_flags(nid);
+            self.balance_node_out(k);
             return self.kswapd_done(k);
         }
+        // Boosted reclaim neither writes nor swaps.
+        k.may_writepage = k.nr_boost_reclaim == 0 || k.priority < crate::kernel::DEF_PRIORITY - 2;
         // kswapd_shrink_node: reclaim the eligible zones' high watermarks.
         let target: u64 = self
             .mm()
@@ -66,44 +93,75 @@ pub trait KswapdNode: ReclaimHost {
     }
 
     /// The end of an iteration: a lower priority unless the pass scanned
-    /// its target and reclaimed something; after priority 1, the end of
-    /// `balance_pgdat` (a failure if the call reclaimed nothing) and
-    /// `kswapd_try_to_sleep`, which does not sleep on an unbalanced node
-    /// kswapd has not given up on.
+    /// its target and reclaimed something (a boosted pass stays at
+    /// DEF_PRIORITY - 2; one that reclaimed nothing ends the call); after
+    /// priority 1, the end of `balance_pgdat` (a failure if the call
+    /// reclaimed nothing) and `kswapd_try_to_sleep`, which does not sleep
+    /// on an unbalanced node kswapd has not given up on.
     fn balance_node_next_priority(&mut self, k: &mut KswapdState) -> Step {
-        if !k.node_scanned_target || k.node_reclaimed == 0 {
+        let boosting = k.nr_boost_reclaim > 0;
+        k.nr_boost_reclaim -= k.nr_boost_reclaim.min(k.node_reclaimed);
+        let boost_stuck = k.nr_boost_reclaim > 0 && k.node_reclaimed == 0;
+        let hold = boosting && k.priority == crate::kernel::DEF_PRIORITY - 2;
+        if !boost_stuck && ((!k.node_scanned_target && !hold) || k.node_reclaimed == 0) {
             k.priority -= 1;
         }
-        if k.priority >= 1 {
+        if k.priority >= 1 && !boost_stuck {
             return Step::Continue;
         }
         if k.nr_reclaimed == 0 {
             self.reclaim_mut().node[k.nid].kswapd_failures += 1;
         }
-        if self.prepare_kswapd_sleep(k.nid) {
+        self.balance_node_out(k);
+        if self.prepare_kswapd_sleep(k) {
             return self.kswapd_done(k);
         }
         self.kswapd_trace_wake(k.nid);
         self.loop_again(k);
+        k.read_pending = true;
         Step::Continue
     }
 
+    /// `balance_pgdat`'s `out:`: the boost the call began with is taken
+    /// off its zones (what was boosted meanwhile stays).
+    fn balance_node_out(&mut self, k: &mut KswapdState) {
+        let first = self.mm().node_zones(k.nid).start;
+        for (i, boost) in std::mem::take(&mut k.zone_boosts).into_iter().enumerate() {
+            if boost > 0 {
+                let zone = self.mm_mut().zone_mut(first + i);
+                zone.set_watermark_boost(zone.watermark_boost - zone.watermark_boost.min(boost));
+            }
+        }
+        k.nr_boost_reclaim = 0;
+    }
+
     /// `prepare_kswapd_sleep` (order 0): kswapd may sleep when it has
-    /// given up on the node or the node is balanced.
-    fn prepare_kswapd_sleep(&self, nid: usize) -> bool {
-        self.reclaim().node[nid].kswapd_failures >= MAX_RECLAIM_RETRIES
-            || self.pgdat_balanced(highest_zone(self, nid))
+    /// given up on the node or the node is balanced up to the zone it
+    /// would balance next (the pending one, or its last).
+    fn prepare_kswapd_sleep(&self, k: &KswapdState) -> bool {
+        let top = self.mm().node_highest_zone(k.nid);
+        let pending = self.reclaim().node[k.nid].pending_zone;
+        let highest = pending.unwrap_or(k.highest_zone).min(top);
+        self.reclaim().node[k.nid].kswapd_failures >= MAX_RECLAIM_RETRIES
+            || self.pgdat_balanced(highest)
     }
 }
 
 impl<T: ReclaimHost + ?Sized> KswapdNode for T {}
 
-/// `wakeup_kswapd` of the node form, once per node (`wake_all_kswapds`
-/// skips the zones of a node already asked): no wake when kswapd has given
-/// up on the node or the node is balanced. Whether kswapd is to be woken.
-pub fn wakeup_kswapd_node<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32, nid: usize) -> bool {
-    let highest = highest_zone(sys, nid);
-    if sys.reclaim().node[nid].kswapd_failures >= MAX_RECLAIM_RETRIES || sys.pgdat_balanced(highest)
+/// `wakeup_kswapd` of the node form for an allocation that may use the
+/// node's zones up to `highest` (the pending zone already raised): no
+/// wake when kswapd has given up on the node, or the node is balanced up
+/// to `highest` and none of those zones is boosted. Whether kswapd is to
+/// be woken.
+pub fn wakeup_kswapd_node<H: ReclaimHost + ?Sized>(
+    sys: &mut H,
+    tid: u32,
+    nid: usize,
+    highest: usize,
+) -> bool {
+    if sys.reclaim().node[nid].kswapd_failures >= MAX_RECLAIM_RETRIES
+        || (sys.pgdat_balanced(highest) && !sys.pgdat_watermark_boosted(highest))
     {
         return false;
     }

@@ -116,6 +116,10 @@ pub trait LruGenReclaim: ReclaimHost {
         };
         let zone = self.mm().node_highest_zone(nid);
         let first = self.mm().node_zones(nid).start;
+        // Only the zones up to `reclaim_idx` are scanned (the kernel's
+        // `scan_folios` also moves up to a batch of the higher zones' pages
+        // to the next generation; not modelled).
+        let top = sc.reclaim_idx.unwrap_or(zone);
         let cpu = self.task(sc.tid).cpu;
         self.mm_mut().lru_add_drain(cpu);
         // scan_folios: the oldest generation's list of each zone, from the
@@ -125,7 +129,7 @@ pub trait LruGenReclaim: ReclaimHost {
         buf.clear();
         let (mut looked, mut sorted) = (0u64, 0u64);
         // Each generation keeps a list per zone of the node (`zone_idx`).
-        let mut zones = (0..=zone - first).rev();
+        let mut zones = (0..=top - first).rev();
         let mut oldest = gen_list(kind, min_seq, zones.next().unwrap_or(0));
         while looked < MAX_LRU_BATCH && (buf.len() as u64) < MIN_LRU_BATCH {
             let pfn = self.mm().lruvec(zone).lists[oldest].tail;

@@ -84,6 +84,11 @@ pub struct ScanControl {
     pub stall: Option<Step>,
     /// `sc->nr`: what the pages met so far in this `shrink_node` were (4.8+).
     pub nr: node::ReclaimStat,
+    /// `sc->reclaim_idx` when it is below the node's highest zone (kswapd
+    /// balancing for a lower zone, 4.8+): pages of the zones above are
+    /// skipped (`pgskip_*`) and the lists' sizes count the zones up to it.
+    /// `None`: every zone of the node is eligible.
+    pub reclaim_idx: Option<usize>,
 }
 
 /// Scan counts per LRU list from `get_scan_count` (3.0).
@@ -151,7 +156,15 @@ pub trait ShrinkZone: ReclaimHost {
         let by_fraction = self.profile().kswapd_force_scan_by_fraction;
         for (lru, n) in nr.iter_mut().enumerate() {
             let f = (lru >= LRU_INACTIVE_FILE) as usize;
-            let len = self.mm().lruvec(zone).lists[lru].len;
+            // `lruvec_lru_size(lruvec, lru, sc->reclaim_idx)`.
+            let len = match sc.reclaim_idx {
+                Some(idx) => self
+                    .mm()
+                    .node_zones_through(idx)
+                    .map(|z| self.mm().zone(z).lru_pages[lru])
+                    .sum(),
+                None => self.mm().lruvec(zone).lists[lru].len,
+            };
             let mut scan = scan_fraction(len, sc.priority, fraction[f], denominator, full);
             // 3.0 ("memcg: fix get_scan_count() for small targets",
             // 246e87a93934) forces a full batch after the anon/file

@@ -79,6 +79,9 @@ pub struct NodeState {
     pub(super) congested: bool,
     /// `pgdat->kswapd_failures`.
     pub(super) kswapd_failures: u32,
+    /// `pgdat->kswapd_highest_zoneidx`: the highest zone asked for since
+    /// kswapd last read it (`None`: MAX_NR_ZONES, nothing asked).
+    pub(super) pending_zone: Option<usize>,
 }
 
 /// `pgdat_balanced`, `reclaim_throttle` and the flags of `shrink_node`.
@@ -101,6 +104,14 @@ pub trait NodeReclaim: ReclaimHost {
             .node_zones_through(highest_zone)
             .map(|z| self.mm().zone(z))
             .any(|z| z.present_pages > 0 && z.watermark_ok_safe(z.wmark_high, highest_zone))
+    }
+
+    /// `pgdat_watermark_boosted`: some zone of the node up to
+    /// `highest_zone` has its watermarks boosted.
+    fn pgdat_watermark_boosted(&self, highest_zone: usize) -> bool {
+        self.mm()
+            .node_zones_through(highest_zone)
+            .any(|z| self.mm().zone(z).watermark_boost > 0)
     }
 
     /// The end of `shrink_node` (6.1): set the node's flags from the

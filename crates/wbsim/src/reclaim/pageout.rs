@@ -77,15 +77,21 @@ pub trait ShrinkList: ReclaimHost {
         // isolate_lru_pages from the tail.
         let mut buf = std::mem::take(&mut self.reclaim_mut().isolate_buf);
         buf.clear();
-        for _ in 0..nr_to_scan {
-            let pfn = self.mm().lruvec(zone).lists[lru].tail;
-            if pfn == NIL {
-                break;
+        let skipped = match sc.reclaim_idx {
+            Some(idx) => self.isolate_eligible(zone, lru, nr_to_scan, idx, &mut buf),
+            None => {
+                for _ in 0..nr_to_scan {
+                    let pfn = self.mm().lruvec(zone).lists[lru].tail;
+                    if pfn == NIL {
+                        break;
+                    }
+                    self.mm_mut().lru_unlink(pfn);
+                    self.mm_mut().pages_mut()[pfn as usize].holder = Holder::Isolated;
+                    buf.push(pfn);
+                }
+                0
             }
-            self.mm_mut().lru_unlink(pfn);
-            self.mm_mut().pages_mut()[pfn as usize].holder = Holder::Isolated;
-            buf.push(pfn);
-        }
+        };
         let nr_taken = buf.len() as u64;
         let z = self.mm_mut().zone_mut(zone);
         if file {
@@ -95,8 +101,8 @@ pub trait ShrinkList: ReclaimHost {
         }
         z.pages_scanned += nr_taken;
         self.mm_mut().lruvec_mut(zone).recent_scanned[file as usize] += nr_taken;
-        self.count_scanned(zone, sc, nr_taken, file);
-        self.charge_sys(sc.tid, nr_taken * self.cost().scan_page_ns);
+        self.count_scanned(zone, sc, nr_taken + skipped, file);
+        self.charge_sys(sc.tid, (nr_taken + skipped) * self.cost().scan_page_ns);
         self.trace(
             sc.tid,
             isolate_event(IsolateMode::Inactive, nr_to_scan, nr_taken),
@@ -149,6 +155,46 @@ pub trait ShrinkList: ReclaimHost {
             let timeout = self.jiffies_ns(self.hz() / 10);
             sc.stall = self.wait_iff_congested(sc.tid, zone, timeout);
         }
+    }
+
+    /// `isolate_lru_folios` below the node's top zone (4.8+, read in 6.1):
+    /// up to `nr_to_scan` pages of zones up to `reclaim_idx` from the tail
+    /// of list `lru` into `buf`, walking past (and counting as scanned,
+    /// and in `pgskip_<zone>`) the pages of higher zones, however many,
+    /// which then go to the list's head in the order met. Returns the
+    /// pages skipped.
+    fn isolate_eligible(
+        &mut self,
+        zone: usize,
+        lru: usize,
+        nr_to_scan: u64,
+        reclaim_idx: usize,
+        buf: &mut Vec<u32>,
+    ) -> u64 {
+        let mut skip = std::mem::take(&mut self.reclaim_mut().skip_buf);
+        skip.clear();
+        while (buf.len() as u64) < nr_to_scan {
+            let pfn = self.mm().lruvec(zone).lists[lru].tail;
+            if pfn == NIL {
+                break;
+            }
+            self.mm_mut().lru_unlink(pfn);
+            let page_zone = self.mm().pages()[pfn as usize].zone as usize;
+            if page_zone > reclaim_idx {
+                let zone_type = self.mm().zone_type(page_zone);
+                self.mm_mut().vmstat_mut().skipped_by_zone_type[zone_type] += 1;
+                skip.push(pfn);
+                continue;
+            }
+            self.mm_mut().pages_mut()[pfn as usize].holder = Holder::Isolated;
+            buf.push(pfn);
+        }
+        for &pfn in &skip {
+            self.mm_mut().lru_link_head(pfn, lru);
+        }
+        let skipped = skip.len() as u64;
+        self.reclaim_mut().skip_buf = skip;
+        skipped
     }
 
     /// `shrink_page_list` (3.0): decide each isolated page's fate; kept

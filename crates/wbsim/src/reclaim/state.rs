@@ -15,6 +15,8 @@ pub struct Reclaim {
     /// Reusable buffer for pages isolated by reclaim (no allocation per
     /// batch).
     pub(super) isolate_buf: Vec<u32>,
+    /// Reusable buffer for the pages `isolate_lru_folios` skips.
+    pub(super) skip_buf: Vec<u32>,
     /// What reclaim does with dirty file pages (chosen at build).
     pub(super) dirty_pages: DirtyPagePolicy,
     /// Node-based reclaim's rules (chosen at build) and each node's flags.
@@ -29,14 +31,27 @@ impl Reclaim {
             kswapd: (0..nr_nodes)
                 .map(|nid| KswapdState {
                     nid,
+                    // kswapd() starts at MAX_NR_ZONES - 1: the node's top.
+                    highest_zone: usize::MAX,
                     ..Default::default()
                 })
                 .collect(),
             kswapd_awake_ns: vec![0; nr_nodes],
             isolate_buf: Vec::with_capacity(64),
+            skip_buf: Vec::new(),
             dirty_pages: DirtyPagePolicy::from_profile(profile),
             node_policy: NodePolicy::from_profile(profile),
             node: vec![NodeState::default(); nr_nodes],
+        }
+    }
+
+    /// `wakeup_kswapd`'s request: node `nid`'s pending
+    /// `kswapd_highest_zoneidx` is raised to zone `z` (set if kswapd has
+    /// read it since), never lowered.
+    pub fn raise_kswapd_zone(&mut self, nid: usize, z: usize) {
+        let pending = &mut self.node[nid].pending_zone;
+        if pending.is_none_or(|p| p < z) {
+            *pending = Some(z);
         }
     }
 }

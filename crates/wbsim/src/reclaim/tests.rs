@@ -174,6 +174,7 @@ impl Machine {
             priority,
             stall: None,
             nr: Default::default(),
+            reclaim_idx: None,
         }
     }
 

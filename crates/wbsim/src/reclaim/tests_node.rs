@@ -155,7 +155,7 @@ fn kswapd_gives_up_on_a_node_after_sixteen_fruitless_calls() {
         m.sys.balance_node_step(tid, &mut k);
     }
     assert_eq!(m.sys.reclaim().node[0].kswapd_failures, MAX_RECLAIM_RETRIES);
-    assert!(m.sys.prepare_kswapd_sleep(0));
+    assert!(m.sys.prepare_kswapd_sleep(&m.sys.reclaim().kswapd_state(0)));
 }
 
 /// MGLRU's `lru_gen_add_folio` (Debian 6.1.192): a new page-cache page
@@ -169,7 +169,7 @@ fn mglru_moves_a_dirty_tail_page_on_and_evicts_the_clean_ones() {
     let cpu = 0;
     let dirty = crate::test_support::dirty_file_pages(&mut m.sys, m.file, 1)[0];
     for idx in 1..4 {
-        let gfp = crate::mm::Gfp { write: true };
+        let gfp = crate::mm::Gfp::movable(true);
         m.sys.find_or_create_page(0, m.file, idx, gfp).unwrap();
     }
     m.sys.mm_mut().lru_add_drain(cpu);

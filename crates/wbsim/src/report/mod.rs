@@ -239,6 +239,9 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
         for (name, n) in sys.mm().vmstat().by_type() {
             vmstat.insert(name.into(), n as i64);
         }
+        for (name, n) in sys.mm().vmstat().skipped() {
+            vmstat.insert(name.into(), n as i64);
+        }
     }
     let devices = sys
         .block()

@@ -321,6 +321,7 @@ fn sysctl(cx: &Cx, t: &Table) -> SysctlConfig {
         swappiness: int("swappiness") as u32,
         laptop_mode: t.bool_or_default("laptop_mode"),
         watermark_scale_factor: int("watermark_scale_factor") as u32,
+        watermark_boost_factor: int("watermark_boost_factor") as u32,
     };
     if s.dirty_bytes != 0 && s.dirty_bytes < 8192 {
         t.report(

@@ -197,6 +197,9 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         fs: Filesystems::new(),
         task_kind: Vec::new(),
     };
+    if let Some(factor) = crate::mm::buddy::boost_factor(profile, &sc.sysctl) {
+        sys.mm.enable_page_mobility(factor);
+    }
 
     // Devices, their queues, bdis and block-device inodes.
     let mut blockdev_inode = Vec::new();

@@ -158,6 +158,10 @@ impl MmHost for System {
         crate::reclaim::kswapd::wake_all_kswapd(self, tid)
     }
 
+    fn wakeup_kswapd_boosted(&mut self, tid: u32, z: usize) {
+        crate::reclaim::kswapd::wakeup_kswapd_boosted(self, tid, z)
+    }
+
     fn direct_reclaim_priority(&mut self, tid: u32, st: &mut AllocState) -> Option<Step> {
         crate::reclaim::direct::direct_reclaim_priority(self, tid, st)
     }

@@ -188,7 +188,7 @@ mod tests {
                 sys.wb().bdi(bdi).dirtied_pages,
             );
             let pfn = sys
-                .find_or_create_page(0, ino, 0, crate::mm::Gfp { write: true })
+                .find_or_create_page(0, ino, 0, crate::mm::Gfp::movable(true))
                 .unwrap();
             assert!(sys.set_page_dirty(pfn, Some(0)));
             sys.clear_page_dirty_for_io(pfn);

@@ -45,7 +45,7 @@ impl Machine {
     }
 
     fn alloc(&mut self) -> Result<u32, Step> {
-        self.sys.alloc_page_for_task(self.tid, Gfp { write: false })
+        self.sys.alloc_page_for_task(self.tid, Gfp::movable(false))
     }
 }
 

@@ -389,6 +389,14 @@ pub static SECTIONS: &[Section] = &[
                 example: "watermark_scale_factor = 10",
                 ..key("watermark_scale_factor", int(1, 3000), "1/10000", Default::Int(10))
             },
+            Key {
+                doc: "vm.watermark_boost_factor (5.0+): how far a fallback that fragments \
+                      a pageblock may boost the zone's watermarks, in ten-thousandths of its \
+                      high watermark (at least a pageblock); 0 turns boosting off. Kernels \
+                      before 5.0 (the profile's `watermark_boosting = false`) ignore it.",
+                example: "watermark_boost_factor = 0",
+                ..key("watermark_boost_factor", int(0, 100_000), "1/10000", Default::Int(15_000))
+            },
         ],
         named: None,
     },

@@ -295,15 +295,17 @@ impl System {
     /// O(zones × (LRU lists + CPUs) + CPUs + devices), not O(frames).
     pub(crate) fn check_counts(&self, t: &Tally, f: &mut Findings) {
         for (z, zone) in self.mm().zones().iter().enumerate() {
-            if zone.free.len != t.free[z] {
+            if zone.nr_free_snapshot() != t.free[z] {
                 f.fail(Invariant::FreeListLength, || {
                     format!(
                         "zone {} free list {} != free frames {}",
-                        zone.name, zone.free.len, t.free[z]
+                        zone.name,
+                        zone.nr_free_snapshot(),
+                        t.free[z]
                     )
                 });
             }
-            let on_lists: u64 = zone.pcp.iter().map(|p| p.list.len).sum();
+            let on_lists: u64 = zone.pcp.iter().map(|p| p.count()).sum();
             if on_lists != t.per_cpu[z] {
                 f.fail(Invariant::PerCpuListLength, || {
                     format!(

@@ -1,0 +1,137 @@
+//! The buddy lists against hand-worked layouts (pfns are the model's; the
+//! physical pfn is `FIRST_PFN` more, so model pfn 256 starts a pageblock).
+
+use super::*;
+use crate::mm::page::Page;
+
+/// Frames `0..n`, all free, in a zone of the whole range.
+fn zone(n: u32) -> (Frames, Buddy) {
+    let page = Page {
+        flags: 0,
+        zone: 0,
+        holder: Holder::Free,
+        prev: NIL,
+        next: NIL,
+        inode: NIL,
+        index: 0,
+    };
+    let mut pages = Frames::new(vec![page; n as usize]);
+    let mut buddy = Buddy::new(0, n);
+    for pfn in 0..n {
+        let mt = buddy.block_type(pfn);
+        buddy.free_one(&mut pages, pfn, mt, true);
+    }
+    (pages, buddy)
+}
+
+fn buddies(b: &Buddy, mt: usize) -> Vec<(usize, u64)> {
+    (0..MAX_ORDER)
+        .filter(|&o| b.free_area[o][mt].len > 0)
+        .map(|o| (o, b.free_area[o][mt].len))
+        .collect()
+}
+
+#[test]
+fn free_pages_coalesce_into_aligned_buddies() {
+    // Model pfns 0..2304 are physical 256..2560: an order-8 buddy
+    // (256..511), an order-9 (512..1023), an order-10 (1024..2047) and an
+    // order-9 (2048..2559).
+    let (_, b) = zone(2304);
+    assert_eq!(b.nr_free, 2304);
+    assert_eq!(buddies(&b, MIGRATE_MOVABLE), vec![(8, 1), (9, 2), (10, 1)]);
+}
+
+#[test]
+fn an_allocation_splits_the_smallest_buddy_and_its_free_merges_it_again() {
+    let (mut pages, mut b) = zone(2304);
+    let (pfn, fallback) = b.rmqueue(&mut pages, MIGRATE_MOVABLE).unwrap();
+    assert_eq!((pfn, fallback), (0, None), "the order-8 buddy is split");
+    assert_eq!(b.free_area[8][MIGRATE_MOVABLE].len, 0);
+    assert_eq!(b.free_of_type(MIGRATE_MOVABLE), 2303);
+    pages[pfn as usize].holder = Holder::Kernel;
+    b.free_page(&mut pages, pfn, MIGRATE_MOVABLE);
+    assert_eq!(buddies(&b, MIGRATE_MOVABLE), vec![(8, 1), (9, 2), (10, 1)]);
+}
+
+#[test]
+fn a_reclaimable_fallback_takes_the_largest_buddy_and_its_blocks() {
+    // 6.1's first DMA fallback in every ext4 boot: a RECLAIMABLE slab page
+    // takes the order-10 MOVABLE buddy, both its pageblocks change type
+    // outright and no boost follows.
+    let (mut pages, mut b) = zone(2304);
+    let (pfn, fallback) = b.rmqueue(&mut pages, MIGRATE_RECLAIMABLE).unwrap();
+    let f = fallback.expect("a fallback");
+    assert_eq!((f.from, f.to, f.order, f.fragmenting), (1, 2, 10, false));
+    assert_eq!(pfn, 768, "physical 1024, the order-10 buddy's first page");
+    assert_eq!(b.block_type(768), MIGRATE_RECLAIMABLE);
+    assert_eq!(b.block_type(768 + 512), MIGRATE_RECLAIMABLE);
+    assert_eq!(b.block_type(0), MIGRATE_MOVABLE);
+    assert_eq!(b.blocks_of_type(MIGRATE_RECLAIMABLE), 2);
+    assert_eq!(b.free_of_type(MIGRATE_RECLAIMABLE), 1023);
+}
+
+#[test]
+fn a_movable_fallback_into_part_of_a_block_fragments_it_and_claims_it() {
+    // The MOVABLE lists emptied, a RECLAIMABLE block with an order-8
+    // buddy free: the page cache takes the whole block's free pages (an
+    // order of 4 or more may), the block becomes MOVABLE (at least half of
+    // it is free) and the fallback fragments it (a boost).
+    let (mut pages, mut b) = zone(768);
+    // Physical 256..1023: order 8 at 0, order 9 at 256 (one block).
+    for pfn in 256..768 {
+        b.set_block_type(pfn, MIGRATE_RECLAIMABLE);
+    }
+    let order9 = b.free_area[9][MIGRATE_MOVABLE].head;
+    b.move_buddy(&mut pages, order9, 9, MIGRATE_RECLAIMABLE);
+    // Use the order-8 MOVABLE buddy up.
+    for _ in 0..256 {
+        let (pfn, f) = b.rmqueue(&mut pages, MIGRATE_MOVABLE).unwrap();
+        assert!(f.is_none());
+        pages[pfn as usize].holder = Holder::Kernel;
+    }
+    // A reclaimable page from the order-9 buddy leaves order 8..0 buddies.
+    let (pfn, f) = b.rmqueue(&mut pages, MIGRATE_RECLAIMABLE).unwrap();
+    assert!(f.is_none());
+    pages[pfn as usize].holder = Holder::Kernel;
+    let (_, f) = b.rmqueue(&mut pages, MIGRATE_MOVABLE).unwrap();
+    let f = f.expect("a fallback");
+    assert_eq!((f.from, f.to, f.order, f.fragmenting), (2, 1, 8, true));
+    assert_eq!(b.block_type(256), MIGRATE_MOVABLE);
+    assert_eq!(b.free_of_type(MIGRATE_RECLAIMABLE), 0);
+    assert_eq!(b.free_of_type(MIGRATE_MOVABLE), 510);
+}
+
+#[test]
+fn only_small_buddies_left_a_movable_fallback_moves_the_smallest_alone() {
+    // An order below 4: the page cache may not take the block; it takes
+    // the smallest buddy of the other type alone (find_smallest), and the
+    // block keeps its type.
+    let (mut pages, mut b) = zone(256);
+    for pfn in 0..256 {
+        b.set_block_type(pfn, MIGRATE_UNMOVABLE);
+    }
+    // Leave free only pfns 0..3 (order 2) and 8 (order 0), on UNMOVABLE.
+    let mut taken = Vec::new();
+    while let Some((pfn, _)) = b.rmqueue(&mut pages, MIGRATE_MOVABLE) {
+        pages[pfn as usize].holder = Holder::Kernel;
+        taken.push(pfn);
+    }
+    for pfn in [0, 1, 2, 3, 8] {
+        b.free_page(&mut pages, pfn, MIGRATE_UNMOVABLE);
+    }
+    assert_eq!(buddies(&b, MIGRATE_UNMOVABLE), vec![(0, 1), (2, 1)]);
+    let (pfn, f) = b.rmqueue(&mut pages, MIGRATE_MOVABLE).unwrap();
+    let f = f.expect("a fallback");
+    assert_eq!((f.order, f.fragmenting, pfn), (0, true, 8));
+    assert_eq!(b.block_type(0), MIGRATE_UNMOVABLE);
+    assert_eq!(buddies(&b, MIGRATE_UNMOVABLE), vec![(2, 1)]);
+}
+
+#[test]
+fn can_steal_follows_order_and_type() {
+    assert!(can_steal_fallback(9, MIGRATE_MOVABLE));
+    assert!(can_steal_fallback(4, MIGRATE_MOVABLE));
+    assert!(!can_steal_fallback(3, MIGRATE_MOVABLE));
+    assert!(can_steal_fallback(0, MIGRATE_RECLAIMABLE));
+    assert!(can_steal_fallback(0, MIGRATE_UNMOVABLE));
+}
