@@ -119,7 +119,9 @@ fn each_node_has_its_kswapd_and_the_machine_sums_them() {
 }
 
 /// `[[machine.node]]` with one node is the machine `[[machine.zone]]`
-/// describes: the same run, figure for figure, and no `nodes` section.
+/// describes: the same run, figure for figure, and (6.1 keeping its LRU
+/// lists per node) the same one-node `nodes` section, whose counters are
+/// the machine's.
 #[test]
 fn one_node_is_the_machine_of_zones() {
     let zones = r#"cpus = 2
@@ -146,7 +148,17 @@ size_mib = 241"#;
             );
             let sc = parse_scenario(&text, "one.toml").unwrap();
             let r = run(&sc, "6.1");
-            assert!(r.nodes.is_empty());
+            assert_eq!(r.nodes.len(), 1);
+            let n = &r.nodes[0];
+            assert_eq!(
+                n.vmstat["pgsteal_kswapd"],
+                r.vmstat["pgsteal_kswapd"] as u64
+            );
+            assert_eq!(n.zones, ["dma", "dma32"]);
+            assert!(
+                run(&sc, "3.3").nodes.is_empty(),
+                "zone LRU: no node section"
+            );
             serde_json::to_string(&r).unwrap()
         })
         .collect();

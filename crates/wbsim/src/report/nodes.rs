@@ -1,7 +1,10 @@
-//! Per-node figures of a NUMA machine (`[[machine.node]]`): what
-//! `/sys/devices/system/node/nodeN/{meminfo,vmstat}` and the node's
-//! sections of /proc/zoneinfo show, with the node's kswapd. A one-node
-//! machine has none (its figures are the machine's).
+//! Per-node figures: what `/sys/devices/system/node/nodeN/{meminfo,vmstat}`
+//! and the node's sections of /proc/zoneinfo show, with the node's
+//! kswapd. Every node of a NUMA machine (`[[machine.node]]`), and the one
+//! node of a machine whose kernel keeps its LRU lists per node (4.8+,
+//! whose /proc/zoneinfo prints "per-node stats" under each node's first
+//! zone); a zone-LRU kernel's one-node machine has none (its figures are
+//! the machine's). The text summary shows the table on NUMA machines.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -30,22 +33,28 @@ pub struct NodeReport {
     pub nr_file_pages: u64,
     pub nr_dirty: u64,
     pub nr_writeback: u64,
+    /// The buffer_head slab's pages on the node (`nr_slab_reclaimable`).
+    pub nr_slab_reclaimable: u64,
     /// Event counters summed over the node's zones (`pgalloc`,
     /// `pgscan_kswapd`, `pgsteal_kswapd`, `pgscan_direct`,
-    /// `pgsteal_direct`, `nr_vmscan_write`).
+    /// `pgsteal_direct`, `nr_vmscan_write`, `nr_vmscan_immediate_reclaim`).
     pub vmstat: BTreeMap<String, u64>,
     /// Seconds the node's kswapd was awake.
     pub kswapd_awake_seconds: f64,
 }
 
 /// The node counters summed from each zone's.
-const NODE_EVENTS: [(ZoneEv, &str); 6] = [
+const NODE_EVENTS: [(ZoneEv, &str); 7] = [
     (ZoneEv::PgAlloc, "pgalloc"),
     (ZoneEv::PgScanKswapd, "pgscan_kswapd"),
     (ZoneEv::PgStealKswapd, "pgsteal_kswapd"),
     (ZoneEv::PgScanDirect, "pgscan_direct"),
     (ZoneEv::PgStealDirect, "pgsteal_direct"),
     (ZoneEv::NrVmscanWrite, "nr_vmscan_write"),
+    (
+        ZoneEv::NrVmscanImmediateReclaim,
+        "nr_vmscan_immediate_reclaim",
+    ),
 ];
 
 /// The name of zone `z` in a run report: its suffix on a one-node
@@ -59,9 +68,9 @@ pub fn zone_key(sys: &System, z: usize) -> String {
     }
 }
 
-/// Each node's report; empty for a one-node machine.
+/// Each node's report; empty for a one-node machine of a zone-LRU kernel.
 pub fn node_reports(sys: &System) -> Vec<NodeReport> {
-    if sys.mm().nr_nodes() == 1 {
+    if sys.mm().nr_nodes() == 1 && sys.mm().lru_scope() == crate::kernel::LruScope::Zone {
         return Vec::new();
     }
     (0..sys.mm().nr_nodes())
@@ -85,6 +94,7 @@ pub fn node_reports(sys: &System) -> Vec<NodeReport> {
                 nr_file_pages: sum(&|z| sys.mm().zone(z).nr_file_lru()),
                 nr_dirty: sum(&|z| sys.mm().zone(z).nr_dirty),
                 nr_writeback: sum(&|z| sys.mm().zone(z).nr_writeback),
+                nr_slab_reclaimable: sum(&|z| sys.mm().zone(z).nr_slab_reclaimable),
                 vmstat,
                 kswapd_awake_seconds: secs(sys.kswapd_awake_node_ns(nid)),
             }
@@ -94,7 +104,7 @@ pub fn node_reports(sys: &System) -> Vec<NodeReport> {
 
 /// The text summary's table of nodes (nothing on a one-node machine).
 pub fn format_nodes(s: &mut String, seed: u64, nodes: &[NodeReport]) {
-    if nodes.is_empty() {
+    if nodes.len() < 2 {
         return;
     }
     let _ = writeln!(
