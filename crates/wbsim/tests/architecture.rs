@@ -60,6 +60,9 @@ const DISPATCH_POINTS: &[&str] = &[
     "mm/buddy.rs",
     // Which filesystems attach buffer heads to data pages (xfs until 4.x).
     "fs/mod.rs",
+    // The block layer's form: single queue with congestion, or blk-mq
+    // with writeback throttling (4.10+ / 5.0+).
+    "block/wbt.rs",
 ];
 
 #[test]

@@ -19,6 +19,7 @@
 mod layer;
 pub mod plug;
 pub mod submit;
+pub mod wbt;
 
 use std::collections::VecDeque;
 
@@ -26,6 +27,7 @@ use crate::mm::page::Pfn;
 use crate::mm::MmHost;
 
 pub use layer::BlockLayer;
+use wbt::{QueueRules, Wbt, WbtClass};
 
 /// The machine as the block layer sees it: its own state, mm below it, and
 /// the calls it makes into writeback/ above it.
@@ -56,6 +58,8 @@ pub struct Segment {
 pub struct Request {
     /// A read (swap-in) rather than a write.
     pub read: bool,
+    /// When the request went to the device (`io_start_time_ns`).
+    pub issued_ns: u64,
     pub start_sector: u64,
     pub nr_sectors: u64,
     pub segs: Vec<Segment>,
@@ -85,6 +89,12 @@ pub struct RequestQueue {
     congestion_on: u32,
     congestion_off: u32,
     pub congested: bool,
+    /// The single-queue layer tracks congestion; blk-mq does not.
+    congestion_tracking: bool,
+    /// Writeback throttling (blk-mq, 4.10+), and the write requests it
+    /// counts: allocated and not yet completed (plugged ones included).
+    pub wbt: Option<Wbt>,
+    write_requests: u32,
     /// Requests waiting for the device, FIFO; values are slot numbers.
     pub queued: VecDeque<usize>,
     /// Slots handed to the device, in dispatch order.
@@ -118,7 +128,23 @@ pub enum Submitted {
 }
 
 impl RequestQueue {
+    /// A single-queue request queue (congestion, no wbt).
     pub fn new(nr_requests: u32, max_sectors: u64) -> RequestQueue {
+        let rules = QueueRules {
+            congestion: true,
+            wbt: false,
+        };
+        RequestQueue::with_rules(nr_requests, max_sectors, rules, true)
+    }
+
+    /// A queue of the profile's block layer; `rotational` sets wbt's
+    /// latency target.
+    pub fn with_rules(
+        nr_requests: u32,
+        max_sectors: u64,
+        rules: QueueRules,
+        rotational: bool,
+    ) -> RequestQueue {
         let (on, off) = congestion_thresholds(nr_requests);
         let n = nr_requests as usize;
         RequestQueue {
@@ -127,6 +153,9 @@ impl RequestQueue {
             congestion_on: on,
             congestion_off: off,
             congested: false,
+            congestion_tracking: rules.congestion,
+            wbt: rules.wbt.then(|| Wbt::new(nr_requests, rotational)),
+            write_requests: 0,
             queued: VecDeque::with_capacity(n),
             in_flight: VecDeque::with_capacity(4),
             plugged: 0,
@@ -152,6 +181,15 @@ impl RequestQueue {
     /// No request can be allocated: `get_request_wait` would sleep.
     pub fn is_full(&self) -> bool {
         self.allocated() >= self.nr_requests
+    }
+
+    /// A new write request of `class` must wait: no request is free, or
+    /// wbt's limit for the class is reached (`wbt_wait`).
+    pub fn write_must_wait(&self, class: WbtClass) -> bool {
+        self.is_full()
+            || self
+                .wbt
+                .is_some_and(|w| self.write_requests >= w.limit(class))
     }
 
     /// Would a bio at `sector..sector+nr` merge into a queued request?
@@ -263,8 +301,9 @@ impl RequestQueue {
             self.stats.read_requests += 1;
         } else {
             self.stats.write_requests += 1;
+            self.write_requests += 1;
         }
-        if self.allocated() + 1 >= self.congestion_on {
+        if self.congestion_tracking && self.allocated() + 1 >= self.congestion_on {
             self.congested = true;
         }
         slot
@@ -296,6 +335,9 @@ impl RequestQueue {
         o.nr_sectors += nr;
         self.drop_from_with_room_if_full(t);
         self.slots[slot].segs = segs;
+        if !read {
+            self.write_requests -= 1;
+        }
         if read {
             self.stats.read_requests -= 1;
         } else {
@@ -336,6 +378,11 @@ impl RequestQueue {
         Some(slot)
     }
 
+    /// Request `slot` went to the device at `now_ns`.
+    pub fn set_issued(&mut self, slot: usize, now_ns: u64) {
+        self.slots[slot].issued_ns = now_ns;
+    }
+
     pub fn request(&self, slot: usize) -> &Request {
         &self.slots[slot]
     }
@@ -343,11 +390,20 @@ impl RequestQueue {
     /// The device completed in-flight request `slot`; its slot is freed
     /// after the caller has walked its segments. Returns whether the queue
     /// left congestion (which wakes `congestion_wait` sleepers).
-    pub fn complete(&mut self, slot: usize) -> bool {
+    ///
+    /// `now_ns`: the completion's time, for wbt's windows.
+    pub fn complete(&mut self, slot: usize, now_ns: u64) -> bool {
         let pos = self.in_flight.iter().position(|&s| s == slot);
         debug_assert!(pos.is_some(), "completion of a request not in flight");
         if let Some(p) = pos {
             self.in_flight.remove(p);
+        }
+        let (read, issued) = (self.slots[slot].read, self.slots[slot].issued_ns);
+        if !read {
+            self.write_requests -= 1;
+        }
+        if let Some(w) = self.wbt.as_mut() {
+            w.complete(now_ns, read, now_ns.saturating_sub(issued));
         }
         self.free_slots.push(slot);
         if self.congested && self.allocated() < self.congestion_off {
@@ -422,13 +478,40 @@ mod tests {
         assert!(q.congested);
         let mut cleared = false;
         while let Some(s) = q.dispatch() {
-            cleared |= q.complete(s);
+            cleared |= q.complete(s, 0);
             if cleared {
                 assert!(q.allocated() < off);
                 break;
             }
         }
         assert!(cleared && !q.congested);
+    }
+
+    /// blk-mq with wbt: no congestion, and a new write request waits once
+    /// the writes allocated reach its class's limit (16 at first: 4 for
+    /// background writeback, 8 for sync, 16 for kswapd or a device whose
+    /// writers were throttled within a second); completions free them.
+    #[test]
+    fn blk_mq_keeps_no_congestion_and_wbt_caps_writes_by_class() {
+        let rules = QueueRules {
+            congestion: false,
+            wbt: true,
+        };
+        let mut q = RequestQueue::with_rules(128, 8, rules, true);
+        for i in 0..4 {
+            assert!(!q.write_must_wait(WbtClass::Background));
+            q.submit(16 * i as u64, 8, seg(i));
+        }
+        assert!(q.write_must_wait(WbtClass::Background));
+        assert!(!q.write_must_wait(WbtClass::Normal));
+        for i in 4..16 {
+            q.submit(16 * i as u64, 8, seg(i));
+        }
+        assert!(q.write_must_wait(WbtClass::Max) && !q.is_full());
+        assert!(!q.congested, "blk-mq keeps no congestion state");
+        let slot = q.dispatch().unwrap();
+        q.complete(slot, 1_000);
+        assert!(!q.write_must_wait(WbtClass::Max));
     }
 
     /// Counting the requests with room never hides a merge: over a mixed
@@ -476,7 +559,7 @@ mod tests {
             while q.queued.len() > 24 || (x >> 50).is_multiple_of(4) {
                 match q.dispatch() {
                     Some(slot) => {
-                        q.complete(slot);
+                        q.complete(slot, 0);
                     }
                     None => break,
                 }

@@ -3,6 +3,7 @@
 //! `raid0_make_request` or `blk_queue_bio`; `__blk_run_queue`; the
 //! completion path `blk_complete_request` → `end_page_writeback`).
 
+use super::wbt::WbtClass;
 use super::{Segment, Submitted, SECTORS_PER_PAGE};
 use crate::block::plug::TaskPlugging;
 use crate::block::{BlockHost, BlockLayer};
@@ -23,20 +24,21 @@ pub trait Submit: BlockHost {
         self.bdi_device(self.mm().inode(ino).bdi)
     }
 
-    /// `get_request_wait` would sleep for this page: the queue has no free
-    /// request and the bio cannot merge. Registers `tid` as a waiter and
-    /// starts the device on what is queued.
-    fn must_wait_for_request_of(&mut self, tid: u32, ino: u32, idx: u32) -> bool {
+    /// `get_request_wait` (or blk-mq's `wbt_wait`, for a write request of
+    /// `class`) would sleep for this page: the queue has no free request,
+    /// or wbt's limit is reached, and the bio cannot merge. Registers
+    /// `tid` as a waiter and starts the device on what is queued.
+    fn must_wait_for_request_of(&mut self, tid: u32, ino: u32, idx: u32, class: WbtClass) -> bool {
         let Some(dev) = self.inode_device(ino) else {
             return false;
         };
         let (dev, sector, _) = self.block().map_bio(dev, self.page_sector(ino, idx));
         let q = &self.block().queues[dev];
-        if q.is_full() && !q.can_merge(sector, SECTORS_PER_PAGE) {
+        if q.write_must_wait(class) && !q.can_merge(sector, SECTORS_PER_PAGE) {
             if self.per_task_plugging() {
                 // The task sleeps: its plug is flushed (sched_submit_work).
                 self.sched_submit_work(tid);
-                if !self.block().queues[dev].is_full() {
+                if !self.block().queues[dev].write_must_wait(class) {
                     return false;
                 }
             }
@@ -140,6 +142,7 @@ pub trait Submit: BlockHost {
                 self.charge_sys(t, self.cost().request_dispatch_ns);
             }
             let now = self.now();
+            self.block_mut().queues[dev].set_issued(slot, now);
             let d = &mut self.block_mut().devices[dev];
             d.in_flight += 1;
             let done = d.start(now, start, nr, read);
@@ -180,7 +183,7 @@ pub trait Submit: BlockHost {
             }
         }
         self.charge_irq(self.cost().request_complete_ns);
-        let left_congestion = self.block_mut().queues[dev].complete(slot);
+        let left_congestion = self.block_mut().queues[dev].complete(slot, at);
         self.block_mut().devices[dev].in_flight -= 1;
         if let Some(tid) = self.block_mut().request_waiters[dev].pop_front() {
             self.wake_task(tid);

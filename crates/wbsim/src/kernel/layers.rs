@@ -61,6 +61,8 @@ const KEYS: &[(&str, &str)] = &[
     ("lru_generations", "reclaim"),
     ("watermark_scale_factor", "mm"),
     ("watermark_boosting", "mm"),
+    ("block_layer", "block"),
+    ("wbt", "block"),
     ("xfs_buffer_heads", "fs"),
     ("workingset_refault", "mm"),
 ];

@@ -144,6 +144,15 @@ pub struct KernelProfile {
     /// How many pages of each inode a flusher's writeback pass may write.
     #[serde(default = "WritebackChunk::fixed")]
     pub writeback_chunk: WritebackChunk,
+    /// The block layer: the single request queue of 2.6.24 – 4.x (with
+    /// congestion) or blk-mq (every driver from 5.0; no congestion state).
+    #[serde(default = "BlockLayerKind::single_queue")]
+    pub block_layer: BlockLayerKind,
+    /// Writeback throttling on blk-mq queues (4.10+, `block/blk-wbt.c`;
+    /// 6.1 `wbt_enable_default` turns it on for every blk-mq queue not
+    /// run by BFQ): buffered-write requests are capped per queue.
+    #[serde(default)]
+    pub wbt: bool,
     /// Which filesystems have `->writepage` for reclaim's `pageout()`.
     #[serde(default = "FsWritepage::all")]
     pub fs_writepage: FsWritepage,
@@ -340,6 +349,24 @@ pub enum WritebackPlug {
 impl WritebackPlug {
     fn queue_only() -> Self {
         WritebackPlug::QueueOnly
+    }
+}
+
+/// The block layer's form (`crate::block::wbt` dispatches on it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BlockLayerKind {
+    /// `request_fn` queues: a pool of `nr_requests` with congestion on
+    /// and off thresholds (`blk_queue_congestion_threshold`).
+    SingleQueue,
+    /// blk-mq: tags, no congestion (blk-mq never marked it; 5.18 removed
+    /// it), and `wbt` where the profile has it.
+    BlkMq,
+}
+
+impl BlockLayerKind {
+    fn single_queue() -> Self {
+        BlockLayerKind::SingleQueue
     }
 }
 

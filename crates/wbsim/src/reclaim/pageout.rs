@@ -360,7 +360,13 @@ pub trait ShrinkList: ReclaimHost {
         // A dirty anonymous page is unmapped by now: its mapping is the
         // swap cache and its index the slot, which is where it is written.
         let p = self.mm().pages()[pfn as usize];
-        if self.must_wait_for_request_of(sc.tid, p.inode, p.index) {
+        // wbt: kswapd gets the whole depth; direct reclaim as any writer.
+        let class = if sc.is_kswapd {
+            crate::block::wbt::WbtClass::Max
+        } else {
+            self.wbt_class(self.mm().inode(p.inode).bdi, false)
+        };
+        if self.must_wait_for_request_of(sc.tid, p.inode, p.index, class) {
             sc.stall = Some(crate::sched::Step::Wait(None));
         }
     }

@@ -221,7 +221,15 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                 chunk_sectors: dc.chunk_kib as u64 * 2,
             }
         });
-        let queue = RequestQueue::new(dc.nr_requests, dc.max_request_kib as u64 * 2);
+        // wbt's latency target: 2 ms on a solid-state device
+        // (`blk_queue_nonrot`), else 75 ms.
+        let rotational = dc.model != crate::scenario::DeviceModel::Ssd;
+        let queue = RequestQueue::with_rules(
+            dc.nr_requests,
+            dc.max_request_kib as u64 * 2,
+            crate::block::wbt::QueueRules::from_profile(profile),
+            rotational,
+        );
         sys.block.add_device(device, queue, raid);
         sys.wb.add_bdi(Bdi::new(&dc.name, Some(d)));
         let id = sys.mm.nr_inodes() as u32;

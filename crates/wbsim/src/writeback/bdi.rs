@@ -37,6 +37,9 @@ pub struct Bdi {
     pub written_pages: u64,
     /// IO-less throttling's bandwidth and rate estimates (3.2+).
     pub bandwidth: super::ioless::BdiBandwidth,
+    /// `wb->dirty_sleep`: when a writer last paused in
+    /// `balance_dirty_pages` (IO-less, 3.2+), for wbt's `wb_recent_wait`.
+    pub dirty_sleep_ns: Option<crate::sim::Ns>,
 }
 
 impl Bdi {
@@ -59,6 +62,7 @@ impl Bdi {
             dirtied_pages: 0,
             written_pages: 0,
             bandwidth: super::ioless::BdiBandwidth::new(12, 0),
+            dirty_sleep_ns: None,
         }
     }
 

@@ -104,6 +104,11 @@ mod tests {
         let bdi = sys.mm().inode(files[0]).bdi;
         sys.wb_mut().bdis[bdi].bandwidth.avg_write_bandwidth_pps = 102_400;
         sys.wb_mut().global_dirty_limit.dirty_limit_pages = 200_000;
+        // The pass alone, not wbt's cap on requests (6.1), sizes what it writes.
+        let dev = crate::block::BlockHost::bdi_device(&sys, bdi).expect("a block device");
+        crate::block::BlockHost::block_mut(&mut sys)
+            .queue_mut(dev)
+            .wbt = None;
         assert_eq!(sys.write_chunk(bdi, i64::MAX), 25_600);
         let mut pass = sys.flusher_pass(bdi, work_nr_pages, None);
         // A pass yields every 20 us of CPU with per-task plugs: resume it

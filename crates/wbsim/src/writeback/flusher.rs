@@ -191,7 +191,10 @@ pub trait Flushers: WritebackHost {
                     self.now()
                         .saturating_sub(self.sysctl().dirty_expire_centisecs as Ns * 10 * NS_PER_MS)
                 });
-                f.pass = Some(self.flusher_pass(bdi, work.nr_pages, older));
+                let mut pass = self.flusher_pass(bdi, work.nr_pages, older);
+                // `wbc_to_write_flags`: REQ_BACKGROUND.
+                pass.background = work.for_kupdate || work.for_background;
+                f.pass = Some(pass);
                 continue;
             }
             // wb_do_writeback: queued work, then kupdate, then background.

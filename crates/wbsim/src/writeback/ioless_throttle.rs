@@ -203,6 +203,7 @@ pub trait IoLessThrottle: WritebackHost {
         if task_rl > 0 || bdi_dirty <= 1 {
             self.bdp_leave_after_sleep(tid, bdi, dirty_exceeded);
         }
+        self.wb_mut().bdis[bdi].dirty_sleep_ns = Some(self.now());
         Some(Step::SleepUntil(
             self.now() + pause_ns.max(1_000_000_000 / hz),
         ))
@@ -260,6 +261,7 @@ pub trait IoLessThrottle: WritebackHost {
         if leaving {
             self.bdp_leave_after_sleep(tid, bdi, dirty_exceeded);
         }
+        self.wb_mut().bdis[bdi].dirty_sleep_ns = Some(self.now());
         Some(Step::SleepUntil(self.now() + self.jiffies_ns(pause)))
     }
 

@@ -25,6 +25,8 @@ pub use state::Writeback;
 
 /// The machine as writeback sees it: its own state, mm and block below
 /// it, and the calls it makes into the filesystems above it.
+use crate::block::wbt::WbtClass;
+
 pub trait WritebackHost: BlockHost {
     fn wb(&self) -> &Writeback;
     fn wb_mut(&mut self) -> &mut Writeback;
@@ -35,4 +37,22 @@ pub trait WritebackHost: BlockHost {
     fn fs_writepage_writeback(&mut self, tid: u32, pfn: Pfn, caller: WritebackCaller) -> bool;
     /// Is `ino` a file of a FUSE filesystem (no block device)?
     fn is_fuse_file(&self, ino: u32) -> bool;
+
+    /// wbt's limit for a buffered write to `bdi` outside kswapd
+    /// (`get_limit`): the whole depth when a writer of the device paused
+    /// in `balance_dirty_pages` within the last second (`wb_recent_wait`),
+    /// else a quarter for `background` (and periodic) writeback, half for
+    /// the rest.
+    fn wbt_class(&self, bdi: usize, background: bool) -> WbtClass {
+        let recent = self.wb().bdis[bdi]
+            .dirty_sleep_ns
+            .is_some_and(|t| self.now() < t + crate::sim::NS_PER_SEC);
+        if recent {
+            WbtClass::Max
+        } else if background {
+            WbtClass::Background
+        } else {
+            WbtClass::Normal
+        }
+    }
 }

@@ -41,6 +41,8 @@ pub struct WbPass {
     /// budget and the time limit checked between inodes; `None` for 3.0's
     /// budget shared by the pass.
     pub per_inode: Option<SbInodes>,
+    /// Background or periodic work (REQ_BACKGROUND: wbt's lowest limit).
+    pub background: bool,
 }
 
 /// The state of a 3.1+ `writeback_sb_inodes` call (read in 3.3-era and
@@ -99,6 +101,7 @@ impl WbPass {
             written: 0,
             older_than_this,
             started: false,
+            background: false,
             inode: NIL,
             index: 0,
             end: 0,
@@ -339,9 +342,11 @@ pub trait WritebackPasses: WritebackHost {
                 pass.index = idx + 1;
                 continue;
             }
-            if caller == WritebackCaller::Writeback && self.must_wait_for_request_of(tid, ino, idx)
-            {
-                return PassResult::WaitRequest;
+            if caller == WritebackCaller::Writeback {
+                let class = self.wbt_class(pass.bdi, pass.background);
+                if self.must_wait_for_request_of(tid, ino, idx, class) {
+                    return PassResult::WaitRequest;
+                }
             }
             pass.done_index = idx + 1;
             pass.index = idx + 1;

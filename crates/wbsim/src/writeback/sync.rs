@@ -30,7 +30,9 @@ pub trait Fsync: WritebackHost {
                 *cursor = idx + 1;
                 continue;
             }
-            if self.must_wait_for_request_of(tid, ino, idx) {
+            let bdi = self.mm().inode(ino).bdi;
+            let class = self.wbt_class(bdi, false);
+            if self.must_wait_for_request_of(tid, ino, idx, class) {
                 self.blk_finish_plug(tid);
                 return Some(Step::Wait(None));
             }
