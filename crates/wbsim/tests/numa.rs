@@ -204,3 +204,19 @@ fn numa_runs_keep_every_invariant() {
         assert!(r.vmstat["pgsteal_kswapd"] > 0, "{preset}: reclaim ran");
     }
 }
+
+/// MGLRU: each node's report lists its generations (`lru_gen`), whose
+/// pages are the node's LRU pages; the classic LRU has no such list.
+#[test]
+fn mglru_nodes_list_their_generations() {
+    let sc = two_nodes(600, 1);
+    let r = run(&sc, "6.1+mglru");
+    for n in &r.nodes {
+        let g = n.lru_gen.as_ref().expect("MGLRU generations");
+        assert!(g.max_seq >= g.min_seq[0].max(g.min_seq[1]));
+        let file: u64 = g.generations.iter().map(|gen| gen[2]).sum();
+        assert_eq!(file, n.nr_file_pages, "node {}", n.nid);
+        assert_eq!(g.generations.last().unwrap()[0], g.max_seq);
+    }
+    assert!(run(&sc, "6.1").nodes.iter().all(|n| n.lru_gen.is_none()));
+}

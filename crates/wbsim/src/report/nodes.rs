@@ -41,6 +41,48 @@ pub struct NodeReport {
     pub vmstat: BTreeMap<String, u64>,
     /// Seconds the node's kswapd was awake.
     pub kswapd_awake_seconds: f64,
+    /// The multi-generational LRU's generations at the end, as
+    /// `/sys/kernel/debug/lru_gen` lists them (MGLRU kernels only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lru_gen: Option<LruGenReport>,
+}
+
+/// A node's MGLRU generations (`lru_gen_seq_show`): the sequence numbers
+/// and each live generation's pages.
+#[derive(Debug, Clone, Serialize)]
+pub struct LruGenReport {
+    pub max_seq: u64,
+    /// `min_seq[]` of anon and file pages.
+    pub min_seq: [u64; 2],
+    /// Each generation from the oldest live one: its sequence number and
+    /// its anon and file pages.
+    pub generations: Vec<[u64; 3]>,
+}
+
+/// Node `nid`'s generations, if its pages are kept in them.
+fn lru_gen_report(sys: &System, nid: usize) -> Option<LruGenReport> {
+    if !sys.mm().lru_gen_enabled() {
+        return None;
+    }
+    let g = sys.mm().gen_seq(nid);
+    let oldest = g.min_seq[0].min(g.min_seq[1]);
+    let generations = (oldest..=g.max_seq)
+        .map(|seq| {
+            let pages = |kind: usize| {
+                if seq >= g.min_seq[kind] {
+                    sys.mm().gen_pages(nid, kind, seq)
+                } else {
+                    0
+                }
+            };
+            [seq, pages(0), pages(1)]
+        })
+        .collect();
+    Some(LruGenReport {
+        max_seq: g.max_seq,
+        min_seq: g.min_seq,
+        generations,
+    })
 }
 
 /// The node counters summed from each zone's.
@@ -97,6 +139,7 @@ pub fn node_reports(sys: &System) -> Vec<NodeReport> {
                 nr_slab_reclaimable: sum(&|z| sys.mm().zone(z).nr_slab_reclaimable),
                 vmstat,
                 kswapd_awake_seconds: secs(sys.kswapd_awake_node_ns(nid)),
+                lru_gen: lru_gen_report(sys, nid),
             }
         })
         .collect()
