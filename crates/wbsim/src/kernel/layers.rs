@@ -40,6 +40,7 @@ const KEYS: &[(&str, &str)] = &[
     ("task_dirty_limit", "writeback"),
     ("bdi_ramp_violation_allowed", "writeback"),
     ("dirty_throttle", "writeback"),
+    ("ratelimit_shift_wraps", "writeback"),
     ("writeback_chunk", "writeback"),
     ("fs_writepage", "reclaim"),
     ("flush_reclaim_inodes_first", "writeback"),

@@ -150,6 +150,12 @@ pub struct KernelProfile {
     /// congestion) or blk-mq (every driver from 5.0; no congestion state).
     #[serde(default = "BlockLayerKind::single_queue")]
     pub block_layer: BlockLayerKind,
+    /// IO-less throttling's rate-limit step (`bdi_update_dirty_ratelimit`,
+    /// `wb_update_dirty_ratelimit`): a damping shift of 64 or more wraps
+    /// (3.2 – 4.4 on x86-64, whose `shr` takes the count mod 64) or makes
+    /// the step 0 (4.5+, read in 6.1: `if (shift < BITS_PER_LONG)`).
+    #[serde(default = "choices::yes")]
+    pub ratelimit_shift_wraps: bool,
     /// Writeback throttling on blk-mq queues (4.10+, `block/blk-wbt.c`;
     /// 6.1 `wbt_enable_default` turns it on for every blk-mq queue not
     /// run by BFQ): buffered-write requests are capped per queue.

@@ -71,7 +71,13 @@ impl Writeback {
     }
 
     /// A backing device (at boot); returns its index.
-    pub fn add_bdi(&mut self, bdi: Bdi) -> usize {
+    pub fn add_bdi(&mut self, mut bdi: Bdi) -> usize {
+        if let super::throttle::ThrottleScheme::IoLess {
+            big_shift_wraps, ..
+        } = self.throttle
+        {
+            bdi.bandwidth.big_shift_wraps = big_shift_wraps;
+        }
         self.bdis.push(bdi);
         self.bdis.len() - 1
     }

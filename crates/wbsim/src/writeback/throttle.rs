@@ -24,8 +24,10 @@ pub enum ThrottleScheme {
         wait: BdpWait,
         ramp_violation_allowed: bool,
     },
-    /// 3.2+: IO-less; `first`: 3.2's form ([`DirtyThrottle::IoLessFirst`]).
-    IoLess { first: bool },
+    /// 3.2+: IO-less; `first`: 3.2's form ([`DirtyThrottle::IoLessFirst`]);
+    /// `big_shift_wraps`: a rate-limit step's damping shift of 64 or more
+    /// wraps (3.2 – 4.4) instead of zeroing the step (4.5+).
+    IoLess { first: bool, big_shift_wraps: bool },
 }
 
 impl ThrottleScheme {
@@ -35,8 +37,14 @@ impl ThrottleScheme {
                 wait: profile.bdp_wait,
                 ramp_violation_allowed: profile.bdi_ramp_violation_allowed,
             },
-            DirtyThrottle::IoLess => ThrottleScheme::IoLess { first: false },
-            DirtyThrottle::IoLessFirst => ThrottleScheme::IoLess { first: true },
+            DirtyThrottle::IoLess => ThrottleScheme::IoLess {
+                first: false,
+                big_shift_wraps: profile.ratelimit_shift_wraps,
+            },
+            DirtyThrottle::IoLessFirst => ThrottleScheme::IoLess {
+                first: true,
+                big_shift_wraps: profile.ratelimit_shift_wraps,
+            },
         }
     }
 }
@@ -68,7 +76,7 @@ pub fn balance_dirty_pages<H: WritebackHost + ?Sized>(sys: &mut H, tid: u32) -> 
         return None;
     }
     match sys.wb().throttle {
-        ThrottleScheme::IoLess { first } => sys.balance_dirty_pages_ioless(tid, first),
+        ThrottleScheme::IoLess { first, .. } => sys.balance_dirty_pages_ioless(tid, first),
         ThrottleScheme::WriterWriteback {
             wait,
             ramp_violation_allowed,

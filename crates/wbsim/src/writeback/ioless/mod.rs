@@ -76,6 +76,10 @@ pub struct BdiBandwidth {
     pub dirtied_stamp_pages: u64,
     /// `bw_time_stamp`.
     pub bw_time_stamp_jiffies: u64,
+    /// A rate-limit step damped by a shift of 64 or more wraps the shift
+    /// (3.2 – 4.4 on x86-64) rather than vanishing (4.5+); set from the
+    /// profile ([`super::throttle::ThrottleScheme`]).
+    pub big_shift_wraps: bool,
 }
 
 impl BdiBandwidth {
@@ -90,6 +94,7 @@ impl BdiBandwidth {
             written_stamp_pages: 0,
             dirtied_stamp_pages: 0,
             bw_time_stamp_jiffies: now_jiffies,
+            big_shift_wraps: true,
         }
     }
 }
@@ -284,13 +289,18 @@ pub fn update_write_bandwidth(
     bw.avg_write_bandwidth_pps = avg;
 }
 
-/// 3.x damping of a rate-limit step: `step >>= dirty_ratelimit / (2 step
-/// + 1)`, then `(step + 7) / 8`. Shifts of 64+ are undefined in C; 3.x on
-/// x86-64 (`shr %cl`) shifts by the count mod 64, reproduced here (4.5
-/// made them give 0). Steps under roughly 4 – 8 % of the rate vanish: a
-/// dead zone that leaves `dirty_ratelimit` that far off the balanced rate.
-fn damp_ratelimit_step(step: u64, dirty_ratelimit: u64) -> u64 {
+/// The damping of a rate-limit step: `step >>= dirty_ratelimit /
+/// (2 step + 1)`, then `(step + 7) / 8`. Shifts of 64+ are undefined in C; 3.x on
+/// x86-64 (`shr %cl`) shifts by the count mod 64 (`wraps`); 4.5+ gives 0
+/// (`if (shift < BITS_PER_LONG) ... else step = 0`, read in 6.1
+/// `wb_update_dirty_ratelimit`). Steps under roughly 4 – 8 % of the rate
+/// vanish: a dead zone that leaves `dirty_ratelimit` that far off the
+/// balanced rate; without the wrap, every small step vanishes.
+fn damp_ratelimit_step(step: u64, dirty_ratelimit: u64, wraps: bool) -> u64 {
     let shift = dirty_ratelimit / (2 * step + 1);
+    if shift >= 64 && !wraps {
+        return 0;
+    }
     (step >> (shift & 63)).div_ceil(8)
 }
 
@@ -321,7 +331,7 @@ pub fn update_dirty_ratelimit(
     } else {
         rl.saturating_sub(prev.max(balanced).max(task_rl))
     };
-    let step = damp_ratelimit_step(step, rl);
+    let step = damp_ratelimit_step(step, rl, bw.big_shift_wraps);
     let next = if rl < balanced { rl + step } else { rl - step };
     bw.dirty_ratelimit_pps = next.max(1);
     bw.balanced_dirty_ratelimit_pps = balanced;

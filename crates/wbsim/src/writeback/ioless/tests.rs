@@ -161,10 +161,12 @@ fn update_dirty_ratelimit_vector() {
         let got = [bw.dirty_ratelimit_pps, bw.balanced_dirty_ratelimit_pps];
         assert_eq!(got, [want, 2324]);
     }
-    assert_eq!(damp_ratelimit_step(0, 25_600), 0);
-    assert_eq!(damp_ratelimit_step(22_000, 25_600), 2750);
-    // 5000/77 = 64: x86-64 shifts by 0 → ⌈38/8⌉ = 5 (4.5+ gives 0).
-    assert_eq!(damp_ratelimit_step(38, 5000), 5);
+    assert_eq!(damp_ratelimit_step(0, 25_600, true), 0);
+    assert_eq!(damp_ratelimit_step(22_000, 25_600, true), 2750);
+    assert_eq!(damp_ratelimit_step(22_000, 25_600, false), 2750);
+    // 5000/77 = 64: x86-64 shifts by 0 → ⌈38/8⌉ = 5; 4.5+ gives 0.
+    assert_eq!(damp_ratelimit_step(38, 5000, true), 5);
+    assert_eq!(damp_ratelimit_step(38, 5000, false), 0);
 }
 
 /// bdi_min_pause by hand, HZ 1000, avg bw 25,600, max_pause 200.
