@@ -48,10 +48,10 @@ RACE = (
     'skipping DMA32 pages (pgskip_dma32) and activates the DMA pages under writeback. The '
     'model has the mechanism (pageblocks by migratetype, boosting, the pending zone index: '
     'profile key watermark_boosting) but the 6.1 preset leaves it off: on, the outcome turns '
-    'on DMA\'s boot layout and timing; it gives the pass and its cost on 1 vCPU in 7 of 10 '
-    'runs with no boot pages in DMA (pgskip_dma32 39-76 K, pgactivate 3.5-10.8 K), none with '
-    'the 256 this scenario holds there (the real guest held 32), wins the race in every '
-    '2-vCPU 256 MiB run, where the quiet lab boots lose it, and loses it on 512 MiB'
+    'on DMA\'s boot layout and timing; it gives the pass and its cost on 1 vCPU in 2 of 5 '
+    'runs of this scenario and 7 of 10 of tests/boosting.rs (pgskip_dma32 39-76 K, '
+    'pgactivate 3.5-10.8 K), wins the race in every 2-vCPU 256 MiB run, where the quiet lab '
+    'boots lose it, and loses it on 512 MiB'
 )
 OUTSIDE = {
     ('ext4-256m-1cpu', 'pgscan_kswapd/pgsteal_kswapd'):
