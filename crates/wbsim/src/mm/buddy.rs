@@ -94,9 +94,6 @@ pub struct Buddy {
     pub nr_free: u64,
     /// Each pageblock's type, from the block holding `start_pfn`.
     block_type: Vec<u8>,
-    /// Fallbacks so far, and those that fragmented a block.
-    pub fallbacks: u64,
-    pub fragmenting_fallbacks: u64,
 }
 
 impl Buddy {
@@ -111,8 +108,6 @@ impl Buddy {
             free_area: Default::default(),
             nr_free: 0,
             block_type: vec![MIGRATE_MOVABLE as u8; blocks as usize],
-            fallbacks: 0,
-            fragmenting_fallbacks: 0,
         }
     }
 
@@ -132,6 +127,7 @@ impl Buddy {
     }
 
     /// Pageblocks of each type (`/proc/pagetypeinfo`'s "Number of blocks").
+    #[cfg(test)]
     pub fn blocks_of_type(&self, mt: usize) -> u64 {
         self.block_type
             .iter()
@@ -140,6 +136,7 @@ impl Buddy {
     }
 
     /// Free pages on the lists of `mt`.
+    #[cfg(test)]
     pub fn free_of_type(&self, mt: usize) -> u64 {
         (0..MAX_ORDER).map(|o| self.free_area[o][mt].len << o).sum()
     }
@@ -259,8 +256,6 @@ impl Buddy {
         let whole_block = can_steal_fallback(order, start);
         let pfn = self.free_area[order][from].head;
         let fragmenting = self.steal_suitable_fallback(pages, pfn, order, start, whole_block);
-        self.fallbacks += 1;
-        self.fragmenting_fallbacks += fragmenting as u64;
         Some(Fallback {
             from,
             to: start,

@@ -15,7 +15,7 @@
 //! Not modelled: the per-migratetype sub-lists (one list per CPU and zone)
 //! and the hot/cold distinction beyond list order.
 
-use super::buddy::{MIGRATE_MOVABLE, NR_MIGRATETYPES};
+use super::buddy::{MIGRATE_MOVABLE, MIGRATE_RECLAIMABLE, MIGRATE_UNMOVABLE, NR_MIGRATETYPES};
 use super::page::{list_add_head, list_add_tail, list_del, Holder, ListHead, Pfn, NIL};
 use super::vmstat::{Ev, ZoneEv};
 use super::{Gfp, Mark};
@@ -103,7 +103,7 @@ impl Memory {
     pub fn free_pcppages_bulk(&mut self, z: usize, cpu: usize, count: u64) {
         let zone = &mut self.zones[z];
         let mut moved = 0;
-        for mt in [MIGRATE_MOVABLE, 0, 2] {
+        for mt in [MIGRATE_MOVABLE, MIGRATE_UNMOVABLE, MIGRATE_RECLAIMABLE] {
             while moved < count && zone.pcp[cpu].lists[mt].tail != NIL {
                 let pfn = zone.pcp[cpu].lists[mt].tail;
                 list_del(&mut self.pages, &mut zone.pcp[cpu].lists[mt], pfn);

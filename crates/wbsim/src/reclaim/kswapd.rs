@@ -72,9 +72,6 @@ pub struct KswapdState {
     /// next runs (`read_pending`).
     pub(super) highest_zone: usize,
     pub(super) read_pending: bool,
-    /// `highest_zone` when below the node's highest zone (the scan's
-    /// `reclaim_idx`).
-    pub(super) reclaim_idx: Option<usize>,
     /// `nr_boost_reclaim`: boost still to reclaim; `zone_boosts`: each
     /// zone's boost when the call began (index: zone within the node),
     /// taken off the zones at its end (5.0+).
@@ -367,7 +364,7 @@ impl Reclaim {
             priority: k.priority,
             stall: None,
             nr: Default::default(),
-            reclaim_idx: k.reclaim_idx,
+            reclaim_idx: None,
         }
     }
 }
@@ -387,17 +384,13 @@ pub fn wake_all_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32) {
 
 /// `wakeup_kswapd` for the zones of node `nid`.
 fn wake_node_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32, nid: usize) {
-    let mut k = sys.reclaim().kswapd_state(nid);
     if sys.kswapd_balances_node() {
         // The allocation may use every zone of the node.
         let highest = sys.mm().node_highest_zone(nid);
-        sys.reclaim_mut().raise_kswapd_zone(nid, highest);
-        if k.phase == Phase::Balance || !wakeup_kswapd_node(sys, tid, nid, highest) {
-            return;
-        }
-        wake_kswapd(sys, &mut k);
+        wakeup_kswapd_up_to(sys, tid, nid, highest);
         return;
     }
+    let mut k = sys.reclaim().kswapd_state(nid);
     if k.phase == Phase::Balance {
         return;
     }
@@ -422,14 +415,20 @@ fn wake_node_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32, nid: usize) 
 }
 
 /// `wakeup_kswapd(zone, 0, 0, zone_idx(zone))` from `rmqueue` after a
-/// fallback boosted zone `z` (5.0+): the node's pending zone is raised to
-/// `z` at least, and kswapd woken unless it is running, has given up, or
-/// finds its zones up to `z` balanced and none boosted.
+/// fallback boosted zone `z` (5.0+).
 pub fn wakeup_kswapd_boosted<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32, z: usize) {
     let nid = sys.mm().zone_node(z);
-    sys.reclaim_mut().raise_kswapd_zone(nid, z);
+    wakeup_kswapd_up_to(sys, tid, nid, z);
+}
+
+/// `wakeup_kswapd` of the node form (4.12+) for a request up to zone
+/// `highest` of node `nid`: the node's pending zone is raised to it at
+/// least, and kswapd woken unless it is running, has given up, or finds
+/// its zones up to `highest` balanced and none boosted.
+fn wakeup_kswapd_up_to<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32, nid: usize, highest: usize) {
+    sys.reclaim_mut().raise_kswapd_zone(nid, highest);
     let mut k = sys.reclaim().kswapd_state(nid);
-    if k.phase == Phase::Balance || !wakeup_kswapd_node(sys, tid, nid, z) {
+    if k.phase == Phase::Balance || !wakeup_kswapd_node(sys, tid, nid, highest) {
         return;
     }
     wake_kswapd(sys, &mut k);

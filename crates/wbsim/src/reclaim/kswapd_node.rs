@@ -28,11 +28,9 @@ pub trait KswapdNode: ReclaimHost {
     /// to reclaim first (`nr_boost_reclaim`, 5.0+).
     fn balance_node_begin(&mut self, k: &mut KswapdState) {
         k.read_pending = false;
-        let top = self.mm().node_highest_zone(k.nid);
-        let pending = self.reclaim_mut().node[k.nid].pending_zone.take();
-        let highest = pending.unwrap_or(k.highest_zone).min(top);
+        let highest = self.kswapd_next_zone(k);
+        self.reclaim_mut().node[k.nid].pending_zone = None;
         k.highest_zone = highest;
-        k.reclaim_idx = (highest < top).then_some(highest);
         let first = self.mm().node_zones(k.nid).start;
         k.zone_boosts = [0; 4];
         for z in self.mm().node_zones_through(highest) {
@@ -78,6 +76,8 @@ pub trait KswapdNode: ReclaimHost {
             self.lru_gen_age_node(nid);
         }
         let mut sc = self.reclaim().kswapd_scan_control(tid, k);
+        let top = self.mm().node_highest_zone(nid);
+        sc.reclaim_idx = (highest < top).then_some(highest);
         sc.nr_to_reclaim = target;
         sc.nr_reclaimed = 0;
         self.shrink_node(&mut sc);
@@ -139,21 +139,26 @@ pub trait KswapdNode: ReclaimHost {
     /// given up on the node or the node is balanced up to the zone it
     /// would balance next (the pending one, or its last).
     fn prepare_kswapd_sleep(&self, k: &KswapdState) -> bool {
+        self.reclaim().node[k.nid].kswapd_failures >= MAX_RECLAIM_RETRIES
+            || self.pgdat_balanced(self.kswapd_next_zone(k))
+    }
+
+    /// `kswapd_highest_zoneidx(pgdat, prev)`: the zone kswapd's next
+    /// balance would go up to, the node's pending request or else its
+    /// last (`MAX_NR_ZONES - 1` at first: the node's top zone).
+    fn kswapd_next_zone(&self, k: &KswapdState) -> usize {
         let top = self.mm().node_highest_zone(k.nid);
         let pending = self.reclaim().node[k.nid].pending_zone;
-        let highest = pending.unwrap_or(k.highest_zone).min(top);
-        self.reclaim().node[k.nid].kswapd_failures >= MAX_RECLAIM_RETRIES
-            || self.pgdat_balanced(highest)
+        pending.unwrap_or(k.highest_zone).min(top)
     }
 }
 
 impl<T: ReclaimHost + ?Sized> KswapdNode for T {}
 
-/// `wakeup_kswapd` of the node form for an allocation that may use the
-/// node's zones up to `highest` (the pending zone already raised): no
-/// wake when kswapd has given up on the node, or the node is balanced up
-/// to `highest` and none of those zones is boosted. Whether kswapd is to
-/// be woken.
+/// Whether `wakeup_kswapd` of the node form, for an allocation that may
+/// use the node's zones up to `highest`, wakes a waiting kswapd: not when
+/// kswapd has given up on the node, or the node is balanced up to
+/// `highest` and none of those zones is boosted. A wake is traced.
 pub fn wakeup_kswapd_node<H: ReclaimHost + ?Sized>(
     sys: &mut H,
     tid: u32,

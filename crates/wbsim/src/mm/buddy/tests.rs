@@ -2,20 +2,11 @@
 //! physical pfn is `FIRST_PFN` more, so model pfn 256 starts a pageblock).
 
 use super::*;
-use crate::mm::page::Page;
+use crate::mm::page::test_frames;
 
 /// Frames `0..n`, all free, in a zone of the whole range.
 fn zone(n: u32) -> (Frames, Buddy) {
-    let page = Page {
-        flags: 0,
-        zone: 0,
-        holder: Holder::Free,
-        prev: NIL,
-        next: NIL,
-        inode: NIL,
-        index: 0,
-    };
-    let mut pages = Frames::new(vec![page; n as usize]);
+    let mut pages = test_frames(n as usize);
     let mut buddy = Buddy::new(0, n);
     for pfn in 0..n {
         let mt = buddy.block_type(pfn);
