@@ -213,6 +213,14 @@ pub fn lab_machine(sc: &Scenario) -> Result<LabMachine, Inexpressible> {
         _ => "pc".to_string(),
     };
     for z in &sc.machine.zones {
+        if let Some(m) = z.managed_mib {
+            notes.push(format!(
+                "{}: the scenario's watermarks and reserves are sized by {} MiB managed; the \
+                 guest's kernel sizes them by what it manages",
+                z.kind.as_str(),
+                m
+            ));
+        }
         if z.kernel_mib > 0 {
             notes.push(format!(
                 "{}: the scenario holds {} MiB for the kernel; the guest's own kernel holds what it holds",
@@ -225,6 +233,12 @@ pub fn lab_machine(sc: &Scenario) -> Result<LabMachine, Inexpressible> {
         "HZ: the guest kernel's own CONFIG_HZ applies (the scenario models {})",
         sc.machine.hz
     ));
+    if sc.machine.idle_wakeup_ns > 0 {
+        notes.push(format!(
+            "idle vCPUs wake when the host runs them (the scenario models {} us)",
+            sc.machine.idle_wakeup_ns / 1_000
+        ));
+    }
 
     let write_bytes_per_second = write_bytes_per_second(dev);
     notes.push(format!(

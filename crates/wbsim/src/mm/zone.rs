@@ -19,6 +19,11 @@ pub struct Zone {
     pub suffix: &'static str,
     pub start_pfn: u32,
     pub present_pages: u64,
+    /// Pages the kernel sized the watermarks, `lowmem_reserve` and the
+    /// per-CPU batch from at boot: 3.8+'s `zone_managed_pages` (the
+    /// scenario's `managed_mib`), else the present pages, as 3.0 – 3.7
+    /// sized them.
+    pub managed_pages: u64,
     /// Buddy free pages (per-CPU lists not included), on one list.
     pub free: ListHead,
     /// Buddy free pages by order and migratetype instead (5.0+ profiles,
@@ -79,6 +84,7 @@ impl Zone {
             suffix,
             start_pfn,
             present_pages: pages,
+            managed_pages: pages,
             free: ListHead::default(),
             buddy: None,
             free_counter: FreePagesCounter::default(),
@@ -133,7 +139,7 @@ impl Zone {
     /// in a zone of four pageblocks or less. Whether it boosted.
     pub fn boost_watermark(&mut self, factor: u32) -> bool {
         use super::buddy::PAGEBLOCK_PAGES;
-        if factor == 0 || 4 * PAGEBLOCK_PAGES > self.present_pages {
+        if factor == 0 || 4 * PAGEBLOCK_PAGES > self.managed_pages {
             return false;
         }
         let max_boost = (self.wmark_base[2] * factor as u64 / 10_000).max(PAGEBLOCK_PAGES);
@@ -233,9 +239,9 @@ pub fn watermark_scale(
 /// min/4 and `scale` ten-thousandths of the zone.
 pub fn setup_watermarks(zones: &mut [Zone], min_free_kbytes: u64, scale: Option<u32>) {
     let pages_min = min_free_kbytes / 4;
-    let lowmem_pages: u64 = zones.iter().map(|z| z.present_pages).sum();
+    let lowmem_pages: u64 = zones.iter().map(|z| z.managed_pages).sum();
     for z in zones.iter_mut() {
-        let tmp = pages_min * z.present_pages / lowmem_pages.max(1);
+        let tmp = pages_min * z.managed_pages / lowmem_pages.max(1);
         z.wmark_min = tmp;
         match scale {
             None => {
@@ -243,7 +249,7 @@ pub fn setup_watermarks(zones: &mut [Zone], min_free_kbytes: u64, scale: Option<
                 z.wmark_high = tmp + tmp / 2;
             }
             Some(factor) => {
-                let gap = (tmp / 4).max(z.present_pages * factor as u64 / 10_000);
+                let gap = (tmp / 4).max(z.managed_pages * factor as u64 / 10_000);
                 z.wmark_low = tmp + gap;
                 z.wmark_high = tmp + 2 * gap;
             }
@@ -260,13 +266,13 @@ pub fn setup_lowmem_reserve(zones: &mut [Zone], ratios: &[u64]) {
         z.lowmem_reserve = vec![0; n];
     }
     for j in 0..n {
-        let mut pages = zones[j].present_pages;
+        let mut pages = zones[j].managed_pages;
         let mut idx = j;
         while idx > 0 {
             idx -= 1;
             let ratio = ratios.get(idx).copied().unwrap_or(32).max(1);
             zones[idx].lowmem_reserve[j] = pages / ratio;
-            pages += zones[idx].present_pages;
+            pages += zones[idx].managed_pages;
         }
     }
 }
@@ -278,7 +284,7 @@ pub fn setup_lowmem_reserve(zones: &mut [Zone], ratios: &[u64]) {
 pub fn setup_reserve_pages(zones: &mut [Zone]) {
     for z in zones.iter_mut() {
         let max_reserve = z.lowmem_reserve.iter().copied().max().unwrap_or(0);
-        z.reserve_pages = (max_reserve + z.wmark_high).min(z.present_pages);
+        z.reserve_pages = (max_reserve + z.wmark_high).min(z.managed_pages);
     }
 }
 
@@ -345,6 +351,29 @@ mod tests {
         assert_eq!(n.wmark_min, pages_min * 129_024 / total);
         assert_eq!(n.wmark_low, n.wmark_min + n.wmark_min / 4);
         assert_eq!(n.wmark_high, n.wmark_min + n.wmark_min / 2);
+    }
+
+    /// 3.8+ size the watermarks and reserves by managed pages: Debian
+    /// 6.1's 256 MiB guest managed 3,840 DMA and about 49,152 DMA32 pages
+    /// at boot (DMA's protection against DMA32 is 192), from which the
+    /// kernel's own min_free_kbytes (the guest's 1,840) and its zones'
+    /// min (the guest's 33 and 427) follow, not from the 60,416 present.
+    #[test]
+    fn watermarks_and_reserves_follow_managed_pages() {
+        let mut zones = vec![
+            Zone::new("DMA", "dma", 0, 3_840),
+            Zone::new("DMA32", "dma32", 3_840, 60_416),
+        ];
+        zones[1].managed_pages = 49_152;
+        let mfk = default_min_free_kbytes(zones.iter().map(|z| z.managed_pages).sum());
+        assert_eq!(mfk, 1_841);
+        setup_watermarks(&mut zones, mfk, Some(10));
+        assert_eq!((zones[0].wmark_min, zones[1].wmark_min), (33, 426));
+        assert_eq!(zones[1].wmark_low, 426 + 106);
+        setup_lowmem_reserve(&mut zones, &[256, 256]);
+        assert_eq!(zones[0].lowmem_reserve[1], 192);
+        setup_reserve_pages(&mut zones);
+        assert_eq!(zones[0].reserve_pages, 192 + zones[0].wmark_high);
     }
 
     /// 4.6+: the gaps are the larger of min/4 and the scale factor's share

@@ -58,6 +58,14 @@ pub struct MachineConfig {
     pub hz: u32,
     /// Which CPU takes each device interrupt (`irq_delivery`).
     pub irq_delivery: IrqDelivery,
+    /// From a wake-up to the woken task running on an idle CPU
+    /// (`idle_wakeup_us`), in ns.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub idle_wakeup_ns: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One NUMA node: how many CPUs and zones it has (the next ones of the
@@ -112,6 +120,10 @@ pub struct ZoneConfig {
     /// Memory of the zone the kernel holds for the whole run (slab,
     /// page tables, early allocations): never free, never on an LRU list.
     pub kernel_mib: u64,
+    /// Pages the allocator managed when the kernel sized the zone's
+    /// watermarks and reserves at boot (`managed_mib`); `None`: the size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub managed_mib: Option<u64>,
 }
 
 /// A filesystem on a device, mounted at a relative path.

@@ -171,6 +171,7 @@ fn machine(cx: &Cx, t: &Table) -> MachineConfig {
         min_free_kbytes,
         hz: t.int_or_default("hz") as u32,
         irq_delivery,
+        idle_wakeup_ns: t.int_or_default("idle_wakeup_us") as u64 * 1_000,
     }
 }
 
@@ -297,12 +298,25 @@ fn zone_list(cx: &Cx, t: &Table, name: &str, zone_tables: &[Table]) -> (Vec<Zone
                 ),
             );
         }
+        let managed_mib = zt.int("managed_mib").map(|n| n as u64);
+        if let (Some(size), Some(m)) = (size_mib, managed_mib.filter(|&m| size_mib < Some(m))) {
+            zt.report(
+                cx,
+                "managed_mib",
+                format!(
+                    "{m} MiB managed is more than the {size} MiB zone; allowed: 1 to {size} \
+                     (at most size_mib)"
+                ),
+            );
+        }
         match (kind, size_mib) {
-            (Some(kind), Some(size_mib)) if zt.ok("kernel_mib") => zones.push(ZoneConfig {
-                kind,
-                size_mib,
-                kernel_mib,
-            }),
+            (Some(kind), Some(size_mib)) if zt.ok("kernel_mib") && zt.ok("managed_mib") => zones
+                .push(ZoneConfig {
+                    kind,
+                    size_mib,
+                    kernel_mib,
+                    managed_mib,
+                }),
             _ => zones_ok = false,
         }
     }

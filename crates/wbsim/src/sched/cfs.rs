@@ -26,6 +26,10 @@
 //!   the machine's CPUs are taken to share one LLC (one package, as QEMU's
 //!   `-smp N` presents since 6.2, and the seeds' single-socket machines).
 //!
+//! - an idle CPU's wake-up latency (the machine's `idle_wakeup_us`): a
+//!   task woken onto an idle CPU runs that long after its wake-up; under
+//!   QEMU's TCG a halted vCPU's thread waits for the host to run it.
+//!
 //! Not modelled: preemption inside a step (a step is short, microseconds),
 //! timer ticks (the checks run at each step's end), periodic and new-idle
 //! load balancing (a queued task waits on its CPU even if another goes
@@ -146,6 +150,12 @@ impl Core {
             self.cpu_free_at(cpu);
             None
         } else if !self.runqueues[cpu].free_event_pending {
+            if self.idle_wakeup_ns > 0 && self.runqueues[cpu].curr.is_none() {
+                // The idle CPU picks the task up once it is out of idle.
+                self.runqueues[cpu].busy_until = at + self.idle_wakeup_ns;
+                self.cpu_free_at(cpu);
+                return None;
+            }
             Some(cpu)
         } else {
             None
@@ -397,6 +407,7 @@ mod tests {
             sysctl: SysctlConfig::default(),
             cpus: 2,
             irq_delivery: IrqDelivery::FirstCpu,
+            idle_wakeup_ns: 0,
         });
         for name in ["busy", "woken", "other"] {
             core.add_task(Task::new(name, 0, true), TaskStart::OnWakeUp);
@@ -430,6 +441,27 @@ mod tests {
         let mut core = two_cpus_one_busy();
         core.runqueues[0].curr = None;
         assert_eq!(core.wake_up_task(1, 500_000), Some(1));
+    }
+
+    /// `idle_wakeup_us`: a task woken onto an idle CPU runs that much
+    /// later (the CPU looks busy until then, so a second wake-up queues
+    /// behind it); one woken onto a busy CPU is not delayed further.
+    #[test]
+    fn an_idle_cpu_takes_its_wakeup_latency_to_run_the_task() {
+        let mut core = two_cpus_one_busy();
+        core.idle_wakeup_ns = 700_000;
+        assert_eq!(core.wake_up_task(1, 0), None);
+        assert_eq!(core.tasks[1].cpu, 1);
+        assert_eq!(core.runqueues[1].busy_until, 700_000);
+        assert_eq!(
+            core.events.pop(),
+            Some((700_000, EventKind::CpuFree { cpu: 1 }))
+        );
+        assert_eq!(core.pick_next(1, 700_000), Some(1));
+        // CPU 0 is busy: the wake-up queues there with no latency added.
+        assert_eq!(core.wake_up_task(2, 0), None);
+        assert_eq!(core.tasks[2].cpu, 0);
+        assert_eq!(core.runqueues[0].busy_until, 1_000_000);
     }
 
     #[test]

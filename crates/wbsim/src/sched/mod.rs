@@ -62,6 +62,9 @@ pub struct Core {
     /// CPU that takes the next one.
     irq_delivery: IrqDelivery,
     irq_next_cpu: usize,
+    /// From a wake-up to the task running on an idle CPU (the machine's
+    /// `idle_wakeup_us`).
+    idle_wakeup_ns: Ns,
     /// CPU time charged by the step being run.
     step_cost_ns: Ns,
     /// Tasks in `congestion_wait` (woken by any queue leaving congestion).
@@ -98,6 +101,7 @@ pub struct CoreConfig {
     pub sysctl: SysctlConfig,
     pub cpus: usize,
     pub irq_delivery: IrqDelivery,
+    pub idle_wakeup_ns: Ns,
 }
 
 impl Core {
@@ -115,6 +119,7 @@ impl Core {
             tunables: SchedTunables::for_cpus(c.cpus),
             irq_delivery: c.irq_delivery,
             irq_next_cpu: 0,
+            idle_wakeup_ns: c.idle_wakeup_ns,
             step_cost_ns: 0,
             congestion_waiters: Vec::new(),
             tracer: Tracer::default(),

@@ -95,6 +95,9 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         };
         let mut zone = Zone::new(name, suffix, start, pages);
         zone.node = zone_node[zi];
+        if let Some(mib) = zc.managed_mib {
+            zone.managed_pages = mib * PAGES_PER_MIB;
+        }
         zones.push(zone);
         start += pages as u32;
     }
@@ -102,7 +105,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
     let min_free_kbytes = sc
         .machine
         .min_free_kbytes
-        .unwrap_or_else(|| default_min_free_kbytes(total_pages));
+        .unwrap_or_else(|| default_min_free_kbytes(zones.iter().map(|z| z.managed_pages).sum()));
     let scale = crate::mm::zone::watermark_scale(profile, &sc.sysctl);
     setup_watermarks(&mut zones, min_free_kbytes, scale);
     let ratios: Vec<u64> = sc
@@ -115,7 +118,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
     setup_lowmem_reserve_nodes(&mut zones, &node_zones, &ratios);
     crate::mm::zone::setup_reserve_pages(&mut zones);
     for z in zones.iter_mut() {
-        (z.pcp_high, z.pcp_batch) = crate::mm::pcp::pageset_limits(z.present_pages);
+        (z.pcp_high, z.pcp_batch) = crate::mm::pcp::pageset_limits(z.managed_pages);
         z.pcp = vec![Default::default(); ncpus];
         z.free_counter = crate::mm::free_counter::FreePagesCounter::for_zone(z, ncpus, profile);
     }
@@ -171,6 +174,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             sysctl: sc.sysctl.clone(),
             cpus: ncpus,
             irq_delivery: sc.machine.irq_delivery,
+            idle_wakeup_ns: sc.machine.idle_wakeup_ns,
         }),
         check_every_event: false,
         checker: None,

@@ -74,6 +74,15 @@ pub static SECTIONS: &[Section] = &[
                 )
             },
             Key {
+                doc: "Time from a wake-up to the woken task running on an idle CPU: the \
+                      CPU's way out of its idle state and, in a virtual machine, the host's \
+                      scheduling of the vCPU's thread. A task woken onto a busy CPU is not \
+                      delayed (it waits for or preempts the running one). Bare metal: a \
+                      few microseconds, less than a step.",
+                example: "idle_wakeup_us = 700",
+                ..key("idle_wakeup_us", int(0, 1_000_000), "us", Default::Int(0))
+            },
+            Key {
                 doc: "vm.min_free_kbytes. The high watermark (1.5 x min) must stay below the \
                       zones' memory.",
                 example: "min_free_kbytes = 11584",
@@ -543,6 +552,21 @@ const ZONE_KEYS: &[Key] = &[
             int(0, MAX_MEMORY_MIB - 1),
             "MiB",
             Default::Int(0),
+        )
+    },
+    Key {
+        doc: "Pages the page allocator managed when the kernel set the zone's \
+              watermarks, lowmem_reserve and per-CPU batches at boot: 3.8+ sizes them \
+              by `zone_managed_pages`, which leaves out the boot-time memblock \
+              reservations (the struct page array, the kernel image, the initrd until \
+              it is freed). On a real guest: a zone's share of min_free_kbytes in its \
+              zoneinfo `min`, or the zone below's `protection` x 256. At most size_mib.",
+        example: "managed_mib = 192",
+        ..key(
+            "managed_mib",
+            int(1, MAX_MEMORY_MIB),
+            "MiB",
+            Default::Absent("size_mib (the zone's present pages, as 3.0 - 3.7 size them)"),
         )
     },
 ];
