@@ -49,11 +49,15 @@ RACE = (
     'model has the mechanism (pageblocks by migratetype, boosting, the pending zone index: '
     'profile key watermark_boosting) but the 6.1 preset leaves it off: on, the outcome turns '
     'on DMA\'s boot layout and sub-millisecond timing. With the lab machine described (TCG '
-    'CPU costs, idle vCPU wake-up latency, the guest\'s managed pages) it gives the pass and '
-    'its cost in 1 of 5 runs of this scenario on 1 vCPU (7 of 10 of tests/boosting.rs; '
-    'pgskip_dma32 39-76 K, pgactivate 3.5-10.8 K), in 1 of 5 2-vCPU 256 MiB runs (quiet lab '
-    'boots: 0 of 5) and 1 of 5 unthrottled ones (lab: 0 of 3 ext4, 1 of 4 xfs), and none on '
-    '512 MiB, where DMA fills without the pageblock changing hands more than twice'
+    'CPU costs, idle vCPU wake-up latency, the guest\'s managed pages and boot dirty limit) '
+    'the 2-vCPU 256 MiB runs lose the race as the quiet boots do (0 of 10 runs; lab: 0 of '
+    '5), but so do the 1-vCPU runs (0 of 10; lab: 7 of 7), where dd sits over the node\'s '
+    'dirty limit through DMA\'s fill while the real one dips under it between kswapd\'s '
+    'passes; 512 MiB gets no pass as DMA fills without the pageblock changing hands more '
+    'than twice (the real slab took fewer of DMA\'s reclaimable pages before the page cache '
+    'ran out of its own); unthrottled ext4 gets one in 3 of 10 (lab: 0 of 3; xfs-256m-fast 1 '
+    'of 4). tests/boosting.rs keeps the pass and its cost on a 1-vCPU guest (7 of 10 seeds; '
+    'pgskip_dma32 39-76 K, pgactivate 3.5-10.8 K)'
 )
 OUTSIDE = {
     ('ext4-256m-1cpu', 'pgscan_kswapd/pgsteal_kswapd'):

@@ -233,6 +233,12 @@ pub fn lab_machine(sc: &Scenario) -> Result<LabMachine, Inexpressible> {
         "HZ: the guest kernel's own CONFIG_HZ applies (the scenario models {})",
         sc.machine.hz
     ));
+    if let Some(pages) = sc.machine.boot_dirty_limit_pages {
+        notes.push(format!(
+            "the guest's kernel sets its own dirty limit at boot (the scenario models {pages} \
+             pages)"
+        ));
+    }
     if sc.machine.idle_wakeup_ns > 0 {
         notes.push(format!(
             "idle vCPUs wake when the host runs them (the scenario models {} us)",

@@ -62,6 +62,10 @@ pub struct MachineConfig {
     /// (`idle_wakeup_us`), in ns.
     #[serde(skip_serializing_if = "is_zero")]
     pub idle_wakeup_ns: u64,
+    /// The smoothed global dirty limit the kernel set at boot
+    /// (`boot_dirty_limit_pages`); `None`: the threshold at the start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boot_dirty_limit_pages: Option<u64>,
 }
 
 fn is_zero(n: &u64) -> bool {

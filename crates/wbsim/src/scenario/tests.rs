@@ -113,6 +113,7 @@ fn zone_dirty_v2_parses_exactly() {
             hz: 1000,
             irq_delivery: IrqDelivery::FirstCpu,
             idle_wakeup_ns: 0,
+            boot_dirty_limit_pages: None,
         },
         devices: vec![DeviceConfig {
             name: "sdb".into(),
@@ -193,7 +194,7 @@ fn unknown_keys_name_line_and_key() {
     check_cases(
         r#"
 kernel = | x = 1\nkernel = | 1:1 | x | unknown key `x`; allowed keys here: cpu_cost, device, fs, kernel, machine, run, swap, sysctl, task
-cpus = 4 | cpus = 4\nfoo = 1 | 5:1 | machine.foo | unknown key `foo`; allowed keys here: cpus, hz, idle_wakeup_us, irq_delivery, min_free_kbytes, node, total_mib, zone
+cpus = 4 | cpus = 4\nfoo = 1 | 5:1 | machine.foo | unknown key `foo`; allowed keys here: boot_dirty_limit_pages, cpus, hz, idle_wakeup_us, irq_delivery, min_free_kbytes, node, total_mib, zone
 size_mib = 3246 | size_mib = 3246\nsize = 3 | 16:1 | machine.zone[1].size | unknown key `size`; allowed keys here: kernel_mib, managed_mib, name, size_mib
 nr_requests = 128 | nr_requests = 128\nqueue = 4 | 30:1 | device[0].queue | unknown key `queue`; allowed keys here: capacity_gib, channels, chunk_kib, command_overhead_us,
 dirty_ratio = 20 | dirty_ratio = 20\ndirty = 1 | 38:1 | sysctl.dirty | allowed keys here: dirty_background_bytes,

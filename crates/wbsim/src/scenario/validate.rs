@@ -172,6 +172,7 @@ fn machine(cx: &Cx, t: &Table) -> MachineConfig {
         hz: t.int_or_default("hz") as u32,
         irq_delivery,
         idle_wakeup_ns: t.int_or_default("idle_wakeup_us") as u64 * 1_000,
+        boot_dirty_limit_pages: t.int("boot_dirty_limit_pages").map(|n| n as u64),
     }
 }
 

@@ -528,6 +528,6 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             sys.fs.attach_daemon(tid, st);
         }
     }
-    sys.writeback_set_ratelimit();
+    sys.writeback_set_ratelimit(sc.machine.boot_dirty_limit_pages);
     sys
 }

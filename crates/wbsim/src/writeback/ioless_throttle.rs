@@ -69,9 +69,15 @@ pub trait IoLessThrottle: WritebackHost {
     /// the model keeps: `global_dirty_limit = dirty_thresh` (read in 3.3-era
     /// mm/page-writeback.c; `dom->dirty_limit` of `global_wb_domain` from
     /// 4.2). Until a throttled writer's `global_update_bandwidth` first
-    /// moves it, the smoothed limit is the boot threshold, not 0.
-    fn writeback_set_ratelimit(&mut self) {
-        let thresh = self.global_dirty_limits().thresh;
+    /// moves it, the smoothed limit is the boot threshold, not 0. The
+    /// kernel computes it when its last CPU comes online
+    /// (`page_writeback_cpu_online`, read in 6.1), before the initramfs is
+    /// unpacked and while deferred struct pages are still being freed, so
+    /// it is not the threshold at the workload's start: `boot_limit_pages`
+    /// (the machine's `boot_dirty_limit_pages`) when the scenario gives
+    /// it, else the threshold now.
+    fn writeback_set_ratelimit(&mut self, boot_limit_pages: Option<u64>) {
+        let thresh = boot_limit_pages.unwrap_or_else(|| self.global_dirty_limits().thresh);
         self.wb_mut().global_dirty_limit = GlobalDirtyLimit::new(thresh);
     }
 
@@ -300,6 +306,7 @@ impl<T: WritebackHost + ?Sized> IoLessThrottle for T {}
 
 #[cfg(test)]
 mod tests {
+    use super::IoLessThrottle;
     use crate::test_support::usb_stick_files;
     use crate::writeback::limits::Limits;
     use crate::writeback::WritebackHost;
@@ -308,9 +315,15 @@ mod tests {
     /// global limit starts at the boot threshold.
     #[test]
     fn global_dirty_limit_starts_at_the_boot_threshold() {
-        let (sys, _) = usb_stick_files("3.3", "xfs", &["a"]);
+        let (mut sys, _) = usb_stick_files("3.3", "xfs", &["a"]);
         let thresh = sys.global_dirty_limits().thresh;
         assert!(thresh > 0);
         assert_eq!(sys.wb().global_dirty_limit.dirty_limit_pages, thresh);
+        // A boot with more memory free then (`boot_dirty_limit_pages`).
+        sys.writeback_set_ratelimit(Some(thresh + 1_300));
+        assert_eq!(
+            sys.wb().global_dirty_limit.dirty_limit_pages,
+            thresh + 1_300
+        );
     }
 }

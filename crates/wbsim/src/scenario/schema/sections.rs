@@ -83,6 +83,24 @@ pub static SECTIONS: &[Section] = &[
                 ..key("idle_wakeup_us", int(0, 1_000_000), "us", Default::Int(0))
             },
             Key {
+                doc: "The smoothed global dirty limit (`dom->dirty_limit`, 3.2+'s \
+                      `global_dirty_limit`) the kernel set at boot, in `writeback_set_ratelimit` \
+                      when its last CPU came online: the threshold of the memory free then, \
+                      before the initramfs was unpacked or deferred struct pages freed. It \
+                      follows the threshold up at once and down by 1/32 of the gap per 200 ms \
+                      of throttled writing, so a boot value above the threshold raises the \
+                      writers' setpoint for tens of seconds. On a real kernel: the `limit` of \
+                      the first `global_dirty_state` event. Kernels before 3.2 have no such \
+                      limit and ignore it.",
+                example: "boot_dirty_limit_pages = 10456",
+                ..key(
+                    "boot_dirty_limit_pages",
+                    int(1, 1 << 40),
+                    "pages",
+                    Default::Absent("the threshold at the workload's start"),
+                )
+            },
+            Key {
                 doc: "vm.min_free_kbytes. The high watermark (1.5 x min) must stay below the \
                       zones' memory.",
                 example: "min_free_kbytes = 11584",
