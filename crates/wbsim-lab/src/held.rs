@@ -44,6 +44,8 @@ pub fn with_guest_held(sc: &Scenario, zones: &[LabZone]) -> (Scenario, Option<St
                 z.kernel_mib
             ));
             z.kernel_mib = held_mib;
+            // The guest's holding replaces the scenario's, KiB included.
+            z.kernel_kib = 0;
         }
     }
     let note = (!changes.is_empty()).then(|| {

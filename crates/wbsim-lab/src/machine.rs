@@ -221,11 +221,14 @@ pub fn lab_machine(sc: &Scenario) -> Result<LabMachine, Inexpressible> {
                 m
             ));
         }
-        if z.kernel_mib > 0 {
+        if z.kernel_pages() > 0 {
+            let held = match z.kernel_kib {
+                0 => format!("{} MiB", z.kernel_mib),
+                kib => format!("{} MiB and {kib} KiB", z.kernel_mib),
+            };
             notes.push(format!(
-                "{}: the scenario holds {} MiB for the kernel; the guest's own kernel holds what it holds",
+                "{}: the scenario holds {held} for the kernel; the guest's own kernel holds what it holds",
                 z.kind.as_str(),
-                z.kernel_mib
             ));
         }
     }

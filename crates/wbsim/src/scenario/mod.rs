@@ -80,6 +80,13 @@ pub struct NodeConfig {
     pub zones: usize,
 }
 
+impl ZoneConfig {
+    /// Pages the kernel holds for the whole run (`kernel_mib` and `kernel_kib`).
+    pub fn kernel_pages(&self) -> u64 {
+        self.kernel_mib * 256 + self.kernel_kib / 4
+    }
+}
+
 impl MachineConfig {
     /// The nodes of the machine: those of the scenario, or one node
     /// holding every CPU and zone.
@@ -124,6 +131,9 @@ pub struct ZoneConfig {
     /// Memory of the zone the kernel holds for the whole run (slab,
     /// page tables, early allocations): never free, never on an LRU list.
     pub kernel_mib: u64,
+    /// More held, in KiB (`kernel_kib`, a multiple of 4).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub kernel_kib: u64,
     /// Pages the allocator managed when the kernel sized the zone's
     /// watermarks and reserves at boot (`managed_mib`); `None`: the size.
     #[serde(skip_serializing_if = "Option::is_none")]

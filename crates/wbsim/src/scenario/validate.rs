@@ -299,6 +299,26 @@ fn zone_list(cx: &Cx, t: &Table, name: &str, zone_tables: &[Table]) -> (Vec<Zone
                 ),
             );
         }
+        let kernel_kib = zt.int_or_default("kernel_kib") as u64;
+        if zt.ok("kernel_kib") && !kernel_kib.is_multiple_of(4) {
+            zt.report(
+                cx,
+                "kernel_kib",
+                format!("{kernel_kib} is not a multiple of 4; allowed: whole 4 KiB pages"),
+            );
+        } else if let Some(size) = size_mib.filter(|&s| {
+            zt.ok("kernel_kib") && kernel_mib < s && kernel_mib * 1024 + kernel_kib >= s * 1024
+        }) {
+            zt.report(
+                cx,
+                "kernel_kib",
+                format!(
+                    "{kernel_mib} MiB and {kernel_kib} KiB held by the kernel leave nothing of \
+                     the {size} MiB zone; allowed: 0 to {} KiB",
+                    (size - kernel_mib) * 1024 - 4
+                ),
+            );
+        }
         let managed_mib = zt.int("managed_mib").map(|n| n as u64);
         if let (Some(size), Some(m)) = (size_mib, managed_mib.filter(|&m| size_mib < Some(m))) {
             zt.report(
@@ -316,6 +336,7 @@ fn zone_list(cx: &Cx, t: &Table, name: &str, zone_tables: &[Table]) -> (Vec<Zone
                     kind,
                     size_mib,
                     kernel_mib,
+                    kernel_kib,
                     managed_mib,
                 }),
             _ => zones_ok = false,

@@ -145,7 +145,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
 
     // Pages the kernel holds from boot (`kernel_mib` of each zone).
     for (zi, zc) in sc.machine.zones.iter().enumerate() {
-        for _ in 0..zc.kernel_mib * PAGES_PER_MIB {
+        for _ in 0..zc.kernel_pages() {
             let pfn = zones[zi].free.head;
             crate::mm::page::list_del(&mut pages, &mut zones[zi].free, pfn);
             pages[pfn as usize].holder = Holder::Kernel;

@@ -126,3 +126,31 @@ fn can_steal_follows_order_and_type() {
     assert!(can_steal_fallback(0, MIGRATE_RECLAIMABLE));
     assert!(can_steal_fallback(0, MIGRATE_UNMOVABLE));
 }
+
+/// Debian 6.1's DMA at dd start (`kernel_kib = 128`, a traced 512 MiB
+/// boot): the kernel's 32 pages make the zone's first pageblock (physical
+/// 0x100-0x1ff) UNMOVABLE, its 224 other pages free but out of the page
+/// cache's reach, and the page cache has the other 3,584 in MOVABLE blocks.
+#[test]
+fn a_boot_holding_under_a_mib_makes_dmas_first_block_unmovable() {
+    let text = "kernel = \"6.1\"\n[machine]\ncpus = 1\n\
+        [[machine.zone]]\nname = \"DMA\"\nsize_mib = 15\nkernel_kib = 128\n\
+        [[machine.zone]]\nname = \"DMA32\"\nsize_mib = 64\n\
+        [[device]]\nname = \"sda\"\nmodel = \"ssd\"\ncapacity_gib = 1\nseq_write_mib_per_s = 100.0\nmax_request_kib = 512\n\
+        [[fs]]\ntype = \"ext4\"\ndevice = \"sda\"\nmount = \"d\"\n\
+        [[task]]\nname = \"dd\"\ncommand = \"dd if=/dev/zero of=d/f bs=4k count=1\"\n";
+    let sc = crate::scenario::parse_scenario(text, "t.toml").unwrap();
+    let profile = crate::kernel::KernelProfile {
+        watermark_boosting: true,
+        ..crate::kernel::preset("6.1").unwrap()
+    };
+    let sys = crate::system::build::build_system(&sc, &profile, 1);
+    let dma = crate::mm::MmHost::mm(&sys)
+        .zone(0)
+        .buddy
+        .as_ref()
+        .expect("mobility grouping on");
+    assert_eq!(dma.free_of_type(MIGRATE_UNMOVABLE), 224);
+    assert_eq!(dma.free_of_type(MIGRATE_MOVABLE), 3_584);
+    assert_eq!(dma.blocks_of_type(MIGRATE_UNMOVABLE), 1);
+}

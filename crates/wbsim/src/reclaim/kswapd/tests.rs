@@ -234,6 +234,7 @@ fn two_zones(kernel: &str) -> crate::system::System {
         kind: ZoneKind::Normal,
         size_mib: 16,
         kernel_mib: 0,
+        kernel_kib: 0,
         managed_mib: None,
     });
     crate::system::build_system(&sc, &crate::kernel::preset(kernel).unwrap(), 1)

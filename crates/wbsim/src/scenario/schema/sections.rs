@@ -573,6 +573,14 @@ const ZONE_KEYS: &[Key] = &[
         )
     },
     Key {
+        doc: "More of the zone the kernel holds, in KiB (a multiple of 4), added to \
+              kernel_mib: for a holding smaller than a MiB, which still decides a \
+              pageblock's migratetype (Debian 6.1's DMA holds 128 KiB at dd start, in its \
+              first pageblock, so that block is UNMOVABLE).",
+        example: "kernel_kib = 128",
+        ..key("kernel_kib", int(0, 1 << 26), "KiB", Default::Int(0))
+    },
+    Key {
         doc: "Pages the page allocator managed when the kernel set the zone's \
               watermarks, lowmem_reserve and per-CPU batches at boot: 3.8+ sizes them \
               by `zone_managed_pages`, which leaves out the boot-time memblock \
