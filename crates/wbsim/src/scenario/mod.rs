@@ -83,7 +83,7 @@ pub struct NodeConfig {
 impl ZoneConfig {
     /// Pages the kernel holds for the whole run (`kernel_mib` and `kernel_kib`).
     pub fn kernel_pages(&self) -> u64 {
-        self.kernel_mib * 256 + self.kernel_kib / 4
+        self.kernel_mib * crate::mm::page::PAGES_PER_MIB + self.kernel_kib / 4
     }
 }
 

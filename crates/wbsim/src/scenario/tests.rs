@@ -216,7 +216,7 @@ size_mib = 504 | size_mib = 504\nkernel_kib = 6 | 20:1 | machine.zone[2].kernel_
 size_mib = 504 | size_mib = 504\nkernel_mib = 503\nkernel_kib = 1024 | 21:1 | machine.zone[2].kernel_kib | 503 MiB and 1024 KiB held by the kernel leave nothing of the 504 MiB zone; allowed: 0 to 1020 KiB
 size_mib = 504 | size_mib = 504\nmanaged_mib = 505 | 20:1 | machine.zone[2].managed_mib | 505 MiB managed is more than the 504 MiB zone; allowed: 1 to 504 (at most size_mib)
 size_mib = 504 | size_mib = 504\nmanaged_mib = 0 | 20:1 | machine.zone[2].managed_mib | 0 is out of range; allowed: 1 to 65536 MiB
-hz = 1000 | hz = 1000\nidle_wakeup_us = -1 | 6:1 | machine.idle_wakeup_us | -1 is out of range; allowed: 0 to 1000000 us
+hz = 1000 | hz = 1000\nidle_wakeup_us = -1 | 6:1 | machine.idle_wakeup_us | -1 is out of range; allowed: 0 to 1000000 µs
 capacity_gib = 16 | capacity_gib = -1 | 24:1 | device[0].capacity_gib | -1 is out of range; allowed: 1 to 65536 GiB
 19.53 | -1.5 | 25:1 | device[0].seq_write_mib_per_s | -1.5 is out of range; allowed: a finite number > 0 and <= 1000000 MiB/s
 19.53 | nan | 25:1 | device[0].seq_write_mib_per_s | NaN is out of range; allowed: a finite number > 0

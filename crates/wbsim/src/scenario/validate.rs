@@ -331,14 +331,17 @@ fn zone_list(cx: &Cx, t: &Table, name: &str, zone_tables: &[Table]) -> (Vec<Zone
             );
         }
         match (kind, size_mib) {
-            (Some(kind), Some(size_mib)) if zt.ok("kernel_mib") && zt.ok("managed_mib") => zones
-                .push(ZoneConfig {
+            (Some(kind), Some(size_mib))
+                if zt.ok("kernel_mib") && zt.ok("kernel_kib") && zt.ok("managed_mib") =>
+            {
+                zones.push(ZoneConfig {
                     kind,
                     size_mib,
                     kernel_mib,
                     kernel_kib,
                     managed_mib,
-                }),
+                })
+            }
             _ => zones_ok = false,
         }
     }

@@ -80,7 +80,7 @@ pub static SECTIONS: &[Section] = &[
                       delayed (it waits for or preempts the running one). Bare metal: a \
                       few microseconds, less than a step.",
                 example: "idle_wakeup_us = 700",
-                ..key("idle_wakeup_us", int(0, 1_000_000), "us", Default::Int(0))
+                ..key("idle_wakeup_us", int(0, 1_000_000), "µs", Default::Int(0))
             },
             Key {
                 doc: "The smoothed global dirty limit (`dom->dirty_limit`, 3.2+'s \
