@@ -71,8 +71,10 @@ enum Command {
         #[arg(long, default_value_t = 250)]
         sample_ms: u64,
         /// Write the vmscan and writeback tracepoints of the run as 3.0
-        /// ftrace text (readable by trace-vmscan-postprocess.pl); needs a
-        /// single run of a single kernel.
+        /// ftrace text (readable by trace-vmscan-postprocess.pl), with the
+        /// dirty-throttling events of IO-less kernels (global_dirty_state,
+        /// bdi_dirty_ratelimit, balance_dirty_pages); needs a single run
+        /// of a single kernel.
         #[arg(long)]
         trace: Option<PathBuf>,
         /// Check the conservation invariants after every event (about 2x

@@ -97,3 +97,47 @@ fn one_kswapd_awake_figure() {
         r.ftrace.kswapd_awake_ns
     );
 }
+
+/// On the IO-less kernels the dirty-throttling tracepoints follow the
+/// writer: `global_dirty_state` counts what vmstat counts, every pause is
+/// at most MAX_PAUSE (200 ms), and each kernel prints its own layout.
+#[test]
+fn dirty_throttling_events() {
+    for (preset, marker) in [("3.3", " unstable=0 "), ("6.1", " cgroup_ino=1")] {
+        let (r, text) = traced(preset);
+        let body = |name: &str| -> Vec<&str> {
+            let tag = format!(": {name}: ");
+            text.lines()
+                .filter_map(|l| l.split_once(tag.as_str()).map(|(_, b)| b))
+                .collect()
+        };
+        let field = |b: &str, key: &str| -> i64 {
+            // " key=": `pause=` is also the end of `dirtied_pause=`.
+            let key = format!(" {key}=");
+            let at = b.find(key.as_str()).unwrap() + key.len();
+            b[at..].split(' ').next().unwrap().parse().unwrap()
+        };
+        let states = body("global_dirty_state");
+        let bdp = body("balance_dirty_pages");
+        let rates = body("bdi_dirty_ratelimit");
+        assert!(
+            !states.is_empty() && !bdp.is_empty() && !rates.is_empty(),
+            "{preset}"
+        );
+        let dirtied: Vec<i64> = states.iter().map(|b| field(b, "dirtied")).collect();
+        assert!(dirtied.windows(2).all(|w| w[0] <= w[1]), "{preset}");
+        assert!(
+            *dirtied.last().unwrap() <= r.vmstat["nr_dirtied"],
+            "{preset}"
+        );
+        let pauses: Vec<i64> = bdp.iter().map(|b| field(b, "pause")).collect();
+        assert!(pauses.iter().any(|&p| p > 0), "{preset}: nobody slept");
+        let longest = pauses.iter().max().unwrap();
+        assert!(*longest <= 200, "{preset}: {longest}");
+        assert!(states.iter().any(|b| b.contains(" unstable=0 ")) == (preset == "3.3"));
+        assert!(bdp
+            .iter()
+            .all(|b| b.ends_with(marker) || marker.starts_with(" unstable")));
+        assert!(rates.iter().all(|b| b.starts_with("bdi 8:")), "{preset}");
+    }
+}

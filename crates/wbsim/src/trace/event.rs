@@ -73,6 +73,101 @@ pub enum TraceEvent {
         usec_timeout: u32,
         usec_delayed: u32,
     },
+    /// `global_dirty_state` (3.1+, each time the global limits are computed):
+    /// `dirty=%lu writeback=%lu [unstable=%lu] bg_thresh=%lu thresh=%lu
+    /// limit=%lu dirtied=%lu written=%lu`, pages.
+    GlobalDirtyState(GlobalDirtyState),
+    /// `bdi_dirty_ratelimit` (3.2+, end of `bdi_update_dirty_ratelimit` /
+    /// `wb_update_dirty_ratelimit`), rates in KB/s.
+    BdiDirtyRatelimit(BdiDirtyRatelimit),
+    /// `balance_dirty_pages` (3.3+ layout; each pass that sleeps or ends
+    /// the loop under `min_pause`).
+    BalanceDirtyPages(BalanceDirtyPages),
+}
+
+/// Which kernel's field list the writeback tracepoints print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WritebackLayout {
+    /// 3.x: `global_dirty_state` has `unstable=` (NR_UNSTABLE_NFS, removed
+    /// in 5.8); no `cgroup_ino`.
+    Linux3,
+    /// 6.1: no `unstable=`; `bdi_dirty_ratelimit` and `balance_dirty_pages`
+    /// end with `cgroup_ino=1` (the root cgroup's inode).
+    Linux6,
+}
+
+/// Fields of [`TraceEvent::GlobalDirtyState`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GlobalDirtyState {
+    pub layout: WritebackLayout,
+    pub nr_dirty: u64,
+    pub nr_writeback: u64,
+    pub bg_thresh: u64,
+    pub thresh: u64,
+    /// `global_dirty_limit` (`global_wb_domain.dirty_limit`).
+    pub limit: u64,
+    /// The vmstat counters `nr_dirtied` and `nr_written`.
+    pub nr_dirtied: u64,
+    pub nr_written: u64,
+}
+
+/// Fields of [`TraceEvent::BdiDirtyRatelimit`], in KB/s as printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BdiDirtyRatelimit {
+    pub layout: WritebackLayout,
+    /// Device number `major:minor` of the backing device.
+    pub bdi: BdiName,
+    pub write_bw: u64,
+    pub avg_write_bw: u64,
+    pub dirty_rate: u64,
+    pub dirty_ratelimit: u64,
+    pub task_ratelimit: u64,
+    pub balanced_dirty_ratelimit: u64,
+}
+
+/// Fields of [`TraceEvent::BalanceDirtyPages`]: pages, rates in KB/s,
+/// times in ms (`jiffies * 1000 / HZ`), as printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BalanceDirtyPages {
+    pub layout: WritebackLayout,
+    pub bdi: BdiName,
+    pub limit: u64,
+    pub setpoint: u64,
+    pub dirty: u64,
+    pub bdi_setpoint: u64,
+    pub bdi_dirty: u64,
+    pub dirty_ratelimit: u64,
+    pub task_ratelimit: u64,
+    pub dirtied: u64,
+    pub dirtied_pause: u64,
+    pub paused_ms: u64,
+    pub pause_ms: i64,
+    pub period_ms: u64,
+    pub think_ms: i64,
+}
+
+/// A backing device's `bdi_dev_name`: `major:minor`. The model numbers its
+/// devices as SCSI disks (`8:0`, `8:16`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BdiName {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl BdiName {
+    /// The `index`-th SCSI disk (`sd` major 8, 16 minors per disk).
+    pub fn scsi_disk(index: usize) -> BdiName {
+        BdiName {
+            major: 8,
+            minor: 16 * index as u32,
+        }
+    }
+}
+
+/// Pages (or pages/s) in KiB (or KB/s) as the tracepoints' `KBps()` prints
+/// them: `x << (PAGE_SHIFT - 10)`.
+pub const fn pages_to_kib(pages: u64) -> u64 {
+    pages << 2
 }
 
 impl TraceEvent {
@@ -89,6 +184,9 @@ impl TraceEvent {
             TraceEvent::LruShrinkInactive { .. } => "mm_vmscan_lru_shrink_inactive",
             TraceEvent::CongestionWait { .. } => "writeback_congestion_wait",
             TraceEvent::WaitIffCongested { .. } => "writeback_wait_iff_congested",
+            TraceEvent::GlobalDirtyState(_) => "global_dirty_state",
+            TraceEvent::BdiDirtyRatelimit(_) => "bdi_dirty_ratelimit",
+            TraceEvent::BalanceDirtyPages(_) => "balance_dirty_pages",
         }
     }
 }

@@ -1,4 +1,5 @@
-//! ftrace output of the vmscan and writeback tracepoints (3.0 layouts).
+//! ftrace output of the vmscan and writeback tracepoints (3.0 layouts; the
+//! dirty-throttling events, which 3.0 lacks, in 3.3's or 6.1's).
 //!
 //! [`event::TraceEvent`] holds the fields of the Linux 3.0 tracepoints that
 //! Mel Gorman's `Documentation/trace/postprocess/trace-vmscan-postprocess.pl`
@@ -13,7 +14,10 @@ pub mod stats;
 #[cfg(test)]
 mod synthetic;
 
-pub use event::{GfpMask, IsolateMode, ReclaimFlags, ReclaimLru, TraceEvent};
+pub use event::{
+    pages_to_kib, BalanceDirtyPages, BdiDirtyRatelimit, BdiName, GfpMask, GlobalDirtyState,
+    IsolateMode, ReclaimFlags, ReclaimLru, TraceEvent, WritebackLayout,
+};
 pub use format::{write_trace_header, write_trace_line};
 pub use sink::Tracer;
 pub use stats::{ReclaimTraceStats, TraceStatsCollector};

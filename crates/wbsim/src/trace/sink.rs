@@ -27,6 +27,11 @@ impl Tracer {
         self.flush_line();
     }
 
+    /// Whether a trace file is being written.
+    pub fn is_writing(&self) -> bool {
+        self.out.is_some()
+    }
+
     pub fn record(
         &mut self,
         task: u32,

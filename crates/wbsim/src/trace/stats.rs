@@ -325,6 +325,10 @@ impl TraceStatsCollector {
                 };
                 w.record(usec_timeout, usec_delayed);
             }
+            // The script reads no writeback-throttling event.
+            TraceEvent::GlobalDirtyState(_)
+            | TraceEvent::BdiDirtyRatelimit(_)
+            | TraceEvent::BalanceDirtyPages(_) => {}
         }
     }
 }

@@ -9,9 +9,10 @@
 
 use super::ioless::{
     bdi_update_bandwidth, dirty_freerun_ceiling, dirty_poll_interval, first, max_pause_jiffies,
-    min_pause, position_ratio, BandwidthCaller, BdiCounters, DirtySnapshot, GlobalDirtyLimit,
-    RATELIMIT_CALC_SHIFT,
+    min_pause, position_ratio, BandwidthCaller, BandwidthUpdate, BdiCounters, DirtySnapshot,
+    GlobalDirtyLimit, RATELIMIT_CALC_SHIFT,
 };
+use super::throttle_trace::{BdpPass, ThrottleTrace};
 use crate::sched::Step;
 use crate::sim::Ns;
 use crate::writeback::limits::Limits;
@@ -90,7 +91,12 @@ pub trait IoLessThrottle: WritebackHost {
 
     /// `bdi_update_bandwidth` on device `bdi` with its BDI_DIRTIED and
     /// BDI_WRITTEN counts now.
-    fn update_bandwidth(&mut self, bdi: usize, start_j: u64, caller: BandwidthCaller) {
+    fn update_bandwidth(
+        &mut self,
+        bdi: usize,
+        start_j: u64,
+        caller: BandwidthCaller,
+    ) -> BandwidthUpdate {
         let (hz, now_j) = (self.hz(), self.now_jiffies());
         let wb = self.wb_mut();
         let b = &mut wb.bdis[bdi];
@@ -106,7 +112,7 @@ pub trait IoLessThrottle: WritebackHost {
             start_j,
             caller,
             counters,
-        );
+        )
     }
 
     /// One pass of the IO-less `balance_dirty_pages` loop; `Some(step)` to
@@ -124,6 +130,7 @@ pub trait IoLessThrottle: WritebackHost {
         let nr_reclaimable = self.mm().gauges().nr_dirty;
         let dirty = nr_reclaimable + self.mm().gauges().nr_writeback;
         let limits = self.global_dirty_limits();
+        self.trace_global_dirty_state(tid, limits);
         let (thresh, bg) = (limits.thresh, limits.background);
         if dirty <= dirty_freerun_ceiling(thresh, bg) {
             let st = &mut self.wb_mut().task_bdp[tid as usize];
@@ -154,7 +161,13 @@ pub trait IoLessThrottle: WritebackHost {
             bdi_thresh_pages: bdi_thresh,
             bdi_dirty_pages: bdi_dirty,
         };
-        self.update_bandwidth(bdi, start_j, BandwidthCaller::BalanceDirtyPages(snap));
+        let update = self.update_bandwidth(bdi, start_j, BandwidthCaller::BalanceDirtyPages(snap));
+        if let BandwidthUpdate::Updated {
+            ratelimit: Some(sample),
+        } = update
+        {
+            self.trace_bdi_dirty_ratelimit(tid, bdi, sample);
+        }
         snap.global_dirty_limit_pages = self.wb().global_dirty_limit.dirty_limit_pages;
         let bw = self.wb().bdis[bdi].bandwidth;
         let pos_ratio = position_ratio(&snap, bw.avg_write_bandwidth_pps);
@@ -172,16 +185,33 @@ pub trait IoLessThrottle: WritebackHost {
             max_pause,
         );
         let max_pause_ns = self.jiffies_ns(max_pause);
-        let st = &mut self.wb_mut().task_bdp[tid as usize];
-        let pages_dirtied = st.nr_dirtied;
+        let pages_dirtied = self.wb().task_bdp[tid as usize].nr_dirtied;
+        let mut pass = BdpPass {
+            bdi,
+            snap,
+            task_ratelimit_pps: task_rl,
+            pages_dirtied,
+            period_jiffies: max_pause,
+            pause_jiffies: max_pause as i64,
+            start_jiffies: start_j,
+            now_jiffies: now_j,
+        };
         let mut pause: i64;
+        // Where the task's virtual time resumes after this pause: now, or
+        // later by the part of a too-long pause that was cut off.
+        let mut resume_j = now_j;
         if let Some(period) = (hz * pages_dirtied).checked_div(task_rl) {
+            pass.period_jiffies = period;
             let period = period as i64;
             pause = period;
-            if st.dirty_paused_when_jiffies != 0 {
-                pause -= now_j as i64 - st.dirty_paused_when_jiffies as i64;
+            let paused_when = self.wb().task_bdp[tid as usize].dirty_paused_when_jiffies;
+            if paused_when != 0 {
+                pause -= now_j as i64 - paused_when as i64;
             }
             if pause < min_pause_j as i64 {
+                pass.pause_jiffies = pause.min(0);
+                self.trace_balance_dirty_pages(tid, &pass);
+                let st = &mut self.wb_mut().task_bdp[tid as usize];
                 if pause < -(hz as i64) {
                     st.dirty_paused_when_jiffies = now_j;
                     st.nr_dirtied = 0;
@@ -194,16 +224,22 @@ pub trait IoLessThrottle: WritebackHost {
                 return self.bdp_ioless_done(tid, bdi, dirty_exceeded, nr_reclaimable, bg);
             }
             if pause > max_pause as i64 {
+                // "For occasional dropped task_ratelimit" (3.3+): the cut
+                // part, up to one more max_pause, is owed by the next pause.
+                resume_j += (pause as u64 - max_pause).min(max_pause);
                 pause = max_pause as i64;
             }
         } else {
             // At the hard limit (pos_ratio 0): the longest pause.
             pause = max_pause as i64;
         }
+        pass.pause_jiffies = pause;
+        self.trace_balance_dirty_pages(tid, &pass);
+        let st = &mut self.wb_mut().task_bdp[tid as usize];
         // Sleep `pause` jiffies (io_schedule_timeout, killable).
         let pause_j = pause.max(0) as u64;
         let pause_ns = (pause_j * 1_000_000_000 / hz).min(max_pause_ns);
-        st.dirty_paused_when_jiffies = now_j + pause_j;
+        st.dirty_paused_when_jiffies = resume_j + pause_j;
         st.nr_dirtied = 0;
         st.nr_dirtied_pause = pause_next;
         if task_rl > 0 || bdi_dirty <= 1 {

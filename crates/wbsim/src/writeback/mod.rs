@@ -15,6 +15,7 @@ mod shares;
 mod state;
 pub mod sync;
 pub mod throttle;
+pub mod throttle_trace;
 pub mod writer_throttle;
 
 use crate::block::BlockHost;

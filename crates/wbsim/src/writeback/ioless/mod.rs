@@ -310,14 +310,15 @@ fn damp_ratelimit_step(step: u64, dirty_ratelimit: u64, wraps: bool) -> u64 {
 /// `task_ratelimit` (the position error) and the previous balanced rate
 /// agree on the direction. `dirtied_pages` is BDI_DIRTIED now. Reads the
 /// current `avg_write_bandwidth` (the kernel calls this before
-/// [`update_write_bandwidth`]); leaves the stamps alone.
+/// [`update_write_bandwidth`]); leaves the stamps alone. Returns what the
+/// `bdi_dirty_ratelimit` tracepoint prints besides the device's state.
 pub fn update_dirty_ratelimit(
     bw: &mut BdiBandwidth,
     hz: u64,
     s: &DirtySnapshot,
     dirtied_pages: u64,
     elapsed_jiffies: u64,
-) {
+) -> RatelimitSample {
     let setpoint = s.setpoint_pages();
     let (write_bw, rl) = (bw.avg_write_bandwidth_pps, bw.dirty_ratelimit_pps);
     let dirtied = dirtied_pages.wrapping_sub(bw.dirtied_stamp_pages);
@@ -335,6 +336,35 @@ pub fn update_dirty_ratelimit(
     let next = if rl < balanced { rl + step } else { rl - step };
     bw.dirty_ratelimit_pps = next.max(1);
     bw.balanced_dirty_ratelimit_pps = balanced;
+    RatelimitSample {
+        dirty_rate_pps: dirty_rate,
+        task_ratelimit_pps: task_rl,
+    }
+}
+
+/// The rates of one rate-limit update that the device does not keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RatelimitSample {
+    /// Pages dirtied per second since the last update.
+    pub dirty_rate_pps: u64,
+    /// The task rate at this update's position (`+ 1`, as computed).
+    pub task_ratelimit_pps: u64,
+}
+
+/// What [`bdi_update_bandwidth`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BandwidthUpdate {
+    /// Too soon, or a quiet period (only the stamps moved).
+    Skipped,
+    /// The estimates moved; `ratelimit` when the rate limit did too.
+    Updated { ratelimit: Option<RatelimitSample> },
+}
+
+impl BandwidthUpdate {
+    /// Whether the estimates were updated.
+    pub fn updated(self) -> bool {
+        matches!(self, BandwidthUpdate::Updated { .. })
+    }
 }
 
 /// Who runs the bandwidth update; decides what is updated.
@@ -369,7 +399,7 @@ pub struct BdiCounters {
 /// of the flusher's current `wb_writeback`), the device was idle; only the
 /// stamps are refreshed so idle time does not read as low bandwidth.
 ///
-/// True if the estimates were updated (false: too soon, or quiet period).
+/// Whether the estimates were updated (not: too soon, or quiet period).
 pub fn bdi_update_bandwidth(
     bw: &mut BdiBandwidth,
     global: &mut GlobalDirtyLimit,
@@ -378,22 +408,29 @@ pub fn bdi_update_bandwidth(
     start_time_jiffies: u64,
     caller: BandwidthCaller,
     counters: BdiCounters,
-) -> bool {
+) -> BandwidthUpdate {
     let interval = interval_jiffies(hz);
     let stamp = bw.bw_time_stamp_jiffies;
     let elapsed = now_jiffies.wrapping_sub(stamp);
     // bdi_update_bandwidth: `time_is_after_eq_jiffies(stamp + interval)`.
     let bdp = matches!(caller, BandwidthCaller::BalanceDirtyPages(_));
     if elapsed < interval || (bdp && !time_before(stamp.wrapping_add(interval), now_jiffies)) {
-        return false;
+        return BandwidthUpdate::Skipped;
     }
     let quiet = elapsed > hz && time_before(stamp, start_time_jiffies);
+    let mut ratelimit = None;
     if !quiet {
         if let BandwidthCaller::BalanceDirtyPages(mut s) = caller {
             if s.thresh_pages != 0 {
                 global.update(hz, now_jiffies, s.thresh_pages, s.dirty_pages);
                 s.global_dirty_limit_pages = global.dirty_limit_pages;
-                update_dirty_ratelimit(bw, hz, &s, counters.dirtied_pages, elapsed);
+                ratelimit = Some(update_dirty_ratelimit(
+                    bw,
+                    hz,
+                    &s,
+                    counters.dirtied_pages,
+                    elapsed,
+                ));
             }
         }
         update_write_bandwidth(bw, hz, elapsed, counters.written_pages);
@@ -401,7 +438,11 @@ pub fn bdi_update_bandwidth(
     bw.dirtied_stamp_pages = counters.dirtied_pages;
     bw.written_stamp_pages = counters.written_pages;
     bw.bw_time_stamp_jiffies = now_jiffies;
-    !quiet
+    if quiet {
+        BandwidthUpdate::Skipped
+    } else {
+        BandwidthUpdate::Updated { ratelimit }
+    }
 }
 
 /// `dirty_poll_interval`: pages to dirty before the next check while in

@@ -192,7 +192,7 @@ fn bandwidth_update_gates_and_quiet_periods() {
     let mut g = GlobalDirtyLimit::new(200_000);
     let new = BdiBandwidth::new(SH, 0);
     let mut run = |bw: &mut BdiBandwidth, now, start, caller| {
-        bdi_update_bandwidth(bw, &mut g, HZ, now, start, caller, c)
+        bdi_update_bandwidth(bw, &mut g, HZ, now, start, caller, c).updated()
     };
     let mut bw = new;
     assert!(!run(&mut bw, 199, 0, fl) && !run(&mut bw, 200, 0, bdp) && bw == new);
@@ -336,7 +336,7 @@ fn converges_through_bdi_update_bandwidth() {
     for now in (10..=60_000).step_by(10) {
         let caller = BandwidthCaller::BalanceDirtyPages(m.snap(g.dirty_limit_pages));
         let r = bdi_update_bandwidth(&mut bw, &mut g, HZ, now, now, caller, m.counters);
-        updates += u64::from(r);
+        updates += u64::from(r.updated());
         m.advance(&bw, g.dirty_limit_pages, 10);
         if now > 50_000 && now % 1000 == 0 {
             samples.push((bw, m.dirty));
