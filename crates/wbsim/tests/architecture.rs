@@ -58,6 +58,9 @@ const DISPATCH_POINTS: &[&str] = &[
     "mm/zone.rs",
     // Page mobility grouping and watermark boosting (5.0+).
     "mm/buddy.rs",
+    // Writeback completion per request, or per ext4 io_end / xfs ioend in
+    // a worker (6.1: ext4 dioread_nolock 5.6+, iomap IOEND_BATCH_SIZE).
+    "fs/ioend.rs",
     // Which filesystems attach buffer heads to data pages (xfs until 4.x).
     "fs/mod.rs",
     // The block layer's form: single queue with congestion, or blk-mq

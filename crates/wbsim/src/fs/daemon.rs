@@ -7,6 +7,7 @@ use super::metadata::{NTFS_CLUSTERS_PER_BITMAP_PAGE, XFS_LOG_BYTES_PER_ALLOC};
 use crate::block::submit::Submit;
 use crate::block::SECTORS_PER_PAGE;
 use crate::fs::fuse::Fuse;
+use crate::fs::ioend::IoendCompletion;
 use crate::fs::jbd2::{Jbd2, Jbd2Commit};
 use crate::fs::metadata::MetadataWrites;
 use crate::fs::space::SpaceReservation;
@@ -29,6 +30,9 @@ pub enum DaemonKind {
     BtrfsTransaction,
     /// xfs log and inode writeback of file creations (see `metadata`).
     XfsAild,
+    /// The workqueue worker that ends the writeback of completed ioends
+    /// (`ext4-rsv-conversion`, `xfs-conv`; see `ioend`).
+    IoendWorker,
 }
 
 /// Who waits for a FUSE WRITE request's reply.
@@ -99,6 +103,10 @@ pub trait FsDaemons: FsHost {
         match kind {
             DaemonKind::Fuse => self.fuse_daemon_step(tid),
             DaemonKind::Jbd2 => self.jbd2_step(tid),
+            DaemonKind::IoendWorker => {
+                let fs = self.fs_mut().daemon_mut(tid).fs;
+                self.ioend_worker_step(tid, fs)
+            }
             _ => {
                 self.periodic_commit(tid, kind);
                 let interval = self.fs_mut().daemon_mut(tid).interval_ns;
@@ -221,7 +229,7 @@ pub trait FsDaemons: FsHost {
             }
             DaemonKind::XfsAild => self.xfs_metadata_writeback(tid, fs),
             // jbd2 commits in steps (`jbd2`); FUSE serves requests.
-            DaemonKind::Jbd2 | DaemonKind::Fuse => {}
+            DaemonKind::Jbd2 | DaemonKind::Fuse | DaemonKind::IoendWorker => {}
         }
         self.kick_device(dev);
     }

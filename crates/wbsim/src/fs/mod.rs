@@ -16,6 +16,7 @@
 
 pub mod daemon;
 pub mod fuse;
+pub mod ioend;
 pub mod jbd2;
 pub mod metadata;
 pub mod space;
@@ -26,6 +27,7 @@ use crate::writeback::pass::WritebackCaller;
 use crate::writeback::WritebackHost;
 
 use crate::fs::fuse::Fuse;
+use crate::fs::ioend::IoendCompletion;
 use crate::fs::metadata::MetadataWrites;
 use crate::writeback::account::Account;
 pub use daemon::FsDaemonState;
@@ -224,6 +226,9 @@ pub fn fs_writepage_writeback<H: FsHost + ?Sized>(
     sys.submit_page_write(tid, pfn);
     if regular {
         sys.fs_data_written(tid, fs, p.inode, p.index, fs_type);
+        if caller == WritebackCaller::Writeback {
+            sys.ioend_add_page(fs, p.inode, p.index);
+        }
     }
     true
 }

@@ -2,6 +2,7 @@
 //! private to `fs/`; other subsystems use the accessors.
 
 use super::daemon::FsDaemonState;
+use super::ioend::Ioends;
 use super::FsInstance;
 
 const NO_DAEMON: u32 = u32::MAX;
@@ -19,6 +20,8 @@ pub struct Filesystems {
     /// Per task: xfs's `xfs_file_buffered_aio_write` has flushed once
     /// after ENOSPC.
     pub(super) task_enospc_flushed: Vec<bool>,
+    /// Deferred writeback completion (6.1 ext4 and xfs).
+    pub(super) ioends: Ioends,
 }
 
 impl Filesystems {
@@ -29,6 +32,7 @@ impl Filesystems {
             daemon_of_task: Vec::new(),
             task_fuse_enospc: Vec::new(),
             task_enospc_flushed: Vec::new(),
+            ioends: Ioends::default(),
         }
     }
 
@@ -49,6 +53,12 @@ impl Filesystems {
     pub fn attach_daemon(&mut self, tid: u32, daemon: FsDaemonState) {
         self.daemon_of_task[tid as usize] = self.daemons.len() as u32;
         self.daemons.push(daemon);
+    }
+
+    /// Filesystem `fs`'s writeback completion worker is task `tid`
+    /// (already attached as a daemon).
+    pub fn attach_ioend_worker(&mut self, fs: usize, tid: u32) {
+        self.ioends.attach_worker(fs, tid);
     }
 
     /// The state of filesystem thread `tid`.

@@ -65,6 +65,8 @@ const KEYS: &[(&str, &str)] = &[
     ("block_layer", "block"),
     ("wbt", "block"),
     ("xfs_buffer_heads", "fs"),
+    ("ext4_io_end_pages", "fs"),
+    ("xfs_ioend_pages", "fs"),
     ("workingset_refault", "mm"),
 ];
 

@@ -224,6 +224,24 @@ pub struct KernelProfile {
     /// fs/xfs/xfs_aops.c and fs/iomap/buffered-io.c).
     #[serde(default = "choices::yes")]
     pub xfs_buffer_heads: bool,
+    /// ext4's `io_end` for writes into unwritten extents (dioread_nolock,
+    /// the default from 5.6; read in 6.1 fs/ext4/page-io.c `ext4_end_bio`,
+    /// `ext4_add_complete_io`, `ext4_end_io_rsv_work` and fs/ext4/inode.c
+    /// `ext4_writepages`, `MAX_WRITEPAGES_EXTENT_LEN`): the pages of one
+    /// mapped extent, at most this many, end writeback together, once all
+    /// their bios are done, in the `ext4-rsv-conversion` worker that
+    /// converts the extent. 0: each page ends writeback when its request
+    /// completes.
+    #[serde(default)]
+    pub ext4_io_end_pages: u32,
+    /// xfs's ioend for writes past the on-disk file size (read in 6.1
+    /// fs/iomap/buffered-io.c `iomap_can_add_to_ioend`, `IOEND_BATCH_SIZE`,
+    /// and fs/xfs/xfs_aops.c `xfs_prepare_ioend`, `xfs_end_bio`,
+    /// `xfs_end_io`): a contiguous run of at most this many pages of one
+    /// `->writepages` call ends writeback together in the `xfs-conv`
+    /// worker that updates the file size. 0: per request.
+    #[serde(default)]
+    pub xfs_ioend_pages: u32,
     /// Refault detection for file pages (3.15+, Johannes Weiner's
     /// "mm: thrash detection-based file cache sizing"; read in 6.1
     /// mm/workingset.c `workingset_eviction`, `workingset_refault`,

@@ -528,6 +528,17 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             sys.fs.attach_daemon(tid, st);
         }
     }
+    // Writeback completion workers (6.1 ext4 and xfs), after every other
+    // thread so that no scenario without them changes placement.
+    for f in 0..sys.fs().len() {
+        let Some(name) = crate::fs::ioend::worker_name(sys.fs().get(f).fs_type, profile) else {
+            continue;
+        };
+        let st = FsDaemonState::new(DaemonKind::IoendWorker, f, 0);
+        let tid = sys.spawn_task(name, cpu(), TaskKind::FsDaemon, false, TaskStart::OnWakeUp);
+        sys.fs.attach_daemon(tid, st);
+        sys.fs.attach_ioend_worker(f, tid);
+    }
     sys.writeback_set_ratelimit(sc.machine.boot_dirty_limit_pages);
     sys
 }

@@ -190,8 +190,12 @@ impl BlockHost for System {
         self.wb.bdi(bdi).device
     }
 
+    /// A page's request completed: its writeback ends now, or with its
+    /// ioend in the filesystem's worker (6.1 ext4 and xfs, `fs::ioend`).
     fn end_page_writeback(&mut self, pfn: Pfn) {
-        crate::writeback::account::end_page_writeback(self, pfn)
+        if !crate::fs::ioend::IoendCompletion::ioend_page_written(self, pfn) {
+            crate::writeback::account::end_page_writeback(self, pfn)
+        }
     }
 }
 
@@ -212,6 +216,10 @@ impl WritebackHost for System {
 
     fn is_fuse_file(&self, ino: u32) -> bool {
         crate::fs::fuse::is_fuse_file(self, ino)
+    }
+
+    fn fs_writepages_done(&mut self, ino: u32) {
+        crate::fs::ioend::IoendCompletion::ioend_close(self, ino)
     }
 }
 

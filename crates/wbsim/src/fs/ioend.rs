@@ -1,0 +1,247 @@
+//! Deferred writeback completion, Linux 6.1: a filesystem that must
+//! change its metadata once data is on disk ends the writeback of a whole
+//! run of pages at once, in a worker, after the last bio of the run.
+//!
+//! - ext4 with dioread_nolock (the default from 5.6): `ext4_writepages`
+//!   starts an `io_end` for each extent `mpage_prepare_extent_to_map`
+//!   gathers (at most `MAX_WRITEPAGES_EXTENT_LEN` = 2048 blocks); the
+//!   delalloc blocks are allocated as unwritten, so `ext4_end_bio` only
+//!   drops a reference and the last one queues the io_end for the
+//!   `ext4-rsv-conversion` workqueue (`ext4_add_complete_io`), whose
+//!   `ext4_end_io_rsv_work` converts the extent and ends writeback on
+//!   every page (`ext4_finish_bio`). Read in 6.1 fs/ext4/page-io.c and
+//!   fs/ext4/inode.c.
+//! - xfs: iomap builds an ioend of contiguous folios of one
+//!   `->writepages` call, at most `IOEND_BATCH_SIZE` = 4096
+//!   (`iomap_can_add_to_ioend`); one that ends past the on-disk size (a
+//!   growing file) completes in the `xfs-conv` workqueue (`xfs_end_bio`,
+//!   `xfs_end_io`), which updates the size and ends the folios'
+//!   writeback. Read in 6.1 fs/iomap/buffered-io.c, fs/xfs/xfs_aops.c.
+//!
+//! Until then the pages stay PG_writeback (NR_WRITEBACK), though the
+//! device has written them: dirty + writeback stays higher and falls in
+//! steps, as a traced 6.1 guest's NR_WRITTEN does. Not modelled: btrfs's
+//! ordered extents (its pages end per bio here), ext4 overwrites of
+//! written blocks (irq completion in the kernel; dd's file has none).
+
+use std::collections::VecDeque;
+
+use super::{FsHost, FsType};
+use crate::kernel::KernelProfile;
+use crate::mm::page::{Pfn, NIL};
+use crate::sched::Step;
+
+const NO_IOEND: u32 = u32::MAX;
+
+/// A run of pages of one file, written by one `->writepages` call, whose
+/// writeback ends together.
+#[derive(Debug, Clone, Copy)]
+struct Ioend {
+    fs: u32,
+    ino: u32,
+    first_index: u32,
+    nr_pages: u32,
+    /// Pages whose request has not completed yet.
+    pending_pages: u32,
+    /// No more pages will join (the `->writepages` call moved on).
+    closed: bool,
+}
+
+/// The ioends in flight and the completion workers' queues.
+#[derive(Debug, Default)]
+pub struct Ioends {
+    slots: Vec<Ioend>,
+    free_slots: Vec<u32>,
+    /// Per inode: its ioends not yet handed to the worker.
+    by_inode: Vec<Vec<u32>>,
+    /// Per inode: the ioend pages are joining, or `NO_IOEND`.
+    open: Vec<u32>,
+    /// Per filesystem: ioends whose pages are all written, oldest first.
+    ready: Vec<VecDeque<u32>>,
+    /// Per filesystem: its completion worker, if the profile defers.
+    worker: Vec<Option<u32>>,
+    /// Per filesystem: the worker sleeps waiting for work.
+    worker_idle: Vec<bool>,
+}
+
+impl Ioends {
+    /// Filesystem `fs`'s completion worker is task `tid`.
+    pub fn attach_worker(&mut self, fs: usize, tid: u32) {
+        if self.worker.len() <= fs {
+            self.worker.resize(fs + 1, None);
+            self.worker_idle.resize(fs + 1, true);
+            self.ready.resize_with(fs + 1, VecDeque::new);
+        }
+        self.worker[fs] = Some(tid);
+    }
+
+    /// Whether filesystem `fs` has a completion worker.
+    pub fn has_worker(&self, fs: usize) -> bool {
+        self.worker.get(fs).is_some_and(|w| w.is_some())
+    }
+
+    fn grow_to(&mut self, ino: u32) {
+        let n = ino as usize + 1;
+        if self.open.len() < n {
+            self.open.resize(n, NO_IOEND);
+            self.by_inode.resize_with(n, Vec::new);
+        }
+    }
+
+    fn new_slot(&mut self, e: Ioend) -> u32 {
+        match self.free_slots.pop() {
+            Some(id) => {
+                self.slots[id as usize] = e;
+                id
+            }
+            None => {
+                self.slots.push(e);
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    /// The ioend in flight holding page `index` of `ino`.
+    fn find(&self, ino: u32, index: u32) -> Option<u32> {
+        let list = self.by_inode.get(ino as usize)?;
+        list.iter().copied().find(|&id| {
+            let e = &self.slots[id as usize];
+            index.wrapping_sub(e.first_index) < e.nr_pages
+        })
+    }
+}
+
+/// The completion worker a filesystem of type `fs_type` has under
+/// `profile`, by its workqueue's name, or None when its pages end
+/// writeback as their requests complete.
+pub fn worker_name(fs_type: FsType, profile: &KernelProfile) -> Option<&'static str> {
+    match fs_type {
+        FsType::Ext4 if profile.ext4_io_end_pages > 0 => Some("ext4-rsv-conver"),
+        FsType::Xfs if profile.xfs_ioend_pages > 0 => Some("xfs-conv"),
+        _ => None,
+    }
+}
+
+/// The page-completion side of the filesystems' deferred completion.
+pub trait IoendCompletion: FsHost {
+    /// Pages per ioend on filesystem `fs` (0: no deferral).
+    fn ioend_limit_pages(&self, fs: usize) -> u32 {
+        if !self.fs().ioends.has_worker(fs) {
+            return 0;
+        }
+        match self.fs().filesystems[fs].fs_type {
+            FsType::Ext4 => self.profile().ext4_io_end_pages,
+            FsType::Xfs => self.profile().xfs_ioend_pages,
+            FsType::Btrfs | FsType::FuseNtfs => 0,
+        }
+    }
+
+    /// A page of `ino` at `index` was just submitted by `->writepages`:
+    /// it joins the open ioend if it continues it and there is room, else
+    /// it starts the next one.
+    fn ioend_add_page(&mut self, fs: usize, ino: u32, index: u32) {
+        let limit = self.ioend_limit_pages(fs);
+        if limit == 0 {
+            return;
+        }
+        let io = &mut self.fs_mut().ioends;
+        io.grow_to(ino);
+        let open = io.open[ino as usize];
+        if open != NO_IOEND {
+            let e = &mut io.slots[open as usize];
+            if e.first_index.wrapping_add(e.nr_pages) == index && e.nr_pages < limit {
+                e.nr_pages += 1;
+                e.pending_pages += 1;
+                return;
+            }
+            self.ioend_close(ino);
+        }
+        let io = &mut self.fs_mut().ioends;
+        let id = io.new_slot(Ioend {
+            fs: fs as u32,
+            ino,
+            first_index: index,
+            nr_pages: 1,
+            pending_pages: 1,
+            closed: false,
+        });
+        io.by_inode[ino as usize].push(id);
+        io.open[ino as usize] = id;
+    }
+
+    /// The `->writepages` call on `ino` is over: its last ioend takes no
+    /// more pages, and goes to the worker if its pages are all written.
+    fn ioend_close(&mut self, ino: u32) {
+        let io = &mut self.fs_mut().ioends;
+        let Some(&open) = io.open.get(ino as usize) else {
+            return;
+        };
+        if open == NO_IOEND {
+            return;
+        }
+        io.open[ino as usize] = NO_IOEND;
+        let e = &mut io.slots[open as usize];
+        e.closed = true;
+        if e.pending_pages == 0 {
+            self.ioend_ready(open);
+        }
+    }
+
+    /// The request carrying `pfn` completed. True if the page belongs to
+    /// an ioend, whose worker ends its writeback later.
+    fn ioend_page_written(&mut self, pfn: Pfn) -> bool {
+        let p = self.mm().pages()[pfn as usize];
+        if p.inode == NIL {
+            return false;
+        }
+        let Some(id) = self.fs().ioends.find(p.inode, p.index) else {
+            return false;
+        };
+        let e = &mut self.fs_mut().ioends.slots[id as usize];
+        e.pending_pages -= 1;
+        if e.pending_pages == 0 && e.closed {
+            self.ioend_ready(id);
+        }
+        true
+    }
+
+    /// All of ioend `id`'s pages are written: queue it for its
+    /// filesystem's worker (`queue_work`) and wake the worker.
+    fn ioend_ready(&mut self, id: u32) {
+        let io = &mut self.fs_mut().ioends;
+        let e = io.slots[id as usize];
+        io.by_inode[e.ino as usize].retain(|&x| x != id);
+        let fs = e.fs as usize;
+        io.ready[fs].push_back(id);
+        if std::mem::take(&mut io.worker_idle[fs]) {
+            let tid = io.worker[fs].expect("a deferring filesystem has a worker");
+            self.wake_task(tid);
+        }
+    }
+
+    /// One step of filesystem `fs`'s completion worker (task `tid`): one
+    /// ready ioend's metadata update (`request_complete_ns`, the cost of a
+    /// completion) and its pages' `end_page_writeback` (`page_free_ns`
+    /// each, an assumption: clearing a flag and waking waiters, about
+    /// what freeing a page costs).
+    fn ioend_worker_step(&mut self, tid: u32, fs: usize) -> Step {
+        let Some(id) = self.fs_mut().ioends.ready[fs].pop_front() else {
+            self.fs_mut().ioends.worker_idle[fs] = true;
+            return Step::Wait(None);
+        };
+        let e = self.fs().ioends.slots[id as usize];
+        let cost = self.cost().request_complete_ns + e.nr_pages as u64 * self.cost().page_free_ns;
+        self.charge_sys(tid, cost);
+        for i in 0..e.nr_pages {
+            let pfn = self.mm().inode(e.ino).page(e.first_index.wrapping_add(i));
+            crate::writeback::account::end_page_writeback(self, pfn);
+        }
+        self.fs_mut().ioends.free_slots.push(id);
+        Step::Continue
+    }
+}
+
+impl<T: FsHost + ?Sized> IoendCompletion for T {}
+
+#[cfg(test)]
+mod tests;

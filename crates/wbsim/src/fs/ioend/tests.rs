@@ -1,0 +1,103 @@
+use super::IoendCompletion;
+use crate::block::BlockHost;
+use crate::fs::FsHost;
+use crate::mm::filemap::Filemap;
+use crate::mm::page::flags;
+use crate::mm::{Gfp, MmHost};
+use crate::sched::Step;
+use crate::test_support::usb_stick_files;
+use crate::writeback::pass::WritebackCaller;
+use crate::writeback::WritebackHost;
+
+/// Dirty and submit pages `0..n` of file `ino` as `->writepages` does.
+fn submit(sys: &mut crate::system::System, ino: u32, n: u32) -> Vec<u32> {
+    (0..n)
+        .map(|i| {
+            let pfn = sys
+                .find_or_create_page(0, ino, i, Gfp::movable(true))
+                .unwrap();
+            sys.set_page_dirty(pfn, Some(0));
+            sys.clear_page_dirty_for_io(pfn);
+            assert!(crate::fs::fs_writepage_writeback(
+                sys,
+                0,
+                pfn,
+                WritebackCaller::Writeback
+            ));
+            pfn
+        })
+        .collect()
+}
+
+fn under_writeback(sys: &crate::system::System, pfns: &[u32]) -> usize {
+    pfns.iter()
+        .filter(|&&p| sys.mm().pages()[p as usize].has(flags::WRITEBACK))
+        .count()
+}
+
+/// 6.1 ext4: a page written by the device stays under writeback until the
+/// last page of its io_end is written and the worker has run; then all
+/// its pages end together. 3.3 ends each page as its request completes.
+#[test]
+fn ext4_io_end_pages_end_writeback_together_in_the_worker() {
+    let (mut sys, files) = usb_stick_files("6.1", "ext4", &["a"]);
+    let ino = files[0];
+    let fs = sys.mm().inode(ino).fs;
+    assert_eq!(sys.ioend_limit_pages(fs), 2048);
+    let pfns = submit(&mut sys, ino, 8);
+    let written0 = sys.wb().bdi(sys.mm().inode(ino).bdi).written_pages;
+    for &p in &pfns[..7] {
+        sys.end_page_writeback(p);
+    }
+    assert_eq!(under_writeback(&sys, &pfns), 8, "held by the io_end");
+    sys.fs_writepages_done(ino);
+    sys.end_page_writeback(pfns[7]);
+    assert_eq!(under_writeback(&sys, &pfns), 8, "queued for the worker");
+    let worker = sys.fs().ioends.worker[fs].unwrap();
+    assert!(matches!(sys.ioend_worker_step(worker, fs), Step::Continue));
+    assert_eq!(under_writeback(&sys, &pfns), 0);
+    let bdi = sys.mm().inode(ino).bdi;
+    assert_eq!(sys.wb().bdi(bdi).written_pages - written0, 8);
+    assert!(matches!(
+        sys.ioend_worker_step(worker, fs),
+        Step::Wait(None)
+    ));
+
+    let (mut sys, files) = usb_stick_files("3.3", "ext4", &["a"]);
+    let pfns = submit(&mut sys, files[0], 2);
+    sys.end_page_writeback(pfns[0]);
+    assert_eq!(under_writeback(&sys, &pfns), 1, "3.3: at once");
+}
+
+/// An ioend takes a contiguous run of at most the profile's pages: a gap
+/// or a full ioend starts the next one, which completes on its own.
+#[test]
+fn ioends_split_at_the_limit_and_at_gaps() {
+    let (mut sys, files) = usb_stick_files("6.1", "xfs", &["a"]);
+    let ino = files[0];
+    let fs = sys.mm().inode(ino).fs;
+    assert_eq!(sys.ioend_limit_pages(fs), 4096);
+    sys.ioend_add_page(fs, ino, 10);
+    sys.ioend_add_page(fs, ino, 11);
+    sys.ioend_add_page(fs, ino, 20);
+    let io = &sys.fs().ioends;
+    assert_eq!(io.by_inode[ino as usize].len(), 2);
+    let first = io.slots[io.by_inode[ino as usize][0] as usize];
+    assert_eq!(
+        (first.first_index, first.nr_pages, first.closed),
+        (10, 2, true)
+    );
+    let sc = crate::test_support::usb_stick_scenario("6.1", "xfs", 1, &["a"]);
+    let mut profile = crate::kernel::preset("6.1").unwrap();
+    profile.xfs_ioend_pages = 3;
+    let mut sys = crate::system::build_system(&sc, &profile, 1);
+    for i in 0..7 {
+        sys.ioend_add_page(fs, ino, i);
+    }
+    let io = &sys.fs().ioends;
+    let sizes: Vec<u32> = io.by_inode[ino as usize]
+        .iter()
+        .map(|&id| io.slots[id as usize].nr_pages)
+        .collect();
+    assert_eq!(sizes, [3, 3, 1]);
+}
