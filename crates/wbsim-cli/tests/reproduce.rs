@@ -50,8 +50,6 @@ const KNOWN_FAILING: &[&str] = &[
     "per-zone: largest zone dirty / zone share",
     "system time plugged/unpatched",
     "500M first write baseline/shift-12",
-    "ext4-256m-1cpu pgscan_kswapd/pgsteal_kswapd",
-    "ext4-256m-1cpu pgactivate",
     "ext4-512m pgscan_kswapd/pgsteal_kswapd",
     "ext4-512m pgactivate",
 ];
@@ -69,8 +67,6 @@ const OUTSIDE_MODEL: &[&str] = &[
     "copy seconds vanilla/per-zone",
     "copy vanilla nr_vmscan_write (median)",
     "vanilla Normal dirty / Normal inactive (kswapd)",
-    "ext4-256m-1cpu pgscan_kswapd/pgsteal_kswapd",
-    "ext4-256m-1cpu pgactivate",
     "ext4-512m pgscan_kswapd/pgsteal_kswapd",
     "ext4-512m pgactivate",
 ];

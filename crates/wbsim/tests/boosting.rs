@@ -68,35 +68,41 @@ fn run(sc: &Scenario, profile: &KernelProfile, check: bool) -> RunReport {
 }
 
 /// Whether a boost's wake-up reaches kswapd before an allocation raises
-/// its pending zone is a race, decided by the run's timing: over ten
-/// seeds, most 1-vCPU runs get a pass for DMA alone, and each pass costs
-/// one walk of the inactive list (about 40 K DMA32 pages skipped; two in
-/// an unlucky run) and thousands of activated DMA pages.
+/// its pending zone is a race, decided by the run's timing. On the lab's
+/// 1-vCPU guest (its TCG CPU, idle wake-up latency and ext4's completion
+/// per io_end described) every run gets a pass for DMA alone, as every
+/// real boot did; each pass costs one walk of the inactive list (about
+/// 40 K DMA32 pages skipped) and thousands of activated DMA pages. On the
+/// quiet 2-vCPU guest dd's page-cache allocations on the other CPU raise
+/// the pending zone first, and no run gets one (lab: 0 of 9 boots).
 #[test]
 fn a_boosted_dma_gets_a_kswapd_pass_of_its_own_on_one_vcpu() {
-    let sc = guest("ext4");
-    let mut passes = 0;
-    for seed in 1..=10 {
-        let r = simulate(&sc, &boosting(true), seed, &RunOptions::default());
+    let lab_guest = |name: &str| {
+        let path = format!(
+            "{}/../../scenarios/real-6.1/{name}.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        parse_scenario(&text, &path).unwrap()
+    };
+    let (one, two) = (lab_guest("ext4-256m-1cpu"), lab_guest("ext4-256m"));
+    for seed in 1..=5 {
+        let r = simulate(&one, &boosting(true), seed, &RunOptions::default());
         let v = |k: &str| r.vmstat[k];
         let skipped = v("pgskip_dma32");
         // Skipped pages count as scanned.
         assert!(v("pgscan_kswapd") >= v("pgsteal_kswapd") + skipped);
         assert_eq!(v("nr_vmscan_write"), 0);
-        if skipped > 0 {
-            passes += 1;
-            assert!(
-                (30_000..90_000).contains(&skipped),
-                "seed {seed}: {skipped}"
-            );
-            assert!(v("pgactivate") > 2_000, "seed {seed}: {}", v("pgactivate"));
-        } else {
-            assert!(v("pgactivate") < 1_000, "seed {seed}: {}", v("pgactivate"));
-        }
+        assert!(
+            (30_000..90_000).contains(&skipped),
+            "seed {seed}: {skipped}"
+        );
+        assert!(v("pgactivate") > 2_000, "seed {seed}: {}", v("pgactivate"));
+        let r = simulate(&two, &boosting(true), seed, &RunOptions::default());
+        assert_eq!(r.vmstat["pgskip_dma32"], 0, "2 vCPUs, seed {seed}");
+        assert!(r.vmstat["pgactivate"] < 1_000);
     }
-    assert!(passes >= 5, "{passes} of 10 runs had a DMA pass");
-
-    let off = run(&guest("ext4"), &boosting(false), false);
+    let off = run(&one, &boosting(false), false);
     assert_eq!(off.vmstat["pgskip_dma32"], 0);
     assert!(off.vmstat["pgactivate"] < 1_000);
 }
