@@ -479,16 +479,13 @@ mod tests {
             think_ms: i64::MIN,
         };
         let mut s = String::new();
-        let ev = TraceEvent::BalanceDirtyPages(widest);
-        write_trace_line(
-            &mut s,
-            "averyverylongcommand",
-            u32::MAX,
-            u32::MAX,
-            u64::MAX,
-            &ev,
-        );
+        write_widest_context(&mut s, &TraceEvent::BalanceDirtyPages(widest));
         assert!(s.len() <= MAX_TRACE_LINE, "{}", s.len());
+    }
+
+    /// `ev` with the widest comm, pid, cpu and timestamp.
+    fn write_widest_context(s: &mut String, ev: &TraceEvent) {
+        write_trace_line(s, "averyverylongcommand", u32::MAX, u32::MAX, u64::MAX, ev);
     }
 
     #[test]
@@ -533,14 +530,7 @@ mod tests {
             contig_dirty: u64::MAX,
             contig_failed: u64::MAX,
         };
-        write_trace_line(
-            &mut s,
-            "averyverylongcommand",
-            u32::MAX,
-            u32::MAX,
-            u64::MAX,
-            &ev,
-        );
+        write_widest_context(&mut s, &ev);
         assert!(s.len() <= MAX_TRACE_LINE, "{}", s.len());
         assert_eq!(s.capacity(), 4096);
         assert_eq!(s.as_ptr(), ptr);
