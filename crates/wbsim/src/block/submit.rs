@@ -102,11 +102,19 @@ pub trait Submit: BlockHost {
     /// buffer write), split into bios of at most `max_sectors` and at
     /// RAID chunk boundaries.
     fn submit_raw_write(&mut self, tid: u32, dev: usize, sector: u64, nr_sectors: u64) {
-        let seg = Segment {
-            inode: crate::mm::page::NIL,
-            first_index: 0,
-            nr_pages: 0,
-        };
+        self.submit_raw_write_as(tid, dev, sector, nr_sectors, Segment::RAW);
+    }
+
+    /// [`Submit::submit_raw_write`] carrying `seg` (a journal commit's
+    /// write is tagged with its filesystem).
+    fn submit_raw_write_as(
+        &mut self,
+        tid: u32,
+        dev: usize,
+        sector: u64,
+        nr_sectors: u64,
+        seg: Segment,
+    ) {
         let mut done = 0;
         while done < nr_sectors {
             let (qdev, qsector, chunk_left) = self.block().map_bio(dev, sector + done);
@@ -171,6 +179,9 @@ pub trait Submit: BlockHost {
         for s in 0..nsegs {
             let seg = self.block().queues[dev].request(slot).segs[s];
             if seg.inode == crate::mm::page::NIL {
+                if let (Some(fs), false) = (seg.journal_commit_fs(), read) {
+                    self.journal_commit_written(fs);
+                }
                 continue;
             }
             for i in 0..seg.nr_pages {

@@ -236,9 +236,22 @@ pub trait FsDaemons: FsHost {
 
     /// Sequential write of `blocks` 4 KiB log blocks in the log region.
     fn log_write(&mut self, tid: u32, fs: usize, dev: usize, blocks: u64) {
+        self.log_write_as(tid, fs, dev, blocks, crate::block::Segment::RAW);
+    }
+
+    /// [`FsDaemons::log_write`] whose requests carry `seg`; false if the
+    /// filesystem has no log region (nothing was written).
+    fn log_write_as(
+        &mut self,
+        tid: u32,
+        fs: usize,
+        dev: usize,
+        blocks: u64,
+        seg: crate::block::Segment,
+    ) -> bool {
         let md = &mut self.fs_mut().filesystems[fs].metadata;
         if md.log_sectors == 0 {
-            return;
+            return false;
         }
         let nr = (blocks * SECTORS_PER_PAGE).min(md.log_sectors);
         if md.log_cursor + nr > md.log_sectors {
@@ -246,7 +259,8 @@ pub trait FsDaemons: FsHost {
         }
         let sector = md.log_start_sector + md.log_cursor;
         md.log_cursor += nr;
-        self.submit_raw_write(tid, dev, sector, nr);
+        self.submit_raw_write_as(tid, dev, sector, nr, seg);
+        true
     }
 }
 

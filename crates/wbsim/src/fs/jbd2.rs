@@ -27,6 +27,15 @@
 //! The model polls the page it waits on every `FDATAWAIT_POLL_NS` instead
 //! of sleeping on the page's wait queue: a commit ends at most that much
 //! later than the kernel's would.
+//!
+//! 6.1 (profile keys `fs.ext4_io_end_pages`, `fs.jbd2_shadow_wait`; read
+//! in 6.1 fs/ext4/inode.c `ext4_map_blocks`, fs/jbd2/commit.c and
+//! fs/jbd2/transaction.c): with dioread_nolock, writeback allocates
+//! unwritten extents and files no inode for ordered data, so steps 1 and 2
+//! are empty; the commit writes its metadata to the log and waits for that
+//! write, and meanwhile those buffers are shadowed: a writer that marks its
+//! inode dirty (`mark_inode_dirty` of a growing file, each page) waits in
+//! `do_get_write_access` until the log write is done.
 
 use super::daemon::FsDaemons;
 use crate::fs::FsHost;
@@ -46,6 +55,8 @@ pub enum CommitPhase {
     Submit { inode: usize, index: u32 },
     /// `filemap_fdatawait` at page `index` of inode number `inode`.
     Wait { inode: usize, index: u32 },
+    /// The log write is in flight; its buffers are shadowed.
+    Log,
 }
 
 /// A commit in progress.
@@ -65,11 +76,15 @@ pub trait Jbd2: FsHost {
     fn jbd2_step(&mut self, tid: u32) -> Step {
         let fs = self.fs_mut().daemon_mut(tid).fs;
         if self.fs_mut().daemon_mut(tid).commit.is_none() {
-            let inodes: Vec<(u32, u32)> =
-                std::mem::take(&mut self.fs_mut().filesystems[fs].metadata.ordered_inodes)
-                    .into_iter()
-                    .map(|ino| (ino, self.mm().inode(ino).size_pages))
-                    .collect();
+            let ordered =
+                std::mem::take(&mut self.fs_mut().filesystems[fs].metadata.ordered_inodes);
+            // Unwritten extents need no ordered data (dioread_nolock).
+            let unwritten = self.profile().ext4_io_end_pages > 0;
+            let inodes: Vec<(u32, u32)> = ordered
+                .into_iter()
+                .filter(|_| !unwritten)
+                .map(|ino| (ino, self.mm().inode(ino).size_pages))
+                .collect();
             let commit = Jbd2Commit {
                 started_ns: self.now(),
                 inodes,
@@ -87,9 +102,18 @@ pub trait Jbd2: FsHost {
                 .as_ref()
                 .expect("commit");
             let (phase, started_ns) = (commit.phase, commit.started_ns);
-            let (CommitPhase::Submit { inode, .. } | CommitPhase::Wait { inode, .. }) = phase;
+            let inode = match phase {
+                CommitPhase::Submit { inode, .. } | CommitPhase::Wait { inode, .. } => inode,
+                CommitPhase::Log => {
+                    if self.fs().filesystems[fs].metadata.log_shadowed {
+                        return Step::Wait(None);
+                    }
+                    return self.commit_done(tid, started_ns);
+                }
+            };
             let entry = commit.inodes.get(inode).copied();
             match phase {
+                CommitPhase::Log => unreachable!("handled above"),
                 CommitPhase::Submit { inode, index } => {
                     let Some((ino, end)) = entry else {
                         self.set_commit_phase(tid, CommitPhase::Wait { inode: 0, index: 0 });
@@ -150,12 +174,29 @@ pub trait Jbd2: FsHost {
         })
     }
 
-    /// Descriptor, metadata and commit blocks; sleep until the next
+    /// Descriptor, metadata and commit blocks; with `jbd2_shadow_wait`,
+    /// wait for them with the metadata shadowed; then sleep until the next
     /// transaction's timer runs out.
     fn finish_commit(&mut self, tid: u32, fs: usize, started_ns: Ns) -> Step {
         let dev = self.fs().filesystems[fs].device;
-        self.log_write(tid, fs, dev, 4);
+        if self.profile().jbd2_shadow_wait {
+            let seg = crate::block::Segment::journal_commit(fs);
+            if self.log_write_as(tid, fs, dev, 4, seg) {
+                self.fs_mut().filesystems[fs].metadata.log_shadowed = true;
+                self.set_commit_phase(tid, CommitPhase::Log);
+                self.kick_device(dev);
+                return Step::Wait(None);
+            }
+        } else {
+            self.log_write(tid, fs, dev, 4);
+        }
         self.kick_device(dev);
+        self.commit_done(tid, started_ns)
+    }
+
+    /// The commit is over: sleep until the next transaction's timer runs
+    /// out.
+    fn commit_done(&mut self, tid: u32, started_ns: Ns) -> Step {
         let d = self.fs_mut().daemon_mut(tid);
         d.commit = None;
         let next = started_ns + d.interval_ns;
@@ -164,6 +205,44 @@ pub trait Jbd2: FsHost {
         } else {
             Step::Continue
         }
+    }
+
+    /// Filesystem `fs`'s commit write is on disk: its buffers are no
+    /// longer shadowed; wake their waiters and the committing thread.
+    fn jbd2_commit_written(&mut self, fs: usize) {
+        let md = &mut self.fs_mut().filesystems[fs].metadata;
+        if !std::mem::take(&mut md.log_shadowed) {
+            return;
+        }
+        for i in 0..md.shadow_waiters.len() {
+            let t = self.fs().filesystems[fs].metadata.shadow_waiters[i];
+            self.wake_task(t);
+        }
+        self.fs_mut().filesystems[fs]
+            .metadata
+            .shadow_waiters
+            .clear();
+        if let Some(jbd2) = self.fs().jbd2_task(fs) {
+            self.wake_task(jbd2);
+        }
+    }
+
+    /// `mark_inode_dirty` of ext4 file `ino` by task `tid`: true if it must
+    /// wait for the commit's log write (`do_get_write_access` on a shadowed
+    /// inode table block); the task is then queued and sleeps.
+    fn jbd2_inode_update_waits(&mut self, tid: u32, ino: u32) -> bool {
+        if !self.profile().jbd2_shadow_wait {
+            return false;
+        }
+        let fs = self.mm().inode(ino).fs;
+        let md = &mut self.fs_mut().filesystems[fs].metadata;
+        if !md.log_shadowed {
+            return false;
+        }
+        if !md.shadow_waiters.contains(&tid) {
+            md.shadow_waiters.push(tid);
+        }
+        true
     }
 }
 
@@ -252,5 +331,49 @@ mod tests {
         }
         sys.jbd2_step(tid);
         assert!(sys.fs_mut().daemon_mut(tid).commit.is_none());
+    }
+
+    /// 6.1: no ordered data (unwritten extents); the commit's log write is
+    /// in flight with the metadata shadowed, so the writer of a growing
+    /// file waits until the write completes, then the commit ends. 3.3's
+    /// writers never wait.
+    #[test]
+    fn a_6_1_writer_waits_for_the_commits_log_write() {
+        use crate::block::BlockHost;
+        let (mut sys, ino, pfns, tid) = file_on_a_transaction("6.1");
+        let fs = sys.mm().inode(ino).fs;
+        assert_eq!(sys.jbd2_step(tid), Step::Wait(None), "no data to wait for");
+        assert_eq!(
+            sys.fs_mut().daemon_mut(tid).commit.as_ref().unwrap().phase,
+            CommitPhase::Log
+        );
+        for &pfn in &pfns[..4] {
+            assert!(
+                sys.mm().pages()[pfn as usize].has(flags::WRITEBACK),
+                "not waited for"
+            );
+        }
+        assert!(sys.jbd2_inode_update_waits(0, ino));
+        assert!(sys.jbd2_inode_update_waits(0, ino));
+        assert_eq!(sys.fs().filesystems[fs].metadata.shadow_waiters, [0]);
+        // A spurious wake-up of jbd2 changes nothing.
+        assert_eq!(sys.jbd2_step(tid), Step::Wait(None));
+        sys.journal_commit_written(fs);
+        assert!(!sys.jbd2_inode_update_waits(0, ino));
+        assert!(sys.fs().filesystems[fs].metadata.shadow_waiters.is_empty());
+        let started = sys
+            .fs_mut()
+            .daemon_mut(tid)
+            .commit
+            .as_ref()
+            .unwrap()
+            .started_ns;
+        let interval = sys.fs_mut().daemon_mut(tid).interval_ns;
+        assert_eq!(sys.jbd2_step(tid), Step::SleepUntil(started + interval));
+        assert!(sys.fs_mut().daemon_mut(tid).commit.is_none());
+
+        let (mut sys, ino, _, tid) = file_on_a_transaction("3.3");
+        sys.jbd2_step(tid);
+        assert!(!sys.jbd2_inode_update_waits(0, ino));
     }
 }

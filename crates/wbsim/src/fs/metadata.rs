@@ -61,6 +61,11 @@ pub struct MetadataState {
     pub cow_pending: bool,
     /// ext4: inodes with blocks allocated in the running transaction.
     pub ordered_inodes: Vec<u32>,
+    /// ext4: the committing transaction's log write is in flight, its
+    /// metadata buffers shadowed (`jbd2_shadow_wait`).
+    pub log_shadowed: bool,
+    /// ext4: tasks waiting for the shadowed buffers.
+    pub shadow_waiters: Vec<u32>,
     /// xfs: allocation transactions not yet forced to the log.
     pub unlogged_allocs: u64,
     /// xfs: log bytes of file creations not yet written.

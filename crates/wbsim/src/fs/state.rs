@@ -61,6 +61,19 @@ impl Filesystems {
         self.ioends.attach_worker(fs, tid);
     }
 
+    /// Filesystem `fs`'s jbd2 thread, if it has one.
+    pub fn jbd2_task(&self, fs: usize) -> Option<u32> {
+        self.daemons
+            .iter()
+            .position(|d| d.fs == fs && d.kind == super::daemon::DaemonKind::Jbd2)
+            .and_then(|i| {
+                self.daemon_of_task
+                    .iter()
+                    .position(|&x| x == i as u32)
+                    .map(|t| t as u32)
+            })
+    }
+
     /// The state of filesystem thread `tid`.
     pub(super) fn daemon_mut(&mut self, tid: u32) -> &mut FsDaemonState {
         let i = self.daemon_of_task[tid as usize];

@@ -67,6 +67,7 @@ const KEYS: &[(&str, &str)] = &[
     ("xfs_buffer_heads", "fs"),
     ("ext4_io_end_pages", "fs"),
     ("xfs_ioend_pages", "fs"),
+    ("jbd2_shadow_wait", "fs"),
     ("workingset_refault", "mm"),
 ];
 

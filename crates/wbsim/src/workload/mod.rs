@@ -41,6 +41,7 @@ pub trait WorkloadHost: crate::reclaim::ReclaimHost {
 
 use crate::fs::daemon::FsDaemons;
 use crate::fs::daemon::{FuseRequest, FuseRequestKind};
+use crate::fs::jbd2::Jbd2;
 use crate::fs::space::SpaceReservation;
 use crate::mm::filemap::Filemap;
 use crate::sched::Step;
@@ -170,6 +171,11 @@ pub trait Writer: WorkloadHost {
         let dirty = daemon.is_none();
         if dirty && !self.write_reserve_or_retry(tid, ino, idx) {
             return self.write_enospc(tid);
+        }
+        // The previous page's `mark_inode_dirty` (a growing ext4 file)
+        // waits while the journal commit's log write is in flight.
+        if dirty && self.jbd2_inode_update_waits(tid, ino) {
+            return Step::Wait(None);
         }
         if let Err(step) = self.write_page_cached(tid, ino, idx, bytes, dirty) {
             return step;
