@@ -51,7 +51,7 @@ RACE = (
     'ext4\'s writeback completion per io_end (fs.ext4_io_end_pages) and jbd2\'s shadowed '
     'buffers (fs.jbd2_shadow_wait) the model draws the race on 1 vCPU as the lab does (10 of '
     '10 runs), on 2-vCPU 256 MiB guests in 4 of 10 runs (lab: 0 of 9 quiet boots, 6 of 16 '
-    'busy; unthrottled 0 of 5), but on 512 MiB in none of 10 (lab: 6 of 9 quiet boots): there '
+    'busy; unthrottled 0 of 5), but on 512 MiB in none of 10 (lab: 7 of 10 quiet boots): there '
     'the model\'s boosts come while DMA32 is below its low watermark and dd\'s next page-cache '
     'allocation, 16 us later, enters the slow path and raises kswapd\'s pending zone before '
     'kswapd runs (0.88 ms), where the traced real dd took 0.7 ms to its next slow-path '
