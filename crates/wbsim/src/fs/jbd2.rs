@@ -79,12 +79,14 @@ pub trait Jbd2: FsHost {
             let ordered =
                 std::mem::take(&mut self.fs_mut().filesystems[fs].metadata.ordered_inodes);
             // Unwritten extents need no ordered data (dioread_nolock).
-            let unwritten = self.profile().ext4_io_end_pages > 0;
-            let inodes: Vec<(u32, u32)> = ordered
-                .into_iter()
-                .filter(|_| !unwritten)
-                .map(|ino| (ino, self.mm().inode(ino).size_pages))
-                .collect();
+            let inodes: Vec<(u32, u32)> = if self.profile().ext4_io_end_pages > 0 {
+                Vec::new()
+            } else {
+                ordered
+                    .into_iter()
+                    .map(|ino| (ino, self.mm().inode(ino).size_pages))
+                    .collect()
+            };
             let commit = Jbd2Commit {
                 started_ns: self.now(),
                 inodes,
@@ -102,18 +104,19 @@ pub trait Jbd2: FsHost {
                 .as_ref()
                 .expect("commit");
             let (phase, started_ns) = (commit.phase, commit.started_ns);
-            let inode = match phase {
-                CommitPhase::Submit { inode, .. } | CommitPhase::Wait { inode, .. } => inode,
+            let entry = match phase {
+                CommitPhase::Submit { inode, .. } | CommitPhase::Wait { inode, .. } => {
+                    commit.inodes.get(inode).copied()
+                }
+                CommitPhase::Log => None,
+            };
+            match phase {
                 CommitPhase::Log => {
                     if self.fs().filesystems[fs].metadata.log_shadowed {
                         return Step::Wait(None);
                     }
                     return self.commit_done(tid, started_ns);
                 }
-            };
-            let entry = commit.inodes.get(inode).copied();
-            match phase {
-                CommitPhase::Log => unreachable!("handled above"),
                 CommitPhase::Submit { inode, index } => {
                     let Some((ino, end)) = entry else {
                         self.set_commit_phase(tid, CommitPhase::Wait { inode: 0, index: 0 });
@@ -179,18 +182,20 @@ pub trait Jbd2: FsHost {
     /// transaction's timer runs out.
     fn finish_commit(&mut self, tid: u32, fs: usize, started_ns: Ns) -> Step {
         let dev = self.fs().filesystems[fs].device;
-        if self.profile().jbd2_shadow_wait {
-            let seg = crate::block::Segment::journal_commit(fs);
-            if self.log_write_as(tid, fs, dev, 4, seg) {
-                self.fs_mut().filesystems[fs].metadata.log_shadowed = true;
-                self.set_commit_phase(tid, CommitPhase::Log);
-                self.kick_device(dev);
-                return Step::Wait(None);
-            }
-        } else {
-            self.log_write(tid, fs, dev, 4);
+        let shadow = self.profile().jbd2_shadow_wait;
+        let seg = match shadow {
+            true => crate::block::Segment::journal_commit(fs),
+            false => crate::block::Segment::RAW,
+        };
+        let shadowed = self.log_write_as(tid, fs, dev, 4, seg) && shadow;
+        if shadowed {
+            self.fs_mut().filesystems[fs].metadata.log_shadowed = true;
+            self.set_commit_phase(tid, CommitPhase::Log);
         }
         self.kick_device(dev);
+        if shadowed {
+            return Step::Wait(None);
+        }
         self.commit_done(tid, started_ns)
     }
 
@@ -272,15 +277,7 @@ mod tests {
             .metadata
             .ordered_inodes
             .push(ino);
-        let jbd2 = sys
-            .fs()
-            .daemons
-            .iter()
-            .position(|d| d.kind == super::super::daemon::DaemonKind::Jbd2)
-            .unwrap();
-        let tid = (0..sys.fs().daemon_of_task.len())
-            .find(|&t| sys.fs().daemon_of_task[t] == jbd2 as u32)
-            .unwrap() as u32;
+        let tid = sys.fs().jbd2_task(fs).unwrap();
         (sys, ino, pfns, tid)
     }
 

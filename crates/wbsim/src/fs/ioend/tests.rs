@@ -29,6 +29,14 @@ fn submit(sys: &mut crate::system::System, ino: u32, n: u32) -> Vec<u32> {
         .collect()
 }
 
+/// One file on a `fs_type` filesystem of `kernel`: the system, the
+/// file's inode and its filesystem.
+fn one_file(kernel: &str, fs_type: &str) -> (crate::system::System, u32, usize) {
+    let (sys, files) = usb_stick_files(kernel, fs_type, &["a"]);
+    let fs = sys.mm().inode(files[0]).fs;
+    (sys, files[0], fs)
+}
+
 fn under_writeback(sys: &crate::system::System, pfns: &[u32]) -> usize {
     pfns.iter()
         .filter(|&&p| sys.mm().pages()[p as usize].has(flags::WRITEBACK))
@@ -40,9 +48,7 @@ fn under_writeback(sys: &crate::system::System, pfns: &[u32]) -> usize {
 /// its pages end together. 3.3 ends each page as its request completes.
 #[test]
 fn ext4_io_end_pages_end_writeback_together_in_the_worker() {
-    let (mut sys, files) = usb_stick_files("6.1", "ext4", &["a"]);
-    let ino = files[0];
-    let fs = sys.mm().inode(ino).fs;
+    let (mut sys, ino, fs) = one_file("6.1", "ext4");
     assert_eq!(sys.ioend_limit_pages(fs), 2048);
     let pfns = submit(&mut sys, ino, 8);
     let written0 = sys.wb().bdi(sys.mm().inode(ino).bdi).written_pages;
@@ -63,19 +69,17 @@ fn ext4_io_end_pages_end_writeback_together_in_the_worker() {
         Step::Wait(None)
     ));
 
-    let (mut sys, files) = usb_stick_files("3.3", "ext4", &["a"]);
-    let pfns = submit(&mut sys, files[0], 2);
+    let (mut sys, ino, _) = one_file("3.3", "ext4");
+    let pfns = submit(&mut sys, ino, 2);
     sys.end_page_writeback(pfns[0]);
     assert_eq!(under_writeback(&sys, &pfns), 1, "3.3: at once");
 }
 
 /// An ioend takes a contiguous run of at most the profile's pages: a gap
-/// or a full ioend starts the next one, which completes on its own.
+/// or a full ioend closes it and starts the next one.
 #[test]
 fn ioends_split_at_the_limit_and_at_gaps() {
-    let (mut sys, files) = usb_stick_files("6.1", "xfs", &["a"]);
-    let ino = files[0];
-    let fs = sys.mm().inode(ino).fs;
+    let (mut sys, ino, fs) = one_file("6.1", "xfs");
     assert_eq!(sys.ioend_limit_pages(fs), 4096);
     sys.ioend_add_page(fs, ino, 10);
     sys.ioend_add_page(fs, ino, 11);
