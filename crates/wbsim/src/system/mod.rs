@@ -190,12 +190,12 @@ impl BlockHost for System {
         self.wb.bdi(bdi).device
     }
 
-    /// A page's request completed: its writeback ends now, or with its
-    /// ioend in the filesystem's worker (6.1 ext4 and xfs, `fs::ioend`).
     fn journal_commit_written(&mut self, fs: usize) {
         crate::fs::jbd2::Jbd2::jbd2_commit_written(self, fs)
     }
 
+    /// A page's request completed: its writeback ends now, or with its
+    /// ioend in the filesystem's worker (6.1 ext4 and xfs, `fs::ioend`).
     fn end_page_writeback(&mut self, pfn: Pfn) {
         if !crate::fs::ioend::IoendCompletion::ioend_page_written(self, pfn) {
             crate::writeback::account::end_page_writeback(self, pfn)
