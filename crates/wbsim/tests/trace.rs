@@ -8,10 +8,14 @@ use common::{dirty_heavy, SharedBuf};
 use wbsim::{kernel, simulate_traced, RunOptions};
 
 fn traced(preset: &str) -> (wbsim::report::RunReport, String) {
+    traced_on(&dirty_heavy(), preset)
+}
+
+fn traced_on(sc: &wbsim::scenario::Scenario, preset: &str) -> (wbsim::report::RunReport, String) {
     let buf = SharedBuf::default();
     let profile = kernel::preset(preset).unwrap();
     let r = simulate_traced(
-        &dirty_heavy(),
+        sc,
         &profile,
         1,
         &RunOptions::default(),
@@ -140,4 +144,38 @@ fn dirty_throttling_events() {
             .all(|b| b.ends_with(marker) || marker.starts_with(" unstable")));
         assert!(rates.iter().all(|b| b.starts_with("bdi 8:")), "{preset}");
     }
+}
+
+/// 6.1 groups pages by mobility: each fallback onto another migratetype's
+/// buddy is an `mm_page_alloc_extfrag` line (one that fragments a
+/// pageblock, a buddy under order 9, is what boosts the watermarks); the
+/// 3.x presets keep one free list and print none.
+#[test]
+fn extfrag_events_follow_the_fallbacks() {
+    // ext4: its buffer heads are the RECLAIMABLE pages (6.1's xfs has none).
+    let (_, text) = traced_on(&common::small("ext4"), "6.1");
+    let lines: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_once(": mm_page_alloc_extfrag: ").map(|(_, b)| b))
+        .collect();
+    assert!(!lines.is_empty(), "no fallback in a 6.1 run");
+    let field = |b: &str, key: &str| -> u64 {
+        let key = format!(" {key}=");
+        let at = b.find(key.as_str()).unwrap() + key.len();
+        b[at..].split(' ').next().unwrap().parse().unwrap()
+    };
+    for b in &lines {
+        assert_ne!(
+            field(b, "alloc_migratetype"),
+            field(b, "fallback_migratetype"),
+            "{b}"
+        );
+        assert_eq!(
+            field(b, "fragmenting"),
+            u64::from(field(b, "fallback_order") < 9),
+            "{b}"
+        );
+    }
+    let (_, old) = traced_on(&common::small("ext4"), "3.3");
+    assert!(!old.contains("mm_page_alloc_extfrag"));
 }

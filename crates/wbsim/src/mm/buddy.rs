@@ -74,13 +74,17 @@ pub fn boost_factor(
 }
 
 /// What a fallback did: whether it fragmented a pageblock (and so boosts
-/// the zone's watermarks).
+/// the zone's watermarks); what `mm_page_alloc_extfrag` prints of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fallback {
     pub from: usize,
     pub to: usize,
     pub order: usize,
     pub fragmenting: bool,
+    /// The head frame of the buddy taken.
+    pub pfn: Pfn,
+    /// The buddy's pageblock is the allocation's type after the steal.
+    pub change_ownership: bool,
 }
 
 /// A zone's buddy lists and pageblock types.
@@ -261,6 +265,8 @@ impl Buddy {
             to: start,
             order,
             fragmenting,
+            pfn,
+            change_ownership: self.block_type(pfn) == start,
         })
     }
 

@@ -183,7 +183,11 @@ pub trait MemoryOps: MmHost {
             if !self.mm().zone_watermark_allows(z, mark, classzone) {
                 continue;
             }
-            if let Some(pfn) = self.mm_mut().rmqueue_pcp(cpu, z, gfp.migratetype()) {
+            let page = self.mm_mut().rmqueue_pcp(cpu, z, gfp.migratetype());
+            if !self.mm().zones[z].fallbacks.is_empty() {
+                self.trace_fallbacks(tid, z);
+            }
+            if let Some(pfn) = page {
                 let p = &mut self.mm_mut().pages[pfn as usize];
                 p.flags = 0;
                 p.holder = Holder::Kernel;
@@ -194,6 +198,28 @@ pub trait MemoryOps: MmHost {
             }
         }
         None
+    }
+
+    /// `mm_page_alloc_extfrag` for each fallback of zone `z`'s last
+    /// per-CPU refill (`__rmqueue_fallback`, 2.6.35+, 6.1's layout).
+    fn trace_fallbacks(&mut self, tid: u32, z: usize) {
+        let fallbacks = std::mem::take(&mut self.mm_mut().zones[z].fallbacks);
+        for f in &fallbacks {
+            let ev = crate::trace::TraceEvent::PageAllocExtfrag(crate::trace::PageAllocExtfrag {
+                pfn: u64::from(f.pfn + buddy::FIRST_PFN),
+                alloc_order: 0,
+                fallback_order: f.order as u32,
+                pageblock_order: buddy::PAGEBLOCK_ORDER as u32,
+                alloc_migratetype: f.to as u32,
+                fallback_migratetype: f.from as u32,
+                change_ownership: f.change_ownership,
+            });
+            self.trace(tid, ev);
+        }
+        // Keep the list's capacity for the next refill.
+        let mut fallbacks = fallbacks;
+        fallbacks.clear();
+        self.mm_mut().zones[z].fallbacks = fallbacks;
     }
 
     /// Whether every populated zone of the zonelist is over its dirty share:

@@ -130,7 +130,8 @@ impl Memory {
     /// With mobility grouping the batch comes from `__rmqueue`, which may
     /// fall back on another type's buddies; a fragmenting fallback boosts
     /// the zone's watermarks (`boost_factor`) and flags the zone for the
-    /// caller's kswapd wake-up (`boosted_wake`).
+    /// caller's kswapd wake-up (`boosted_wake`); every fallback is left in
+    /// `fallbacks` for the caller's tracepoint.
     #[inline]
     pub fn rmqueue_pcp(&mut self, cpu: usize, z: usize, mt: usize) -> Option<Pfn> {
         let zone = &mut self.zones[z];
@@ -145,10 +146,11 @@ impl Memory {
                 let pfn = match zone.buddy.as_mut() {
                     Some(buddy) => match buddy.rmqueue(&mut self.pages, mt) {
                         Some((pfn, fallback)) => {
-                            if fallback.is_some_and(|f| f.fragmenting)
-                                && zone.boost_watermark(self.boost_factor)
-                            {
-                                zone.boosted_wake = true;
+                            if let Some(f) = fallback {
+                                zone.fallbacks.push(f);
+                                if f.fragmenting && zone.boost_watermark(self.boost_factor) {
+                                    zone.boosted_wake = true;
+                                }
                             }
                             pfn
                         }

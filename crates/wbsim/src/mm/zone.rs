@@ -47,6 +47,9 @@ pub struct Zone {
     /// ZONE_BOOSTED_WATERMARK: a fallback boosted the zone; the
     /// allocation that took it wakes kswapd for this zone.
     pub boosted_wake: bool,
+    /// The fallbacks of the last per-CPU refill, for the allocating
+    /// task's `mm_page_alloc_extfrag` events (emptied at once).
+    pub fallbacks: Vec<super::buddy::Fallback>,
     /// `lowmem_reserve[j]`: pages this zone keeps back from allocations whose
     /// preferred zone (classzone) is `j`.
     pub lowmem_reserve: Vec<u64>,
@@ -97,6 +100,7 @@ impl Zone {
             wmark_base: [0; 3],
             watermark_boost: 0,
             boosted_wake: false,
+            fallbacks: Vec::new(),
             lowmem_reserve: Vec::new(),
             lruvec: Lruvec::default(),
             lru_pages: [0; NR_LRU_LISTS],

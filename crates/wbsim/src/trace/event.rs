@@ -83,6 +83,28 @@ pub enum TraceEvent {
     /// `balance_dirty_pages` (3.3+ layout; each pass that sleeps or ends
     /// the loop under `min_pause`).
     BalanceDirtyPages(BalanceDirtyPages),
+    /// `mm_page_alloc_extfrag` (2.6.35+, `include/trace/events/kmem.h`;
+    /// from `__rmqueue_fallback` after the steal; 6.1's layout, `pfn` in
+    /// hex): an allocation took a buddy of another migratetype. One whose
+    /// buddy is smaller than a pageblock (`fragmenting=1`) boosts the
+    /// zone's watermarks (5.0+).
+    PageAllocExtfrag(PageAllocExtfrag),
+}
+
+/// Fields of [`TraceEvent::PageAllocExtfrag`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageAllocExtfrag {
+    /// The physical frame number of the buddy taken.
+    pub pfn: u64,
+    pub alloc_order: u32,
+    pub fallback_order: u32,
+    /// A fallback below it fragments a pageblock (`fragmenting=`).
+    pub pageblock_order: u32,
+    /// `enum migratetype`: 0 UNMOVABLE, 1 MOVABLE, 2 RECLAIMABLE.
+    pub alloc_migratetype: u32,
+    pub fallback_migratetype: u32,
+    /// The buddy's pageblock has the allocation's type after the steal.
+    pub change_ownership: bool,
 }
 
 /// Which kernel's field list the writeback tracepoints print.
@@ -187,6 +209,7 @@ impl TraceEvent {
             TraceEvent::GlobalDirtyState(_) => "global_dirty_state",
             TraceEvent::BdiDirtyRatelimit(_) => "bdi_dirty_ratelimit",
             TraceEvent::BalanceDirtyPages(_) => "balance_dirty_pages",
+            TraceEvent::PageAllocExtfrag(_) => "mm_page_alloc_extfrag",
         }
     }
 }

@@ -178,6 +178,20 @@ fn write_fields(out: &mut String, ev: &TraceEvent) -> std::fmt::Result {
             )?;
             write_cgroup_ino(out, r.layout)
         }
+        TraceEvent::PageAllocExtfrag(e) => write!(
+            out,
+            "page={:016x} pfn={:#x} alloc_order={} fallback_order={} pageblock_order={} \
+             alloc_migratetype={} fallback_migratetype={} fragmenting={} change_ownership={}",
+            super::event::vmemmap_page_ptr(e.pfn),
+            e.pfn,
+            e.alloc_order,
+            e.fallback_order,
+            e.pageblock_order,
+            e.alloc_migratetype,
+            e.fallback_migratetype,
+            u8::from(e.fallback_order < e.pageblock_order),
+            u8::from(e.change_ownership),
+        ),
         TraceEvent::BalanceDirtyPages(b) => {
             write!(
                 out,
@@ -480,6 +494,54 @@ mod tests {
         };
         let mut s = String::new();
         write_widest_context(&mut s, &TraceEvent::BalanceDirtyPages(widest));
+        assert!(s.len() <= MAX_TRACE_LINE, "{}", s.len());
+    }
+
+    #[test]
+    fn extfrag_event_prints_6_1_layout() {
+        use crate::trace::PageAllocExtfrag;
+        // A real 6.1 guest's line (ext4-512m, traced boot), its `%p`
+        // hashed: page=0000000053e42d79 pfn=0x500 alloc_order=0
+        // fallback_order=8 pageblock_order=9 alloc_migratetype=1
+        // fallback_migratetype=2 fragmenting=1 change_ownership=1
+        let ev = TraceEvent::PageAllocExtfrag(PageAllocExtfrag {
+            pfn: 0x500,
+            alloc_order: 0,
+            fallback_order: 8,
+            pageblock_order: 9,
+            alloc_migratetype: 1,
+            fallback_migratetype: 2,
+            change_ownership: true,
+        });
+        assert_eq!(
+            line("dd", 1000, 1, TS, ev),
+            "              dd-1000  [001]  1234.567890: mm_page_alloc_extfrag: \
+             page=ffffea0000014000 pfn=0x500 alloc_order=0 fallback_order=8 \
+             pageblock_order=9 alloc_migratetype=1 fallback_migratetype=2 \
+             fragmenting=1 change_ownership=1\n"
+        );
+        // A buddy of a pageblock or more does not fragment.
+        let whole = TraceEvent::PageAllocExtfrag(PageAllocExtfrag {
+            pfn: 0x400,
+            alloc_order: 0,
+            fallback_order: 10,
+            pageblock_order: 9,
+            alloc_migratetype: 2,
+            fallback_migratetype: 1,
+            change_ownership: true,
+        });
+        assert!(line("dd", 1000, 0, TS, whole).contains("fallback_order=10 pageblock_order=9 alloc_migratetype=2 fallback_migratetype=1 fragmenting=0 change_ownership=1"));
+        let widest = TraceEvent::PageAllocExtfrag(PageAllocExtfrag {
+            pfn: u64::MAX,
+            alloc_order: u32::MAX,
+            fallback_order: u32::MAX,
+            pageblock_order: u32::MAX,
+            alloc_migratetype: u32::MAX,
+            fallback_migratetype: u32::MAX,
+            change_ownership: true,
+        });
+        let mut s = String::new();
+        write_widest_context(&mut s, &widest);
         assert!(s.len() <= MAX_TRACE_LINE, "{}", s.len());
     }
 

@@ -16,7 +16,7 @@ mod synthetic;
 
 pub use event::{
     pages_to_kib, BalanceDirtyPages, BdiDirtyRatelimit, BdiName, GfpMask, GlobalDirtyState,
-    IsolateMode, ReclaimFlags, ReclaimLru, TraceEvent, WritebackLayout,
+    IsolateMode, PageAllocExtfrag, ReclaimFlags, ReclaimLru, TraceEvent, WritebackLayout,
 };
 pub use format::{write_trace_header, write_trace_line};
 pub use sink::Tracer;

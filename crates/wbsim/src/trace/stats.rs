@@ -325,10 +325,11 @@ impl TraceStatsCollector {
                 };
                 w.record(usec_timeout, usec_delayed);
             }
-            // The script reads no writeback-throttling event.
+            // The script reads no writeback-throttling or page-allocator event.
             TraceEvent::GlobalDirtyState(_)
             | TraceEvent::BdiDirtyRatelimit(_)
-            | TraceEvent::BalanceDirtyPages(_) => {}
+            | TraceEvent::BalanceDirtyPages(_)
+            | TraceEvent::PageAllocExtfrag(_) => {}
         }
     }
 }

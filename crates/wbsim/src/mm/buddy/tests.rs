@@ -54,6 +54,7 @@ fn a_reclaimable_fallback_takes_the_largest_buddy_and_its_blocks() {
     let f = fallback.expect("a fallback");
     assert_eq!((f.from, f.to, f.order, f.fragmenting), (1, 2, 10, false));
     assert_eq!(pfn, 768, "physical 1024, the order-10 buddy's first page");
+    assert_eq!((f.pfn, f.change_ownership), (768, true));
     assert_eq!(b.block_type(768), MIGRATE_RECLAIMABLE);
     assert_eq!(b.block_type(768 + 512), MIGRATE_RECLAIMABLE);
     assert_eq!(b.block_type(0), MIGRATE_MOVABLE);
@@ -87,6 +88,11 @@ fn a_movable_fallback_into_part_of_a_block_fragments_it_and_claims_it() {
     let (_, f) = b.rmqueue(&mut pages, MIGRATE_MOVABLE).unwrap();
     let f = f.expect("a fallback");
     assert_eq!((f.from, f.to, f.order, f.fragmenting), (2, 1, 8, true));
+    assert_eq!(
+        (f.pfn, f.change_ownership),
+        (512, true),
+        "the order-8 buddy"
+    );
     assert_eq!(b.block_type(256), MIGRATE_MOVABLE);
     assert_eq!(b.free_of_type(MIGRATE_RECLAIMABLE), 0);
     assert_eq!(b.free_of_type(MIGRATE_MOVABLE), 510);
@@ -114,6 +120,11 @@ fn only_small_buddies_left_a_movable_fallback_moves_the_smallest_alone() {
     let (pfn, f) = b.rmqueue(&mut pages, MIGRATE_MOVABLE).unwrap();
     let f = f.expect("a fallback");
     assert_eq!((f.order, f.fragmenting, pfn), (0, true, 8));
+    assert_eq!(
+        (f.pfn, f.change_ownership),
+        (8, false),
+        "the block stays UNMOVABLE"
+    );
     assert_eq!(b.block_type(0), MIGRATE_UNMOVABLE);
     assert_eq!(buddies(&b, MIGRATE_UNMOVABLE), vec![(2, 1)]);
 }
