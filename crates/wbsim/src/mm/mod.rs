@@ -203,8 +203,8 @@ pub trait MemoryOps: MmHost {
     /// `mm_page_alloc_extfrag` for each fallback of zone `z`'s last
     /// per-CPU refill (`__rmqueue_fallback`, 2.6.35+, 6.1's layout).
     fn trace_fallbacks(&mut self, tid: u32, z: usize) {
-        let fallbacks = std::mem::take(&mut self.mm_mut().zones[z].fallbacks);
-        for f in &fallbacks {
+        let mut fallbacks = std::mem::take(&mut self.mm_mut().zones[z].fallbacks);
+        for f in fallbacks.drain(..) {
             let ev = crate::trace::TraceEvent::PageAllocExtfrag(crate::trace::PageAllocExtfrag {
                 pfn: u64::from(f.pfn + buddy::FIRST_PFN),
                 alloc_order: 0,
@@ -216,9 +216,7 @@ pub trait MemoryOps: MmHost {
             });
             self.trace(tid, ev);
         }
-        // Keep the list's capacity for the next refill.
-        let mut fallbacks = fallbacks;
-        fallbacks.clear();
+        // The emptied list keeps its capacity for the next refill.
         self.mm_mut().zones[z].fallbacks = fallbacks;
     }
 
