@@ -69,6 +69,11 @@ const DISPATCH_POINTS: &[&str] = &[
     // The block layer's form: single queue with congestion, or blk-mq
     // with writeback throttling (4.10+ / 5.0+).
     "block/wbt.rs",
+    // Wake-up placement with no idle CPU: the previous CPU (3.x) or the
+    // lighter of waker's and previous by PELT load (4.13+).
+    "sched/pelt.rs",
+    // sched_wakeup's layout: `success=1` up to 4.2.
+    "sched/trace.rs",
 ];
 
 #[test]

@@ -50,7 +50,9 @@ fn trace_totals_equal_vmstat() {
         assert!(text
             .lines()
             .filter(|l| !l.starts_with('#'))
-            .all(|l| l.contains(": mm_vmscan_") || l.contains(": writeback_")));
+            .all(|l| l.contains(": mm_vmscan_")
+                || l.contains(": writeback_")
+                || l.contains(": sched_")));
     }
 }
 
@@ -178,4 +180,79 @@ fn extfrag_events_follow_the_fallbacks() {
     }
     let (_, old) = traced_on(&common::small("ext4"), "3.3");
     assert!(!old.contains("mm_page_alloc_extfrag"));
+}
+
+/// `sched_switch` and `sched_wakeup` tell one consistent story per CPU:
+/// each switch leaves the task the CPU's previous switch brought in (the
+/// idle task at first), a task is switched in only on the CPU its last
+/// wake-up targeted, and a preempted task (`R+`) is back in before it is
+/// woken again; 6.1 prints no `success=` field, 3.x does.
+#[test]
+fn sched_events_follow_each_cpu() {
+    let one_cpu = common::scenario(
+        &common::three_zone_machine(1, 16, 32, 16),
+        "ext4",
+        "[[task]]\ncommand = \"dd if=/dev/zero of=disk/f bs=32k count=5120\"",
+        "one-cpu.toml",
+    );
+    let runs = [
+        ("6.1", false, common::small("ext4")),
+        ("3.3", true, common::small("ext4")),
+        ("6.1", false, one_cpu),
+    ];
+    for (preset, success, sc) in runs {
+        let (_, text) = traced_on(&sc, preset);
+        let cpus = sc.machine.cpus as usize;
+        let mut on_cpu: Vec<String> = vec!["swapper/0 0".into(), "swapper/1 0".into()];
+        let mut woken_to: std::collections::HashMap<String, String> = Default::default();
+        let mut preempted: std::collections::HashSet<String> = Default::default();
+        let (mut switches, mut wakeups, mut preemptions) = (0, 0, 0);
+        let field = |b: &str, key: &str| -> String {
+            let key = format!("{key}=");
+            let at = b.find(key.as_str()).unwrap() + key.len();
+            b[at..].split(' ').next().unwrap().to_string()
+        };
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let cpu = &line[line.find('[').unwrap() + 1..line.find(']').unwrap()];
+            let cpu: usize = cpu.parse().unwrap();
+            if let Some((_, b)) = line.split_once(": sched_switch: ") {
+                switches += 1;
+                let prev = format!("{} {}", field(b, "prev_comm"), field(b, "prev_pid"));
+                let next = format!("{} {}", field(b, "next_comm"), field(b, "next_pid"));
+                assert_eq!(on_cpu[cpu], prev, "{preset}: {line}");
+                if field(b, "next_pid") != "0" {
+                    let target = woken_to.get(&next).map(String::as_str);
+                    assert_eq!(
+                        target,
+                        Some(format!("{cpu:03}").as_str()),
+                        "{preset}: {line}"
+                    );
+                }
+                if field(b, "prev_state") == "R+" {
+                    preemptions += 1;
+                    preempted.insert(prev);
+                }
+                preempted.remove(&next);
+                on_cpu[cpu] = next;
+            } else if let Some((_, b)) = line.split_once(": sched_wakeup: ") {
+                wakeups += 1;
+                assert_eq!(b.contains(" success=1 "), success, "{preset}: {line}");
+                let woken = format!("{} {}", field(b, "comm"), field(b, "pid"));
+                assert!(
+                    !preempted.contains(&woken),
+                    "{preset}: a runnable task woken: {line}"
+                );
+                woken_to.insert(woken, field(b, "target_cpu"));
+            }
+        }
+        assert!(
+            switches > 100 && wakeups > 50,
+            "{preset}: {switches} {wakeups}"
+        );
+        // One CPU: a woken kswapd preempts dd.
+        assert!(
+            cpus > 1 || preemptions > 0,
+            "{preset}: no preemption on one CPU"
+        );
+    }
 }

@@ -69,6 +69,7 @@ const KEYS: &[(&str, &str)] = &[
     ("xfs_ioend_pages", "fs"),
     ("jbd2_shadow_wait", "fs"),
     ("workingset_refault", "mm"),
+    ("wake_affine_weight", "sched"),
 ];
 
 /// The subsystem a profile key belongs to; `None` for an unknown key.

@@ -266,6 +266,14 @@ pub struct KernelProfile {
     /// a refault of the type's oldest generation and activates nothing.
     #[serde(default)]
     pub workingset_refault: bool,
+    /// With no idle CPU, a woken task queues on the CPU that woke it when
+    /// that CPU's PELT load, plus the task's own, is under its previous
+    /// CPU's less the task's by the 8% bias (`wake_affine_weight`, 4.13+;
+    /// read in 6.1 kernel/sched/fair.c); off: on its previous CPU, which
+    /// is what 3.0's `wake_affine` with instantaneous run-queue weights
+    /// gives when each CPU runs one task.
+    #[serde(default)]
+    pub wake_affine_weight: bool,
 }
 
 const PRESETS: &[(&str, &str)] = &[

@@ -33,9 +33,9 @@
 //! Not modelled: preemption inside a step (a step is short, microseconds),
 //! timer ticks (the checks run at each step's end), periodic and new-idle
 //! load balancing (a queued task waits on its CPU even if another goes
-//! idle), `wake_affine`'s pull towards the waker's CPU (with every CPU in
-//! one LLC it only changes which busy CPU a task queues on), the next/last
-//! buddies.
+//! idle), the next/last buddies. `wake_affine`'s choice between the
+//! waker's CPU and the previous one when no CPU is idle is `pelt.rs`'s,
+//! behind the profile's `wake_affine_weight`.
 
 use super::{Core, Step};
 use crate::sim::{EventKind, Ns, NS_PER_US};
@@ -92,6 +92,8 @@ pub struct RunQueue {
     pub curr_picked_exec_ns: Ns,
     /// A `CpuFree` event is pending at `busy_until`.
     pub free_event_pending: bool,
+    /// The task the trace last switched in here (None: idle).
+    pub traced_task: Option<u32>,
 }
 
 impl Core {
@@ -102,7 +104,7 @@ impl Core {
     }
 
     #[inline]
-    fn is_runnable(&self, cpu: usize, tid: u32) -> bool {
+    pub(super) fn is_runnable(&self, cpu: usize, tid: u32) -> bool {
         let rq = &self.runqueues[cpu];
         rq.curr == Some(tid) || rq.queued.contains(&tid)
     }
@@ -120,9 +122,10 @@ impl Core {
         if self.is_runnable(prev_cpu, tid) {
             return None;
         }
-        let cpu = self.select_wake_cpu(prev_cpu, at, self.tasks[tid as usize].cpus_allowed);
+        let cpu = self.select_wake_cpu(tid, prev_cpu, at);
         let tun = self.tunables;
         let min_v = self.runqueues[cpu].min_vruntime_ns;
+        let weigh_loads = self.weighs_loads();
         let task = &mut self.tasks[tid as usize];
         if cpu != prev_cpu {
             // Migration keeps the task's lag behind its queue's
@@ -132,14 +135,18 @@ impl Core {
             task.cpu = cpu;
         }
         if task.sleeping {
+            if weigh_loads {
+                task.load.update(at, false);
+            }
             task.sleeping = false;
             // place_entity: sleeps up to half a latency period do not count.
             let floor = min_v.saturating_sub(tun.latency_ns / 2);
             task.vruntime_ns = task.vruntime_ns.max(floor);
         }
         let woken_v = task.vruntime_ns;
+        self.runqueues[cpu].queued.push(tid);
+        self.trace_wakeup(tid, cpu, at);
         let rq = &mut self.runqueues[cpu];
-        rq.queued.push(tid);
         if rq.busy_until > at {
             if let Some(c) = rq.curr {
                 let curr_v = self.tasks[c as usize].vruntime_ns;
@@ -171,10 +178,12 @@ impl Core {
     }
 
     /// `select_idle_sibling`: the previous CPU if idle, else the first idle
-    /// CPU of the shared cache domain, else the previous CPU; all within
-    /// the CPUs the task is allowed (`[first, end)`).
+    /// CPU of the shared cache domain, else `wake_affine`'s choice (the
+    /// previous CPU unless the profile weighs loads); all within the CPUs
+    /// the task is allowed (`[first, end)`).
     #[inline]
-    fn select_wake_cpu(&self, prev_cpu: usize, at: Ns, allowed: Option<(usize, usize)>) -> usize {
+    fn select_wake_cpu(&self, tid: u32, prev_cpu: usize, at: Ns) -> usize {
+        let allowed = self.tasks[tid as usize].cpus_allowed;
         let (first, end) = allowed.unwrap_or((0, self.runqueues.len()));
         let prev = if (first..end).contains(&prev_cpu) {
             prev_cpu
@@ -186,7 +195,7 @@ impl Core {
         }
         (first..end)
             .find(|&c| self.cpu_idle_at(c, at))
-            .unwrap_or(prev)
+            .unwrap_or_else(|| self.wake_affine_target(tid, prev, at))
     }
 
     /// Make sure the CPU looks for work when its current step ends.
@@ -285,6 +294,7 @@ impl Core {
         };
         self.runqueues[cpu].need_resched = false;
         self.update_min_vruntime(cpu);
+        self.trace_switch(cpu, Some(tid), at);
         Some(tid)
     }
 
@@ -293,6 +303,7 @@ impl Core {
     /// tracepoint.
     #[inline]
     pub fn begin_run(&mut self, tid: u32) -> (u64, Option<super::PendingWait>) {
+        self.current = Some(tid);
         let task = &mut self.tasks[tid as usize];
         task.token += 1;
         self.step_cost_ns = 0;
@@ -317,7 +328,13 @@ impl Core {
         self.update_min_vruntime(cpu);
         if step != Step::Continue {
             self.runqueues[cpu].curr = None;
-            self.tasks[tid as usize].sleeping = step != Step::Exit;
+            let weigh_loads = self.weighs_loads();
+            let task = &mut self.tasks[tid as usize];
+            if weigh_loads {
+                task.load.update(end, true);
+            }
+            task.sleeping = step != Step::Exit;
+            task.waker = None;
         }
         (cost, end)
     }
@@ -365,6 +382,8 @@ impl Core {
                 self.start_tasks_after(tid, end);
             }
         }
+        self.current = None;
+        self.trace_switch_out(tid, cpu, step, end);
         if self.runqueues[cpu].curr.is_some() || !self.runqueues[cpu].queued.is_empty() {
             self.cpu_free_at(cpu);
         }

@@ -7,13 +7,15 @@
 //! which the machine (`system::System`) implements.
 
 mod cfs;
+mod pelt;
 mod task;
+mod trace;
 
 use serde::Serialize;
 
 use crate::kernel::{KernelProfile, SysctlConfig};
 use crate::sim::{CostTable, EventKind, EventQueue, Ns};
-use crate::trace::{TraceEvent, Tracer};
+use crate::trace::{TraceEvent, Tracer, WritebackLayout};
 
 pub use cfs::{RunQueue, SchedTunables};
 pub use task::{PendingWait, Step, Task};
@@ -79,6 +81,11 @@ pub struct Core {
     max_events: u64,
     /// Workload tasks that have not exited yet.
     workload_left: usize,
+    /// The task whose steps are being run (None: the engine, an interrupt).
+    current: Option<u32>,
+    /// `sched_wakeup`'s layout: 3.x's `success=1` or 6.1's, chosen as the
+    /// writeback events' (node-scoped dirty limits: the 6.1 presets).
+    trace_layout: WritebackLayout,
 }
 
 /// When a task added at boot first runs.
@@ -106,6 +113,7 @@ pub struct CoreConfig {
 
 impl Core {
     pub fn new(c: CoreConfig) -> Core {
+        let trace_layout = trace::wakeup_layout(&c.profile);
         Core {
             now: 0,
             hz: c.hz,
@@ -127,6 +135,8 @@ impl Core {
             events_processed: 0,
             max_events: u64::MAX,
             workload_left: 0,
+            current: None,
+            trace_layout,
         }
     }
 
@@ -370,6 +380,7 @@ pub trait HasCore {
     /// Make a task runnable now, unless it already has a fresher wake-up.
     fn wake_task(&mut self, tid: u32) {
         let c = self.core_mut();
+        c.tasks[tid as usize].waker = c.current;
         let token = c.tasks[tid as usize].token;
         c.events
             .push(c.now, EventKind::RunTask { task: tid, token });
@@ -391,6 +402,7 @@ pub trait HasCore {
         let c = self.core_mut();
         for i in 0..c.congestion_waiters.len() {
             let tid = c.congestion_waiters[i];
+            c.tasks[tid as usize].waker = c.current;
             let token = c.tasks[tid as usize].token;
             c.events
                 .push(c.now, EventKind::RunTask { task: tid, token });

@@ -2,6 +2,7 @@
 //! accounting part); what it runs and each subsystem's per-task state are
 //! kept by their owners, indexed by the task id.
 
+use super::pelt::LoadAvg;
 use crate::sim::Ns;
 
 /// What a task's step asks of the scheduler.
@@ -51,6 +52,11 @@ pub struct Task {
     pub vruntime_ns: Ns,
     /// Off the run queue (sleeping, or not started yet).
     pub sleeping: bool,
+    /// The task that woke it from its last sleep (None: a timer or an
+    /// interrupt), for `sched_wakeup`.
+    pub waker: Option<u32>,
+    /// PELT load average (`se.avg.load_avg`), for wake-up placement.
+    pub load: LoadAvg,
     /// The scenario's command line (empty for kernel threads and extra
     /// fs_mark threads).
     pub command: String,
@@ -86,6 +92,8 @@ impl Task {
             nr_switches: 0,
             vruntime_ns: 0,
             sleeping: true,
+            waker: None,
+            load: LoadAvg::initial(is_workload),
             command: String::new(),
             exit_status: 0,
             message: String::new(),

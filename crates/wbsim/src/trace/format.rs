@@ -41,7 +41,7 @@ pub const fn trace_usecs(ts_ns: u64) -> u64 {
 
 /// The longest prefix of `comm` of at most 15 bytes that ends on a char
 /// boundary (the kernel stores at most `TASK_COMM_LEN - 1` bytes).
-fn clip_comm(comm: &str) -> &str {
+pub(super) fn clip_comm(comm: &str) -> &str {
     if comm.len() <= COMM_MAX {
         return comm;
     }
@@ -67,9 +67,23 @@ pub fn write_trace_line(
     ts_ns: u64,
     ev: &TraceEvent,
 ) {
+    write_context(out, comm, pid, cpu, ts_ns, ev.name());
+    // fmt::Write for String never fails.
+    let _ = write_fields(out, ev);
+    out.push('\n');
+}
+
+/// The context prefix and the event's name: everything before its fields.
+pub(super) fn write_context(
+    out: &mut String,
+    comm: &str,
+    pid: u32,
+    cpu: u32,
+    ts_ns: u64,
+    name: &str,
+) {
     let comm = if pid == 0 { "<idle>" } else { clip_comm(comm) };
     let us = trace_usecs(ts_ns);
-    // fmt::Write for String never fails.
     let _ = write!(
         out,
         "{:>16}-{:<5} [{:03}] {:>5}.{:06}: {}: ",
@@ -78,10 +92,8 @@ pub fn write_trace_line(
         cpu,
         us / 1_000_000,
         us % 1_000_000,
-        ev.name()
+        name
     );
-    let _ = write_fields(out, ev);
-    out.push('\n');
 }
 
 /// The `TP_printk` part of `ev` (3.0 layouts).

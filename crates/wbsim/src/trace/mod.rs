@@ -9,6 +9,7 @@
 
 pub mod event;
 pub mod format;
+pub mod sched;
 pub mod sink;
 pub mod stats;
 #[cfg(test)]
@@ -19,5 +20,6 @@ pub use event::{
     IsolateMode, PageAllocExtfrag, ReclaimFlags, ReclaimLru, TraceEvent, WritebackLayout,
 };
 pub use format::{write_trace_header, write_trace_line};
-pub use sink::Tracer;
+pub use sched::{SchedTask, SwitchState};
+pub use sink::{task_pid, Tracer};
 pub use stats::{ReclaimTraceStats, TraceStatsCollector};

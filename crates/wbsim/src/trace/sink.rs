@@ -4,8 +4,16 @@
 use std::io::Write;
 
 use super::event::TraceEvent;
+use super::event::WritebackLayout;
 use super::format::{write_trace_header, write_trace_line, MAX_TRACE_LINE};
+use super::sched::{write_sched_switch, write_sched_wakeup, SchedTask, SwitchState};
 use super::stats::TraceStatsCollector;
+
+/// A task's pid in the trace: task numbers become pids above the range of
+/// boot-time threads (pid 0 is the idle task, which has no task number).
+pub const fn task_pid(task: u32) -> u32 {
+    1000 + task
+}
 
 /// Where trace events go.
 #[derive(Default)]
@@ -44,8 +52,40 @@ impl Tracer {
         self.stats.observe(task, is_kswapd, ts_ns, ev);
         if self.out.is_some() {
             self.line.clear();
-            // Task numbers become pids above the range of boot-time threads.
-            write_trace_line(&mut self.line, comm, 1000 + task, cpu, ts_ns, ev);
+            write_trace_line(&mut self.line, comm, task_pid(task), cpu, ts_ns, ev);
+            self.flush_line();
+        }
+    }
+
+    /// `sched_switch` on `cpu` (text only: no totals are kept).
+    pub fn record_sched_switch(
+        &mut self,
+        cpu: u32,
+        ts_ns: u64,
+        prev: SchedTask,
+        prev_state: SwitchState,
+        next: SchedTask,
+    ) {
+        if self.out.is_some() {
+            self.line.clear();
+            write_sched_switch(&mut self.line, cpu, ts_ns, prev, prev_state, next);
+            self.flush_line();
+        }
+    }
+
+    /// `sched_wakeup` from `waker` on `cpu` (text only).
+    pub fn record_sched_wakeup(
+        &mut self,
+        waker: SchedTask,
+        cpu: u32,
+        ts_ns: u64,
+        woken: SchedTask,
+        target_cpu: u32,
+        layout: WritebackLayout,
+    ) {
+        if self.out.is_some() {
+            self.line.clear();
+            write_sched_wakeup(&mut self.line, waker, cpu, ts_ns, woken, target_cpu, layout);
             self.flush_line();
         }
     }

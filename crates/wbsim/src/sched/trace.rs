@@ -1,0 +1,100 @@
+//! The scheduler's tracepoints: `sched_switch` where a CPU changes task
+//! (`__schedule`), `sched_wakeup` where a sleeping task becomes runnable
+//! (`ttwu_do_wakeup`), printed only when a trace file is written.
+//!
+//! The model's switches happen at step boundaries: a task that sleeps
+//! leaves its CPU at the end of its step, a woken task enters when its
+//! CPU's `CpuFree` picks it. A sleeping workload task is shown in `D`
+//! (the model's workload waits are all uninterruptible or killable:
+//! `balance_dirty_pages` pauses, page and buffer locks, request and
+//! writeback waits), a kernel thread in `S` (kswapd's and the fs threads'
+//! interruptible sleeps; 6.1's idle kworkers, `I`, are not told apart).
+//! A wake-up from an interrupt or a timer prints as `<idle>-0` on the
+//! target CPU.
+
+use super::Core;
+use crate::kernel::{DirtyLimitScope, KernelProfile};
+use crate::sched::{Step, Task};
+use crate::sim::Ns;
+use crate::trace::{task_pid, SchedTask, SwitchState, WritebackLayout};
+
+/// `sched_wakeup`'s layout: 6.1's for the node-scoped (4.8+) profiles, as
+/// the writeback events choose theirs (the model's node-scoped presets are
+/// all 6.1), 3.x's `success=1` for the rest.
+pub(super) fn wakeup_layout(profile: &KernelProfile) -> WritebackLayout {
+    match profile.dirty_limit_scope {
+        DirtyLimitScope::PerNode => WritebackLayout::Linux6,
+        _ => WritebackLayout::Linux3,
+    }
+}
+
+/// Task `tid` (None: the idle task) as the tracepoints name it.
+fn sched_task(tasks: &[Task], tid: Option<u32>) -> SchedTask<'_> {
+    match tid {
+        Some(t) => SchedTask {
+            comm: &tasks[t as usize].name,
+            pid: task_pid(t),
+        },
+        None => SchedTask { comm: "", pid: 0 },
+    }
+}
+
+impl Core {
+    /// The state `tid` leaves `cpu` in.
+    fn switch_state(&self, cpu: usize, tid: u32) -> SwitchState {
+        let task = &self.tasks[tid as usize];
+        if task.exited_ns.is_some() {
+            SwitchState::Zombie
+        } else if self.is_runnable(cpu, tid) {
+            SwitchState::Preempted
+        } else if task.is_workload {
+            SwitchState::DiskSleep
+        } else {
+            SwitchState::Sleeping
+        }
+    }
+
+    /// `sched_switch` to `next` (None: idle) on `cpu` at `at`, from the
+    /// task the trace last showed there.
+    pub(super) fn trace_switch(&mut self, cpu: usize, next: Option<u32>, at: Ns) {
+        if !self.tracer.is_writing() {
+            return;
+        }
+        let prev = self.runqueues[cpu].traced_task;
+        if prev == next {
+            return;
+        }
+        self.runqueues[cpu].traced_task = next;
+        let state = match prev {
+            Some(p) => self.switch_state(cpu, p),
+            None => SwitchState::Running,
+        };
+        let Core { tasks, tracer, .. } = self;
+        let (prev, next) = (sched_task(tasks, prev), sched_task(tasks, next));
+        tracer.record_sched_switch(cpu as u32, at, prev, state, next);
+    }
+
+    /// A step of `tid` on `cpu` ended in a sleep or exit at `end`: if
+    /// nothing else is runnable there, the CPU goes idle then.
+    pub(super) fn trace_switch_out(&mut self, tid: u32, cpu: usize, step: Step, end: Ns) {
+        let rq = &self.runqueues[cpu];
+        if step == Step::Continue || rq.curr.is_some() || !rq.queued.is_empty() {
+            return;
+        }
+        debug_assert_eq!(rq.traced_task.unwrap_or(tid), tid);
+        self.trace_switch(cpu, None, end);
+    }
+
+    /// `sched_wakeup` of `tid`, made runnable on `target_cpu` at `at`.
+    pub(super) fn trace_wakeup(&mut self, tid: u32, target_cpu: usize, at: Ns) {
+        if !self.tracer.is_writing() {
+            return;
+        }
+        let waker = self.tasks[tid as usize].waker;
+        let cpu = waker.map_or(target_cpu, |w| self.tasks[w as usize].cpu);
+        let layout = self.trace_layout;
+        let Core { tasks, tracer, .. } = self;
+        let (waker, woken) = (sched_task(tasks, waker), sched_task(tasks, Some(tid)));
+        tracer.record_sched_wakeup(waker, cpu as u32, at, woken, target_cpu as u32, layout);
+    }
+}
