@@ -33,6 +33,10 @@ use crate::sched::Step;
 
 const NO_IOEND: u32 = u32::MAX;
 
+/// `BIO_MAX_VECS`: ext4's `io_submit_add_bh` fills a bio with up to 256
+/// pages before it submits it and allocates the next.
+const BIO_MAX_PAGES: u32 = 256;
+
 /// A run of pages of one file, written by one `->writepages` call, whose
 /// writeback ends together.
 #[derive(Debug, Clone, Copy)]
@@ -167,6 +171,30 @@ pub trait IoendCompletion: FsHost {
         });
         io.by_inode[ino as usize].push(id);
         io.open[ino as usize] = id;
+    }
+
+    /// Is the task that just added a page of `ino` inside ext4 6.1's
+    /// submission loop between two bios? `mpage_map_and_submit_buffers`
+    /// hands page after page to `ext4_bio_write_page` with no
+    /// `cond_resched` and nothing that sleeps; its preemption points are
+    /// where a full bio is submitted and the next allocated
+    /// (`bio_alloc` with GFP_NOIO), every `BIO_MAX_VECS` pages of an
+    /// io_end (read in 6.1 fs/ext4/inode.c and fs/ext4/page-io.c). Traced
+    /// 6.1 guests: a kworker in `wb_workfn` is preempted a median 1.0 ms
+    /// after the wake-up that asked for it (docs/lab-results.md). xfs's
+    /// iomap locks each folio in `write_cache_pages` (`folio_lock`
+    /// sleeps), so it is preemptible at every page.
+    fn ioend_in_partial_bio(&self, fs: usize, ino: u32) -> bool {
+        if self.fs().filesystems[fs].fs_type != FsType::Ext4 || self.ioend_limit_pages(fs) == 0 {
+            return false;
+        }
+        let io = &self.fs().ioends;
+        match io.open.get(ino as usize) {
+            Some(&open) if open != NO_IOEND => !io.slots[open as usize]
+                .nr_pages
+                .is_multiple_of(BIO_MAX_PAGES),
+            _ => false,
+        }
     }
 
     /// The `->writepages` call on `ino` is over: its last ioend takes no

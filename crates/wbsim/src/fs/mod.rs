@@ -228,6 +228,8 @@ pub fn fs_writepage_writeback<H: FsHost + ?Sized>(
         sys.fs_data_written(tid, fs, p.inode, p.index, fs_type);
         if caller == WritebackCaller::Writeback {
             sys.ioend_add_page(fs, p.inode, p.index);
+            let in_bio = sys.ioend_in_partial_bio(fs, p.inode);
+            sys.task_mut(tid).no_preempt = in_bio;
         }
     }
     true

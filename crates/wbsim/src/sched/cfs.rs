@@ -36,6 +36,11 @@
 //! idle), the next/last buddies. `wake_affine`'s choice between the
 //! waker's CPU and the previous one when no CPU is idle is `pelt.rs`'s,
 //! behind the profile's `wake_affine_weight`.
+//!
+//! Preemption points: a preemption asked for (`need_resched`) happens at
+//! the running task's next step end, unless the task is in kernel code
+//! with none (`Task::no_preempt`, set by the code it runs: 6.1 ext4's
+//! bio submission loop); the request then stays until it is out.
 
 use super::{Core, Step};
 use crate::sim::{EventKind, Ns, NS_PER_US};
@@ -218,6 +223,9 @@ impl Core {
     /// the queued task of smallest vruntime.
     #[inline]
     fn curr_should_yield(&self, cpu: usize, curr: u32, leftmost: u32) -> bool {
+        if self.tasks[curr as usize].no_preempt {
+            return false;
+        }
         let rq = &self.runqueues[cpu];
         if rq.need_resched {
             return true;
@@ -292,7 +300,10 @@ impl Core {
             (Some(c), Some(i)) if !self.curr_should_yield(cpu, c, rq.queued[i]) => c,
             (_, Some(i)) => self.pick_queued(cpu, i),
         };
-        self.runqueues[cpu].need_resched = false;
+        // A task going on with no preemption point keeps the request.
+        if !self.tasks[tid as usize].no_preempt {
+            self.runqueues[cpu].need_resched = false;
+        }
         self.update_min_vruntime(cpu);
         self.trace_switch(cpu, Some(tid), at);
         Some(tid)
@@ -335,6 +346,7 @@ impl Core {
             }
             task.sleeping = step != Step::Exit;
             task.waker = None;
+            task.no_preempt = false;
         }
         (cost, end)
     }
@@ -481,6 +493,28 @@ mod tests {
         assert_eq!(core.wake_up_task(2, 0), None);
         assert_eq!(core.tasks[2].cpu, 0);
         assert_eq!(core.runqueues[0].busy_until, 1_000_000);
+    }
+
+    /// A woken task that should preempt (`need_resched`) waits while the
+    /// running one is in code with no preemption point, and runs at the
+    /// first step end after it.
+    #[test]
+    fn need_resched_waits_for_a_preemption_point() {
+        let mut core = two_cpus_one_busy();
+        core.runqueues[1].curr = Some(2);
+        core.runqueues[1].busy_until = 1_000_000;
+        core.tasks[0].vruntime_ns = 10_000_000;
+        core.tasks[0].no_preempt = true;
+        assert_eq!(core.wake_up_task(1, 0), None);
+        assert!(core.runqueues[0].need_resched);
+        assert_eq!(
+            core.pick_next(0, 1_000_000),
+            Some(0),
+            "no preemption point yet"
+        );
+        core.tasks[0].no_preempt = false;
+        core.runqueues[0].busy_until = 1_010_000;
+        assert_eq!(core.pick_next(0, 1_010_000), Some(1));
     }
 
     #[test]

@@ -57,6 +57,11 @@ pub struct Task {
     pub waker: Option<u32>,
     /// PELT load average (`se.avg.load_avg`), for wake-up placement.
     pub load: LoadAvg,
+    /// Running kernel code with no preemption point (no `cond_resched`,
+    /// no `might_sleep` under CONFIG_PREEMPT_VOLUNTARY): a `need_resched`
+    /// set by a wake-up, or an expired slice, waits until it is out.
+    /// Cleared when the task sleeps.
+    pub no_preempt: bool,
     /// The scenario's command line (empty for kernel threads and extra
     /// fs_mark threads).
     pub command: String,
@@ -94,6 +99,7 @@ impl Task {
             sleeping: true,
             waker: None,
             load: LoadAvg::initial(is_workload),
+            no_preempt: false,
             command: String::new(),
             exit_status: 0,
             message: String::new(),

@@ -222,8 +222,9 @@ impl WritebackHost for System {
         crate::fs::fuse::is_fuse_file(self, ino)
     }
 
-    fn fs_writepages_done(&mut self, ino: u32) {
-        crate::fs::ioend::IoendCompletion::ioend_close(self, ino)
+    fn fs_writepages_done(&mut self, tid: u32, ino: u32) {
+        crate::fs::ioend::IoendCompletion::ioend_close(self, ino);
+        self.task_mut(tid).no_preempt = false;
     }
 }
 

@@ -38,9 +38,9 @@ pub trait WritebackHost: BlockHost {
     fn fs_writepage_writeback(&mut self, tid: u32, pfn: Pfn, caller: WritebackCaller) -> bool;
     /// Is `ino` a file of a FUSE filesystem (no block device)?
     fn is_fuse_file(&self, ino: u32) -> bool;
-    /// The `->writepages` call on `ino` is over (the filesystem submits
-    /// what it gathered: `ext4_io_submit`, `iomap_submit_ioend`).
-    fn fs_writepages_done(&mut self, ino: u32);
+    /// Task `tid`'s `->writepages` call on `ino` is over (the filesystem
+    /// submits what it gathered: `ext4_io_submit`, `iomap_submit_ioend`).
+    fn fs_writepages_done(&mut self, tid: u32, ino: u32);
 
     /// wbt's limit for a buffered write to `bdi` outside kswapd
     /// (`get_limit`): the whole depth when a writer of the device paused

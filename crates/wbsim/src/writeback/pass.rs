@@ -228,7 +228,7 @@ pub trait WritebackPasses: WritebackHost {
                 PassResult::Done => {}
                 other => return other,
             }
-            self.fs_writepages_done(pass.inode);
+            self.fs_writepages_done(tid, pass.inode);
             self.blk_finish_plug(tid);
             let cleaned = self.mm().inode(pass.inode).nr_dirty == 0;
             self.finish_inode(pass);

@@ -40,7 +40,7 @@ pub trait Fsync: WritebackHost {
             self.fs_writepage_writeback(tid, pfn, WritebackCaller::Writeback);
             *cursor = idx + 1;
         }
-        self.fs_writepages_done(ino);
+        self.fs_writepages_done(tid, ino);
         self.blk_finish_plug(tid);
         let bdi = self.mm().inode(ino).bdi;
         self.flush_plug(bdi);
