@@ -199,6 +199,24 @@ pub fn mapping_has_buffer_heads<H: FsHost + ?Sized>(sys: &H, ino: u32) -> bool {
     }
 }
 
+/// Whether the writeback bios of `ino`'s filesystem carry REQ_BACKGROUND when the
+/// writeback is background or periodic, which puts them under wbt's
+/// smallest limit (`get_limit`: a quarter of the depth, not a half). Read
+/// in 6.1: iomap (`iomap_alloc_ioend`) and btrfs (`extent_write_cache_pages`
+/// and friends) build their bios with `wbc_to_write_flags(wbc)`; ext4's
+/// `io_submit_init_bio` allocates a plain REQ_OP_WRITE bio and
+/// `ext4_io_submit` adds only REQ_SYNC for WB_SYNC_ALL (fs/ext4/page-io.c).
+/// Only the blk-mq presets have wbt, so only 6.1 reads this.
+pub fn marks_background_writes<H: FsHost + ?Sized>(sys: &H, ino: u32) -> bool {
+    let fs = sys.mm().inode(ino).fs;
+    match sys.fs().filesystems[fs].fs_type {
+        FsType::Ext4 => false,
+        FsType::Xfs | FsType::Btrfs => true,
+        // No block device.
+        FsType::FuseNtfs => false,
+    }
+}
+
 /// `->writepage` / `->writepages` from `write_cache_pages` on behalf of
 /// a flusher, a throttled writer or a journal commit. Returns whether IO
 /// was submitted.
@@ -233,4 +251,25 @@ pub fn fs_writepage_writeback<H: FsHost + ?Sized>(
         }
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::test_support::usb_stick_files;
+    use crate::writeback::WritebackHost;
+
+    /// Which filesystems' background and periodic writeback bios carry
+    /// REQ_BACKGROUND (wbt's quarter-depth limit): iomap's and btrfs's,
+    /// not ext4's.
+    #[test]
+    fn only_ext4_writes_background_bios_without_req_background() {
+        for (fs_type, marked) in [("ext4", false), ("xfs", true), ("btrfs", true)] {
+            let (sys, files) = usb_stick_files("6.1", fs_type, &["a"]);
+            assert_eq!(
+                sys.fs_marks_background_writes(files[0]),
+                marked,
+                "{fs_type}"
+            );
+        }
+    }
 }

@@ -222,6 +222,10 @@ impl WritebackHost for System {
         crate::fs::fuse::is_fuse_file(self, ino)
     }
 
+    fn fs_marks_background_writes(&self, ino: u32) -> bool {
+        crate::fs::marks_background_writes(self, ino)
+    }
+
     fn fs_writepages_done(&mut self, tid: u32, ino: u32) {
         crate::fs::ioend::IoendCompletion::ioend_close(self, ino);
         self.task_mut(tid).no_preempt = false;

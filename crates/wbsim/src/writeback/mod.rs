@@ -38,6 +38,9 @@ pub trait WritebackHost: BlockHost {
     fn fs_writepage_writeback(&mut self, tid: u32, pfn: Pfn, caller: WritebackCaller) -> bool;
     /// Is `ino` a file of a FUSE filesystem (no block device)?
     fn is_fuse_file(&self, ino: u32) -> bool;
+    /// Does the filesystem of `ino` mark the bios of background and
+    /// periodic writeback REQ_BACKGROUND (`wbc_to_write_flags`)?
+    fn fs_marks_background_writes(&self, ino: u32) -> bool;
     /// Task `tid`'s `->writepages` call on `ino` is over (the filesystem
     /// submits what it gathered: `ext4_io_submit`, `iomap_submit_ioend`).
     fn fs_writepages_done(&mut self, tid: u32, ino: u32);
@@ -45,8 +48,9 @@ pub trait WritebackHost: BlockHost {
     /// wbt's limit for a buffered write to `bdi` outside kswapd
     /// (`get_limit`): the whole depth when a writer of the device paused
     /// in `balance_dirty_pages` within the last second (`wb_recent_wait`),
-    /// else a quarter for `background` (and periodic) writeback, half for
-    /// the rest.
+    /// else a quarter for `background` bios (REQ_BACKGROUND: background
+    /// and periodic writeback of a filesystem that marks it, see
+    /// `fs_marks_background_writes`), half for the rest.
     fn wbt_class(&self, bdi: usize, background: bool) -> WbtClass {
         let recent = self.wb().bdis[bdi]
             .dirty_sleep_ns
