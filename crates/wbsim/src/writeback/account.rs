@@ -16,7 +16,9 @@ use crate::writeback::WritebackHost;
 pub trait Account: WritebackHost {
     /// `__mark_inode_dirty(I_DIRTY_PAGES)`: a clean inode goes to the head
     /// of its device's `b_dirty` with `dirtied_when = now`; the first dirty
-    /// inode of a device arms the flusher's periodic wake-up.
+    /// inode of a device arms the flusher's periodic wake-up. One being
+    /// written (I_SYNC) only has its state updated: the writeback that holds
+    /// it requeues it (`requeue_io` / `redirty_tail`) when it is done.
     ///
     /// The btrfs btree inode is left off the lists: in 3.0
     /// `btree_writepages` writes nothing for WB_SYNC_NONE until 32 MiB of
@@ -25,7 +27,10 @@ pub trait Account: WritebackHost {
     fn mark_inode_dirty(&mut self, ino: u32) {
         let now = self.now();
         let inode = self.mm_mut().inode_mut(ino);
-        if inode.list != InodeList::None || inode.kind == crate::mm::inode::MappingKind::Metadata {
+        if inode.list != InodeList::None
+            || inode.in_writeback
+            || inode.kind == crate::mm::inode::MappingKind::Metadata
+        {
             return;
         }
         inode.list = InodeList::Dirty;
@@ -200,5 +205,28 @@ mod tests {
             );
             assert_eq!(sys.wb().bdi(bdi).dirtied_pages - bdi0, dirtied, "{kernel}");
         }
+    }
+
+    /// `__mark_inode_dirty` of an inode being written (I_SYNC) only
+    /// updates its dirty state: it stays off `b_dirty`, keeps its
+    /// `dirtied_when`, and the writeback that holds it requeues it (3.0
+    /// and 6.1 fs/fs-writeback.c); a clean inode goes to `b_dirty`.
+    #[test]
+    fn redirtying_an_inode_under_writeback_leaves_it_where_it_is() {
+        use crate::mm::inode::InodeList;
+        let (mut sys, files) = usb_stick_files("6.1", "ext4", &["a"]);
+        let ino = files[0];
+        let bdi = sys.mm().inode(ino).bdi;
+        let inode = sys.mm_mut().inode_mut(ino);
+        inode.in_writeback = true;
+        inode.dirtied_when = 7;
+        sys.mark_inode_dirty(ino);
+        assert_eq!(sys.mm().inode(ino).list, InodeList::None);
+        assert_eq!(sys.mm().inode(ino).dirtied_when, 7);
+        assert!(sys.wb().bdi(bdi).b_dirty.is_empty());
+        sys.mm_mut().inode_mut(ino).in_writeback = false;
+        sys.mark_inode_dirty(ino);
+        assert_eq!(sys.mm().inode(ino).list, InodeList::Dirty);
+        assert_eq!(sys.wb().bdi(bdi).b_dirty.front(), Some(&ino));
     }
 }
