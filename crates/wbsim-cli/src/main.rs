@@ -235,6 +235,11 @@ fn main() -> ExitCode {
             Ok(0)
         }
     };
+    while output::interrupted() {
+        // The signal handler exits the process with 130 once it has
+        // cleaned up; a failure its cleanup caused must not exit first.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     match result {
         Ok(status) => ExitCode::from(status),
         Err(f) => {

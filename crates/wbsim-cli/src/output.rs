@@ -23,7 +23,7 @@ use std::fs::{File, OpenOptions, Permissions};
 use std::io::Write;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// Temporary files not yet committed, removed by the signal handler.
@@ -32,10 +32,21 @@ static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// The marker in temporary names that a later run recognises.
 const TMP_MARK: &str = ".wbsim-tmp-";
 
+/// A signal arrived; its handler is cleaning up and will exit with 130.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Whether a signal's handler is under way. The command it interrupted
+/// may fail first (the lab's QEMU killed under it): the process must
+/// still exit with 130 from the handler, not with that failure.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
 /// Install the SIGINT/SIGTERM/SIGHUP handler that removes uncommitted
 /// temporary files and exits with 130. Call once, at start.
 pub fn install_signal_cleanup() {
     let _ = ctrlc::set_handler(|| {
+        INTERRUPTED.store(true, Ordering::SeqCst);
         remove_pending();
         wbsim_lab::run::cleanup_on_signal();
         eprintln!("wbsim: interrupted; no output file was changed");
