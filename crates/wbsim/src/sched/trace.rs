@@ -16,6 +16,7 @@ use super::Core;
 use crate::kernel::{DirtyLimitScope, KernelProfile};
 use crate::sched::{Step, Task};
 use crate::sim::Ns;
+use crate::trace::sched::{write_sched_switch, write_sched_wakeup};
 use crate::trace::{task_pid, SchedTask, SwitchState, WritebackLayout};
 
 /// `sched_wakeup`'s layout: 6.1's for the node-scoped (4.8+) profiles, as
@@ -71,7 +72,7 @@ impl Core {
         };
         let Core { tasks, tracer, .. } = self;
         let (prev, next) = (sched_task(tasks, prev), sched_task(tasks, next));
-        tracer.record_sched_switch(cpu as u32, at, prev, state, next);
+        tracer.record_text(|s| write_sched_switch(s, cpu as u32, at, prev, state, next));
     }
 
     /// A step of `tid` on `cpu` ended in a sleep or exit at `end`: if
@@ -95,6 +96,7 @@ impl Core {
         let layout = self.trace_layout;
         let Core { tasks, tracer, .. } = self;
         let (waker, woken) = (sched_task(tasks, waker), sched_task(tasks, Some(tid)));
-        tracer.record_sched_wakeup(waker, cpu as u32, at, woken, target_cpu as u32, layout);
+        let (cpu, target) = (cpu as u32, target_cpu as u32);
+        tracer.record_text(|s| write_sched_wakeup(s, waker, cpu, at, woken, target, layout));
     }
 }

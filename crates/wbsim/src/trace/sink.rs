@@ -4,9 +4,7 @@
 use std::io::Write;
 
 use super::event::TraceEvent;
-use super::event::WritebackLayout;
 use super::format::{write_trace_header, write_trace_line, MAX_TRACE_LINE};
-use super::sched::{write_sched_switch, write_sched_wakeup, SchedTask, SwitchState};
 use super::stats::TraceStatsCollector;
 
 /// A task's pid in the trace: task numbers become pids above the range of
@@ -57,35 +55,12 @@ impl Tracer {
         }
     }
 
-    /// `sched_switch` on `cpu` (text only: no totals are kept).
-    pub fn record_sched_switch(
-        &mut self,
-        cpu: u32,
-        ts_ns: u64,
-        prev: SchedTask,
-        prev_state: SwitchState,
-        next: SchedTask,
-    ) {
+    /// A line with no totals behind it (the sched events): `write`
+    /// appends it to the reused buffer, only when a trace file is written.
+    pub fn record_text(&mut self, write: impl FnOnce(&mut String)) {
         if self.out.is_some() {
             self.line.clear();
-            write_sched_switch(&mut self.line, cpu, ts_ns, prev, prev_state, next);
-            self.flush_line();
-        }
-    }
-
-    /// `sched_wakeup` from `waker` on `cpu` (text only).
-    pub fn record_sched_wakeup(
-        &mut self,
-        waker: SchedTask,
-        cpu: u32,
-        ts_ns: u64,
-        woken: SchedTask,
-        target_cpu: u32,
-        layout: WritebackLayout,
-    ) {
-        if self.out.is_some() {
-            self.line.clear();
-            write_sched_wakeup(&mut self.line, waker, cpu, ts_ns, woken, target_cpu, layout);
+            write(&mut self.line);
             self.flush_line();
         }
     }
