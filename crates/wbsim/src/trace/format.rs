@@ -1,17 +1,17 @@
 //! ftrace text output as Linux 3.0's `/sys/kernel/debug/tracing/trace`
 //! prints it.
 //!
-//! Context prefix: 3.0's `trace_print_context()` (kernel/trace/trace_output.c)
-//! prints `"%16s-%-5d [%03d] %5lu.%06lu: "` (comm, pid, cpu, seconds,
-//! microseconds); the timestamp goes through `ns2usecs()`, which rounds to
-//! the nearest microsecond. 3.0 has no irq-flags column in this format
-//! (the `irq-info` option and its `d.h.` column came later).
+//! Context prefix: `context.rs` (the timestamp goes through 3.0's
+//! `ns2usecs()`, which rounds to the nearest microsecond; 3.0 has no
+//! irq-flags column in this format: the `irq-info` option and its `d.h.`
+//! column came later).
 //! Event body: `ftrace_raw_output_<event>()` of include/trace/ftrace.h
 //! prints `"%s: "` with the event name and then the event's `TP_printk`
 //! format followed by a newline.
 
 use std::fmt::Write;
 
+use super::context::write_context;
 use super::event::{TraceEvent, WritebackLayout};
 
 /// What 3.0's `s_show()` prints first for the nop tracer: `# tracer: nop`,
@@ -25,31 +25,9 @@ pub const TRACE_HEADER_3_0: &str = "# tracer: nop\n\
 /// maximum); reserve this much to keep it allocation-free.
 pub const MAX_TRACE_LINE: usize = 640;
 
-/// `TASK_COMM_LEN - 1`: the longest comm the kernel keeps.
-const COMM_MAX: usize = 15;
-
 /// Append the header a 3.0 `trace` file starts with.
 pub fn write_trace_header(out: &mut String) {
     out.push_str(TRACE_HEADER_3_0);
-}
-
-/// The trace timestamp in microseconds: 3.0's `ns2usecs()`
-/// (`(nsec + 500) / 1000`).
-pub const fn trace_usecs(ts_ns: u64) -> u64 {
-    ts_ns.saturating_add(500) / 1000
-}
-
-/// The longest prefix of `comm` of at most 15 bytes that ends on a char
-/// boundary (the kernel stores at most `TASK_COMM_LEN - 1` bytes).
-pub(super) fn clip_comm(comm: &str) -> &str {
-    if comm.len() <= COMM_MAX {
-        return comm;
-    }
-    let mut end = COMM_MAX;
-    while !comm.is_char_boundary(end) {
-        end -= 1;
-    }
-    &comm[..end]
 }
 
 /// Append one trace line for `ev`, emitted by task `comm`/`pid` on `cpu` at
@@ -71,29 +49,6 @@ pub fn write_trace_line(
     // fmt::Write for String never fails.
     let _ = write_fields(out, ev);
     out.push('\n');
-}
-
-/// The context prefix and the event's name: everything before its fields.
-pub(super) fn write_context(
-    out: &mut String,
-    comm: &str,
-    pid: u32,
-    cpu: u32,
-    ts_ns: u64,
-    name: &str,
-) {
-    let comm = if pid == 0 { "<idle>" } else { clip_comm(comm) };
-    let us = trace_usecs(ts_ns);
-    let _ = write!(
-        out,
-        "{:>16}-{:<5} [{:03}] {:>5}.{:06}: {}: ",
-        comm,
-        pid,
-        cpu,
-        us / 1_000_000,
-        us % 1_000_000,
-        name
-    );
 }
 
 /// The `TP_printk` part of `ev` (3.0 layouts).

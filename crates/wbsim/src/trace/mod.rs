@@ -7,6 +7,7 @@
 //! [`format::write_trace_line`] prints them as 3.0's `trace` file does, and
 //! [`stats::TraceStatsCollector`] totals them as the script would.
 
+pub mod context;
 pub mod event;
 pub mod format;
 pub mod sched;

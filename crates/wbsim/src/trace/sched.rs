@@ -16,8 +16,8 @@
 
 use std::fmt::Write;
 
+use super::context::{clip_comm, write_context};
 use super::event::WritebackLayout;
-use super::format::{clip_comm, write_context};
 
 /// `prio` of a nice-0 task (`NICE_TO_PRIO(0)`).
 const NICE_0_PRIO: u32 = 120;

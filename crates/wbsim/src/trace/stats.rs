@@ -4,8 +4,8 @@
 //! (whether or not a trace file is written), so `wbsim compare` can print
 //! the "FTrace Reclaim Statistics" sections without a log.
 
+use super::context::trace_usecs;
 use super::event::{IsolateMode, ReclaimLru, TraceEvent};
-use super::format::trace_usecs;
 
 /// Reclaim writes by kind (`mm_vmscan_writepage` flags).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
