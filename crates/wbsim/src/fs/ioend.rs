@@ -126,6 +126,21 @@ pub fn worker_name(fs_type: FsType, profile: &KernelProfile) -> Option<&'static 
     }
 }
 
+/// Is a task that has just added the `ioend_pages`-th page of an ioend
+/// inside ext4 6.1's submission loop between two bios?
+/// `mpage_map_and_submit_buffers` hands page after page to
+/// `ext4_bio_write_page` with no `cond_resched` and nothing that sleeps;
+/// its preemption points are where a full bio is submitted and the next
+/// allocated (`bio_alloc` with GFP_NOIO), every `BIO_MAX_VECS` pages of an
+/// io_end (read in 6.1 fs/ext4/inode.c and fs/ext4/page-io.c). Traced 6.1
+/// guests: a kworker in `wb_workfn` is preempted a median 1.0 ms after the
+/// wake-up that asked for it (docs/lab-results.md). xfs's iomap locks each
+/// folio in `write_cache_pages` (`folio_lock` sleeps), so it is
+/// preemptible at every page; `ioend_pages` 0 (no io_end) is too.
+pub fn in_partial_ext4_bio(fs_type: FsType, ioend_pages: u32) -> bool {
+    fs_type == FsType::Ext4 && !ioend_pages.is_multiple_of(BIO_MAX_PAGES)
+}
+
 /// The page-completion side of the filesystems' deferred completion.
 pub trait IoendCompletion: FsHost {
     /// Pages per ioend on filesystem `fs` (0: no deferral).
@@ -142,11 +157,12 @@ pub trait IoendCompletion: FsHost {
 
     /// A page of `ino` at `index` was just submitted by `->writepages`:
     /// it joins the open ioend if it continues it and there is room, else
-    /// it starts the next one.
-    fn ioend_add_page(&mut self, fs: usize, ino: u32, index: u32) {
+    /// it starts the next one. Returns the pages of its ioend so far (0:
+    /// the filesystem does not defer completion).
+    fn ioend_add_page(&mut self, fs: usize, ino: u32, index: u32) -> u32 {
         let limit = self.ioend_limit_pages(fs);
         if limit == 0 {
-            return;
+            return 0;
         }
         let io = &mut self.fs_mut().ioends;
         io.grow_to(ino);
@@ -156,7 +172,7 @@ pub trait IoendCompletion: FsHost {
             if e.first_index.wrapping_add(e.nr_pages) == index && e.nr_pages < limit {
                 e.nr_pages += 1;
                 e.pending_pages += 1;
-                return;
+                return e.nr_pages;
             }
             self.ioend_close(ino);
         }
@@ -171,30 +187,7 @@ pub trait IoendCompletion: FsHost {
         });
         io.by_inode[ino as usize].push(id);
         io.open[ino as usize] = id;
-    }
-
-    /// Is the task that just added a page of `ino` inside ext4 6.1's
-    /// submission loop between two bios? `mpage_map_and_submit_buffers`
-    /// hands page after page to `ext4_bio_write_page` with no
-    /// `cond_resched` and nothing that sleeps; its preemption points are
-    /// where a full bio is submitted and the next allocated
-    /// (`bio_alloc` with GFP_NOIO), every `BIO_MAX_VECS` pages of an
-    /// io_end (read in 6.1 fs/ext4/inode.c and fs/ext4/page-io.c). Traced
-    /// 6.1 guests: a kworker in `wb_workfn` is preempted a median 1.0 ms
-    /// after the wake-up that asked for it (docs/lab-results.md). xfs's
-    /// iomap locks each folio in `write_cache_pages` (`folio_lock`
-    /// sleeps), so it is preemptible at every page.
-    fn ioend_in_partial_bio(&self, fs: usize, ino: u32) -> bool {
-        if self.fs().filesystems[fs].fs_type != FsType::Ext4 || self.ioend_limit_pages(fs) == 0 {
-            return false;
-        }
-        let io = &self.fs().ioends;
-        match io.open.get(ino as usize) {
-            Some(&open) if open != NO_IOEND => !io.slots[open as usize]
-                .nr_pages
-                .is_multiple_of(BIO_MAX_PAGES),
-            _ => false,
-        }
+        1
     }
 
     /// The `->writepages` call on `ino` is over: its last ioend takes no

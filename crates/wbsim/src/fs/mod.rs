@@ -245,9 +245,8 @@ pub fn fs_writepage_writeback<H: FsHost + ?Sized>(
     if regular {
         sys.fs_data_written(tid, fs, p.inode, p.index, fs_type);
         if caller == WritebackCaller::Writeback {
-            sys.ioend_add_page(fs, p.inode, p.index);
-            let in_bio = sys.ioend_in_partial_bio(fs, p.inode);
-            sys.task_mut(tid).no_preempt = in_bio;
+            let ioend_pages = sys.ioend_add_page(fs, p.inode, p.index);
+            sys.task_mut(tid).no_preempt = ioend::in_partial_ext4_bio(fs_type, ioend_pages);
         }
     }
     true
