@@ -83,8 +83,7 @@ pub struct Core {
     workload_left: usize,
     /// The task whose steps are being run (None: the engine, an interrupt).
     current: Option<u32>,
-    /// `sched_wakeup`'s layout: 3.x's `success=1` or 6.1's, chosen as the
-    /// writeback events' (node-scoped dirty limits: the 6.1 presets).
+    /// The era of the tracepoints' field layouts (`trace::trace_layout`).
     trace_layout: WritebackLayout,
 }
 
@@ -113,7 +112,7 @@ pub struct CoreConfig {
 
 impl Core {
     pub fn new(c: CoreConfig) -> Core {
-        let trace_layout = trace::wakeup_layout(&c.profile);
+        let trace_layout = trace::trace_layout(&c.profile);
         Core {
             now: 0,
             hz: c.hz,
@@ -180,6 +179,11 @@ impl Core {
 
     pub fn tracer_mut(&mut self) -> &mut Tracer {
         &mut self.tracer
+    }
+
+    /// Which era's field layouts the tracepoints print (3.x or 6.1).
+    pub fn trace_layout(&self) -> WritebackLayout {
+        self.trace_layout
     }
 
     #[inline]

@@ -19,10 +19,11 @@ use crate::sim::Ns;
 use crate::trace::sched::{write_sched_switch, write_sched_wakeup};
 use crate::trace::{task_pid, SchedTask, SwitchState, WritebackLayout};
 
-/// `sched_wakeup`'s layout: 6.1's for the node-scoped (4.8+) profiles, as
-/// the writeback events choose theirs (the model's node-scoped presets are
-/// all 6.1), 3.x's `success=1` for the rest.
-pub(super) fn wakeup_layout(profile: &KernelProfile) -> WritebackLayout {
+/// The field layout of the tracepoints that changed between 3.x and 6.1
+/// (`sched_wakeup`'s `success=1`, the dirty-throttling events' fields):
+/// 6.1's for the node-scoped (4.8+) profiles, the model's node-scoped
+/// presets being all 6.1; 3.x's for the rest.
+pub(super) fn trace_layout(profile: &KernelProfile) -> WritebackLayout {
     match profile.dirty_limit_scope {
         DirtyLimitScope::PerNode => WritebackLayout::Linux6,
         _ => WritebackLayout::Linux3,

@@ -8,7 +8,6 @@
 use super::ioless::{dirty_freerun_ceiling, DirtySnapshot, RatelimitSample};
 use super::limits::DirtyLimits;
 use super::WritebackHost;
-use crate::kernel::DirtyLimitScope;
 use crate::mm::vmstat::Ev;
 use crate::trace::{
     pages_to_kib, BalanceDirtyPages, BdiDirtyRatelimit, BdiName, GlobalDirtyState, TraceEvent,
@@ -43,13 +42,10 @@ pub trait ThrottleTrace: WritebackHost {
         self.core().tracer().is_writing()
     }
 
-    /// 6.1's field lists for the node-scoped (4.8+) profiles, 3.3's for the
-    /// rest: the model's node-scoped presets are all 6.1.
+    /// 6.1's field lists or 3.3's, as for every era-dependent tracepoint
+    /// (`Core::trace_layout`).
     fn writeback_layout(&self) -> WritebackLayout {
-        match super::limits::dirty_limit_scope(self) {
-            DirtyLimitScope::PerNode => WritebackLayout::Linux6,
-            _ => WritebackLayout::Linux3,
-        }
+        self.core().trace_layout()
     }
 
     /// `global_dirty_state`, where the kernel computes the global limits.
