@@ -253,15 +253,16 @@ pub fn lab_machine(sc: &Scenario) -> Result<LabMachine, Inexpressible> {
     notes.push(format!(
         "{}: sequential writes throttled to {} B/s (QEMU throttling.bps-write); largest request \
          {} KiB and {} requests queued set in the guest (queue/max_sectors_kb, queue/nr_requests); \
-         not expressible: command overhead {} us, small-write penalty {} us, queue depth {} \
-         (virtio-blk's and the host image's apply)",
+         not expressible: command overhead {} us, small-write penalty {} us, queue depth {}, \
+         nr_requests at registration {} (virtio-blk's and the host image's apply)",
         dev.name,
         write_bytes_per_second,
         dev.max_request_kib,
         dev.nr_requests,
         dev.command_overhead_us,
         dev.small_write_penalty_us,
-        dev.queue_depth
+        dev.queue_depth,
+        dev.boot_nr_requests
     ));
     let data_queue = vec![
         (

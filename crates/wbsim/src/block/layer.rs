@@ -15,8 +15,10 @@ pub struct BlockLayer {
     pub(super) devices: Vec<Device>,
     /// Per device: its RAID0 striping if it is an md array.
     pub(super) raid: Vec<Option<Raid0>>,
-    /// Tasks sleeping in `get_request_wait`, per device (FIFO, exclusive).
-    pub(super) request_waiters: Vec<VecDeque<u32>>,
+    /// Tasks sleeping in `get_request_wait` / `blk_mq_get_tag` / `wbt_wait`,
+    /// per device (FIFO, exclusive), each with the hardware queue whose
+    /// completions it waits for (`hctx::ANY_HCTX`: any).
+    pub(super) request_waiters: Vec<VecDeque<(u32, u32)>>,
     /// Per task: `current->plug` (explicit block plugging).
     pub(super) task_plug: Vec<Plug>,
 }

@@ -16,6 +16,7 @@
 //! the queue, mergeable with any queued request, and the device is started
 //! at the end of each writeback pass.
 
+pub mod hctx;
 mod layer;
 pub mod plug;
 pub mod submit;
@@ -26,6 +27,7 @@ use std::collections::VecDeque;
 use crate::mm::page::Pfn;
 use crate::mm::MmHost;
 
+use hctx::HwQueues;
 pub use layer::BlockLayer;
 use wbt::{QueueRules, Wbt, WbtClass};
 
@@ -39,7 +41,7 @@ pub trait BlockHost: MmHost {
     fn bdi_device(&self, bdi: usize) -> Option<usize>;
     /// `end_page_writeback` for a page whose write completed.
     fn end_page_writeback(&mut self, pfn: Pfn);
-    /// Filesystem `fs`'s journal commit write completed.
+    /// Filesystem `fs`'s journal superblock or commit write completed.
     fn journal_commit_written(&mut self, fs: usize);
 }
 
@@ -86,6 +88,8 @@ pub struct Request {
     pub read: bool,
     /// When the request went to the device (`io_start_time_ns`).
     pub issued_ns: u64,
+    /// The hardware queue whose tag it holds.
+    pub hctx: u32,
     pub start_sector: u64,
     pub nr_sectors: u64,
     pub segs: Vec<Segment>,
@@ -121,6 +125,9 @@ pub struct RequestQueue {
     /// counts: allocated and not yet completed (plugged ones included).
     pub wbt: Option<Wbt>,
     write_requests: u32,
+    /// blk-mq's hardware queues (one for the single-queue layer): whose
+    /// tags a new request takes.
+    pub tags: HwQueues,
     /// Requests waiting for the device, FIFO; values are slot numbers.
     pub queued: VecDeque<usize>,
     /// Slots handed to the device, in dispatch order.
@@ -182,6 +189,7 @@ impl RequestQueue {
             congestion_tracking: rules.congestion,
             wbt: rules.wbt.then(|| Wbt::new(nr_requests, rotational)),
             write_requests: 0,
+            tags: HwQueues::new(1, nr_requests),
             queued: VecDeque::with_capacity(n),
             in_flight: VecDeque::with_capacity(4),
             plugged: 0,
@@ -205,17 +213,43 @@ impl RequestQueue {
     }
 
     /// No request can be allocated: `get_request_wait` would sleep.
-    pub fn is_full(&self) -> bool {
-        self.allocated() >= self.nr_requests
+    /// wbt's limits follow the queue's depth when the disk was registered
+    /// (`wbt_init` reads `blk_queue_depth` once), not a later nr_requests.
+    pub fn size_wbt_from(&mut self, boot_nr_requests: u32) {
+        if let Some(w) = self.wbt.as_mut() {
+            w.queue_depth_changed(boot_nr_requests);
+        }
     }
 
-    /// A new write request of `class` must wait: no request is free, or
-    /// wbt's limit for the class is reached (`wbt_wait`).
-    pub fn write_must_wait(&self, class: WbtClass) -> bool {
-        self.is_full()
-            || self
-                .wbt
-                .is_some_and(|w| self.write_requests >= w.limit(class))
+    /// blk-mq: `nr_queues` hardware queues of nr_requests tags each (the
+    /// single-queue layer keeps its one pool).
+    pub fn set_hw_queues(&mut self, nr_queues: u32) {
+        if !self.congestion_tracking {
+            self.tags = HwQueues::new(nr_queues, self.nr_requests);
+        }
+    }
+
+    /// blk-mq: sync requests come from the same tags as writeback's.
+    pub fn sync_writes_share_the_pool(&self) -> bool {
+        !self.congestion_tracking
+    }
+
+    /// No request can be allocated on hardware queue `hctx`: the submitter
+    /// would sleep (`get_request_wait`, `blk_mq_get_tag`).
+    pub fn is_full(&self, hctx: u32) -> bool {
+        self.tags.is_full(hctx)
+    }
+
+    /// Over wbt's limit for a write of `class` (`wbt_wait`).
+    pub fn over_wbt_limit(&self, class: WbtClass) -> bool {
+        self.wbt
+            .is_some_and(|w| self.write_requests >= w.limit(class))
+    }
+
+    /// A new write request of `class` from hardware queue `hctx` must
+    /// wait: no tag is free there, or wbt's limit for the class is reached.
+    pub fn write_must_wait(&self, class: WbtClass, hctx: u32) -> bool {
+        self.is_full(hctx) || self.over_wbt_limit(class)
     }
 
     /// Would a bio at `sector..sector+nr` merge into a queued request?
@@ -272,21 +306,30 @@ impl RequestQueue {
         }
     }
 
-    /// Submit a write bio of `nr` sectors carrying `seg`. Never fails: the
-    /// caller checks `is_full` first when it can wait.
+    /// Submit a write bio of `nr` sectors carrying `seg` from the first
+    /// hardware queue. Never fails: the caller checks `is_full` first when
+    /// it can wait.
     pub fn submit(&mut self, sector: u64, nr: u64, seg: Segment) -> Submitted {
-        self.submit_dir(sector, nr, seg, false)
+        self.submit_dir(sector, nr, seg, false, 0)
     }
 
-    /// Submit a bio in either direction (`read` for swap-in).
-    pub fn submit_dir(&mut self, sector: u64, nr: u64, seg: Segment, read: bool) -> Submitted {
+    /// Submit a bio in either direction (`read` for swap-in) from hardware
+    /// queue `hctx`.
+    pub fn submit_dir(
+        &mut self,
+        sector: u64,
+        nr: u64,
+        seg: Segment,
+        read: bool,
+        hctx: u32,
+    ) -> Submitted {
         if !read {
             self.stats.write_sectors += nr;
         }
         if self.try_merge(sector, nr, seg, read) {
             return Submitted::Merged;
         }
-        let slot = self.alloc_request(sector, nr, seg, read);
+        let slot = self.alloc_request(sector, nr, seg, read, hctx);
         self.enqueue(slot);
         Submitted::NewRequest
     }
@@ -305,8 +348,16 @@ impl RequestQueue {
         self.stats.merges += 1;
     }
 
-    /// `get_request`: a new request for one bio, not yet queued anywhere.
-    pub fn alloc_request(&mut self, sector: u64, nr: u64, seg: Segment, read: bool) -> usize {
+    /// `get_request`: a new request for one bio, not yet queued anywhere,
+    /// holding a tag of hardware queue `hctx`.
+    pub fn alloc_request(
+        &mut self,
+        sector: u64,
+        nr: u64,
+        seg: Segment,
+        read: bool,
+        hctx: u32,
+    ) -> usize {
         let slot = match self.free_slots.pop() {
             Some(s) => s,
             None => {
@@ -317,8 +368,10 @@ impl RequestQueue {
                 self.slots.len() - 1
             }
         };
+        self.tags.get(hctx);
         let r = &mut self.slots[slot];
         r.read = read;
+        r.hctx = hctx;
         r.start_sector = sector;
         r.nr_sectors = nr;
         r.segs.clear();
@@ -370,6 +423,7 @@ impl RequestQueue {
             self.stats.write_requests -= 1;
         }
         self.stats.merges += 1;
+        self.tags.put(self.slots[slot].hctx);
         self.free_slots.push(slot);
     }
 
@@ -431,6 +485,7 @@ impl RequestQueue {
         if let Some(w) = self.wbt.as_mut() {
             w.complete(now_ns, read, now_ns.saturating_sub(issued));
         }
+        self.tags.put(self.slots[slot].hctx);
         self.free_slots.push(slot);
         if self.congested && self.allocated() < self.congestion_off {
             self.congested = false;
@@ -451,149 +506,4 @@ fn push_seg_back(segs: &mut Vec<Segment>, seg: Segment) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn seg(i: u32) -> Segment {
-        Segment {
-            inode: 1,
-            first_index: i,
-            nr_pages: 1,
-        }
-    }
-
-    #[test]
-    fn congestion_thresholds_match_the_kernel() {
-        assert_eq!(congestion_thresholds(128), (113, 103));
-        assert_eq!(congestion_thresholds(4), (4, 3));
-    }
-
-    #[test]
-    fn adjacent_bios_merge_up_to_max_sectors() {
-        let mut q = RequestQueue::new(128, 240);
-        for i in 0..30u32 {
-            q.submit(1000 + 8 * i as u64, 8, seg(i));
-        }
-        // 30 pages = 240 sectors fit one request; the 31st starts another.
-        assert_eq!(q.queued.len(), 1);
-        assert_eq!(q.submit(1240, 8, seg(30)), Submitted::NewRequest);
-        let r = q.request(q.queued[0]);
-        assert_eq!((r.start_sector, r.nr_sectors), (1000, 240));
-        assert_eq!(
-            r.segs,
-            vec![Segment {
-                inode: 1,
-                first_index: 0,
-                nr_pages: 30
-            }]
-        );
-        // Front merge.
-        assert_eq!(q.submit(992, 8, seg(99)), Submitted::NewRequest); // first is full
-        assert_eq!(q.submit(984, 8, seg(98)), Submitted::Merged);
-        assert_eq!(q.stats.write_requests, 3);
-    }
-
-    #[test]
-    fn congestion_sets_and_clears() {
-        let mut q = RequestQueue::new(8, 8);
-        let (on, off) = congestion_thresholds(8);
-        for i in 0..on {
-            assert!(!q.congested);
-            q.submit(16 * i as u64, 8, seg(i));
-        }
-        assert!(q.congested);
-        let mut cleared = false;
-        while let Some(s) = q.dispatch() {
-            cleared |= q.complete(s, 0);
-            if cleared {
-                assert!(q.allocated() < off);
-                break;
-            }
-        }
-        assert!(cleared && !q.congested);
-    }
-
-    /// blk-mq with wbt: no congestion, and a new write request waits once
-    /// the writes allocated reach its class's limit (16 at first: 4 for
-    /// background writeback, 8 for sync, 16 for kswapd or a device whose
-    /// writers were throttled within a second); completions free them.
-    #[test]
-    fn blk_mq_keeps_no_congestion_and_wbt_caps_writes_by_class() {
-        let rules = QueueRules {
-            congestion: false,
-            wbt: true,
-        };
-        let mut q = RequestQueue::with_rules(128, 8, rules, true);
-        for i in 0..4 {
-            assert!(!q.write_must_wait(WbtClass::Background));
-            q.submit(16 * i as u64, 8, seg(i));
-        }
-        assert!(q.write_must_wait(WbtClass::Background));
-        assert!(!q.write_must_wait(WbtClass::Normal));
-        for i in 4..16 {
-            q.submit(16 * i as u64, 8, seg(i));
-        }
-        assert!(q.write_must_wait(WbtClass::Max) && !q.is_full());
-        assert!(!q.congested, "blk-mq keeps no congestion state");
-        let slot = q.dispatch().unwrap();
-        q.complete(slot, 1_000);
-        assert!(!q.write_must_wait(WbtClass::Max));
-    }
-
-    /// Counting the requests with room never hides a merge: over a mixed
-    /// stream of sequential, rewritten and random bios, merges into the
-    /// front and the back, request insertion and dispatch, `find_merge`
-    /// answers what a plain scan of the queue answers.
-    #[test]
-    fn skipping_the_scan_never_hides_a_merge() {
-        let scan = |q: &RequestQueue, sector: u64, nr: u64, read: bool| {
-            q.queued
-                .iter()
-                .rev()
-                .find_map(|&slot| Some((slot, q.bio_fits(slot, sector, nr, read)?)))
-        };
-        let mut q = RequestQueue::new(32, 64);
-        let mut x: u64 = 12345;
-        let (mut hits, mut skipped) = (0, 0);
-        for i in 0..20_000u32 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            // Phases of streaming writeback (every request filled to
-            // max_sectors) and of a mix of rewrites, random, descending
-            // (front merges), unaligned and read bios.
-            let streaming = (i / 1000) % 2 == 0;
-            let sector = match x >> 62 {
-                _ if streaming => 8 * u64::from(i),
-                0 => 8 * (i as u64 % 512),
-                1 => 8 * ((x >> 20) % 256),
-                2 => 8 * (512 - (i as u64 % 512)),
-                _ => (x >> 30) % 4096,
-            };
-            let read = !streaming && (x >> 10).is_multiple_of(16);
-            let nr = if streaming { 8 } else { 8 * (1 + (x >> 5) % 3) };
-            let found = q.find_merge(sector, nr, read);
-            assert_eq!(found, scan(&q, sector, nr, read), "bio {i}");
-            hits += usize::from(found.is_some());
-            skipped += usize::from(q.with_room.len() < q.queued.len());
-            if (x >> 40).is_multiple_of(8) {
-                let slot = q.alloc_request(sector, nr, seg(i), read);
-                q.insert_request(slot);
-            } else if !q.is_full() {
-                q.submit_dir(sector, nr, seg(i), read);
-            }
-            while q.queued.len() > 24 || (x >> 50).is_multiple_of(4) {
-                match q.dispatch() {
-                    Some(slot) => {
-                        q.complete(slot, 0);
-                    }
-                    None => break,
-                }
-            }
-        }
-        assert!(
-            hits > 1000 && skipped > 100,
-            "merges {hits}, skipped scans {skipped}"
-        );
-    }
-}
+mod tests;

@@ -122,8 +122,9 @@ pub trait TaskPlugging: BlockHost {
         seg: super::Segment,
         read: bool,
     ) {
+        let hctx = self.hctx_of(tid, dev);
         let q = &mut self.block_mut().queues[dev];
-        let slot = q.alloc_request(sector, nr, seg, read);
+        let slot = q.alloc_request(sector, nr, seg, read, hctx);
         q.plugged += 1;
         self.block_mut().task_plug[tid as usize]
             .list

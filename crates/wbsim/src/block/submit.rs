@@ -3,6 +3,7 @@
 //! `raid0_make_request` or `blk_queue_bio`; `__blk_run_queue`; the
 //! completion path `blk_complete_request` → `end_page_writeback`).
 
+use super::hctx::ANY_HCTX;
 use super::wbt::WbtClass;
 use super::{Segment, Submitted, SECTORS_PER_PAGE};
 use crate::block::plug::TaskPlugging;
@@ -33,20 +34,55 @@ pub trait Submit: BlockHost {
             return false;
         };
         let (dev, sector, _) = self.block().map_bio(dev, self.page_sector(ino, idx));
+        let hctx = self.hctx_of(tid, dev);
         let q = &self.block().queues[dev];
-        if q.write_must_wait(class) && !q.can_merge(sector, SECTORS_PER_PAGE) {
+        if q.write_must_wait(class, hctx) && !q.can_merge(sector, SECTORS_PER_PAGE) {
             if self.per_task_plugging() {
                 // The task sleeps: its plug is flushed (sched_submit_work).
                 self.sched_submit_work(tid);
-                if !self.block().queues[dev].write_must_wait(class) {
+                if !self.block().queues[dev].write_must_wait(class, hctx) {
                     return false;
                 }
             }
-            self.block_mut().request_waiters[dev].push_back(tid);
+            // Waiting for a tag of its queue, else for wbt's count.
+            let on = match self.block().queues[dev].is_full(hctx) {
+                true => hctx,
+                false => ANY_HCTX,
+            };
+            self.block_mut().request_waiters[dev].push_back((tid, on));
             self.run_queue(dev, None);
             return true;
         }
         false
+    }
+
+    /// The hardware queue a request of task `tid` on device `dev` takes
+    /// its tag from: its CPU's.
+    fn hctx_of(&self, tid: u32, dev: usize) -> u32 {
+        self.block().queues[dev]
+            .tags
+            .of_cpu(self.task(tid).cpu as u32)
+    }
+
+    /// A synchronous write of task `tid` to device `dev` (a journal's
+    /// superblock or log blocks, REQ_SYNC | REQ_IDLE: never throttled by
+    /// wbt) would sleep for a request: blk-mq takes every request, sync or
+    /// not, from one tag pool and `blk_mq_get_tag` sleeps while it is
+    /// empty; the single-queue layer counts sync requests apart
+    /// (`rl->count[is_sync]`), so a queue full of writeback never holds
+    /// them up. Registers `tid` as a waiter, as `must_wait_for_request_of`.
+    fn sync_write_must_wait(&mut self, tid: u32, dev: usize) -> bool {
+        let hctx = self.hctx_of(tid, dev);
+        let q = &self.block().queues[dev];
+        if !q.sync_writes_share_the_pool() || !q.is_full(hctx) {
+            return false;
+        }
+        if self.per_task_plugging() {
+            self.sched_submit_work(tid);
+        }
+        self.block_mut().request_waiters[dev].push_back((tid, hctx));
+        self.run_queue(dev, None);
+        true
     }
 
     /// One page's bio at its mapping's sector, in either direction; false
@@ -74,7 +110,8 @@ pub trait Submit: BlockHost {
     /// end of the writeback pass or by completions.
     fn submit_bio(&mut self, tid: u32, dev: usize, sector: u64, nr: u64, seg: Segment, read: bool) {
         if self.block().task_plug[tid as usize].depth == 0 {
-            if self.block_mut().queues[dev].submit_dir(sector, nr, seg, read)
+            let hctx = self.hctx_of(tid, dev);
+            if self.block_mut().queues[dev].submit_dir(sector, nr, seg, read, hctx)
                 == Submitted::NewRequest
             {
                 self.charge_sys(tid, self.cost().request_submit_ns);
@@ -194,9 +231,15 @@ pub trait Submit: BlockHost {
             }
         }
         self.charge_irq(self.cost().request_complete_ns);
+        let hctx = self.block().queues[dev].request(slot).hctx;
         let left_congestion = self.block_mut().queues[dev].complete(slot, at);
         self.block_mut().devices[dev].in_flight -= 1;
-        if let Some(tid) = self.block_mut().request_waiters[dev].pop_front() {
+        let waiters = &mut self.block_mut().request_waiters[dev];
+        if let Some(i) = waiters
+            .iter()
+            .position(|&(_, on)| on == hctx || on == ANY_HCTX)
+        {
+            let (tid, _) = waiters.remove(i).expect("found");
             self.wake_task(tid);
         }
         if left_congestion {

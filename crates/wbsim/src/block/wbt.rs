@@ -64,7 +64,7 @@ pub enum WbtClass {
 /// A queue's writeback throttle (`struct rq_wb` with its `rq_depth`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Wbt {
-    /// `rq_depth.queue_depth`: the queue's `nr_requests`.
+    /// `rq_depth.queue_depth`: the queue's depth when wbt was set up.
     queue_depth: u32,
     scale_step: i32,
     /// `scaled_max`: the depth hit its ceiling on the last step up.
@@ -98,6 +98,12 @@ impl Wbt {
         };
         w.calc_max_depth();
         w
+    }
+
+    /// `wbt_queue_depth_changed`: limits from a queue depth of `depth`.
+    pub fn queue_depth_changed(&mut self, depth: u32) {
+        self.queue_depth = depth;
+        self.calc_max_depth();
     }
 
     /// `rq_depth_calc_max_depth`; whether the depth hit its ceiling.
@@ -211,6 +217,19 @@ mod tests {
             depths.push(w.max_depth);
         }
         assert_eq!(depths, [16, 31, 61, 96, 96, 96]);
+    }
+
+    /// wbt keeps the depth it was set up with: 256 (a virtio disk's
+    /// registration-time nr_requests) lets it rise to 192.
+    #[test]
+    fn the_depth_at_registration_sets_the_ceiling() {
+        let mut w = Wbt::new(128, true);
+        w.queue_depth_changed(256);
+        for window in 0..8u64 {
+            w.complete(window * WINDOW_NS + 1_000, false, 0);
+        }
+        assert_eq!(w.max_depth, 192);
+        assert_eq!(w.limit(WbtClass::Normal), 96);
     }
 
     #[test]

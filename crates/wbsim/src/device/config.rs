@@ -29,6 +29,11 @@ pub struct DeviceConfig {
     pub command_overhead_us: f64,
     pub small_write_penalty_us: f64,
     pub nr_requests: u32,
+    /// nr_requests when the disk was registered, which wbt sizes its
+    /// limits from (`boot_nr_requests`; nr_requests when not given).
+    pub boot_nr_requests: u32,
+    /// blk-mq hardware queues, each with nr_requests tags.
+    pub hw_queues: u32,
     /// Commands in flight at once (ssd; 1 for the serial models).
     pub queue_depth: u32,
     /// Flash channels working in parallel (ssd).

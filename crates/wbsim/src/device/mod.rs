@@ -186,6 +186,8 @@ mod tests {
             command_overhead_us: 100.0,
             small_write_penalty_us: 5000.0,
             nr_requests: 128,
+            boot_nr_requests: 128,
+            hw_queues: 1,
             queue_depth: 1,
             channels: 1,
             members: Vec::new(),

@@ -26,6 +26,7 @@
 
 use std::collections::VecDeque;
 
+use super::jbd2::Jbd2;
 use super::{FsHost, FsType};
 use crate::kernel::KernelProfile;
 use crate::mm::page::{Pfn, NIL};
@@ -155,6 +156,24 @@ pub trait IoendCompletion: FsHost {
         }
     }
 
+    /// Would page `index` of `ino`, written next by `->writepages`, begin
+    /// a new ioend (the next extent `ext4_writepages` maps)? False when the
+    /// filesystem does not defer completion.
+    fn ioend_would_start(&self, fs: usize, ino: u32, index: u32) -> bool {
+        let limit = self.ioend_limit_pages(fs);
+        if limit == 0 {
+            return false;
+        }
+        let io = &self.fs().ioends;
+        match io.open.get(ino as usize) {
+            Some(&open) if open != NO_IOEND => {
+                let e = &io.slots[open as usize];
+                e.first_index.wrapping_add(e.nr_pages) != index || e.nr_pages >= limit
+            }
+            _ => true,
+        }
+    }
+
     /// A page of `ino` at `index` was just submitted by `->writepages`:
     /// it joins the open ioend if it continues it and there is room, else
     /// it starts the next one. Returns the pages of its ioend so far (0:
@@ -251,6 +270,17 @@ pub trait IoendCompletion: FsHost {
             return Step::Wait(None);
         };
         let e = self.fs().ioends.slots[id as usize];
+        if self.fs().filesystems[fs].fs_type == FsType::Ext4 {
+            // The extent conversion (a reserved handle) dirties the inode,
+            // whose block the committing transaction may be writing to
+            // the log.
+            self.jbd2_handle_start(fs);
+            if self.jbd2_metadata_update_waits(tid, fs) {
+                self.fs_mut().ioends.ready[fs].push_front(id);
+                return Step::Wait(None);
+            }
+            self.jbd2_handle_stop(fs);
+        }
         let cost = self.cost().request_complete_ns + e.nr_pages as u64 * self.cost().page_free_ns;
         self.charge_sys(tid, cost);
         for i in 0..e.nr_pages {

@@ -20,6 +20,7 @@
 use crate::block::plug::TaskPlugging;
 use crate::block::submit::Submit;
 use crate::fs::daemon::FsDaemons;
+use crate::fs::jbd2::Jbd2;
 use crate::fs::Filesystems;
 use crate::fs::FsHost;
 use crate::fs::FsType;
@@ -66,6 +67,17 @@ pub struct MetadataState {
     pub log_shadowed: bool,
     /// ext4: tasks waiting for the shadowed buffers.
     pub shadow_waiters: Vec<u32>,
+    /// ext4: the journal's on-disk superblock still says the log is empty
+    /// (JBD2_FLUSHED), so the next commit writes it first.
+    pub journal_flushed: bool,
+    /// ext4: that superblock write is in flight; the commit waits for it.
+    pub journal_sb_in_flight: bool,
+    /// ext4: when the running transaction is due for commit (`t_expires`);
+    /// None while no handle has started one since the last commit began.
+    pub transaction_expires_ns: Option<crate::sim::Ns>,
+    /// ext4: a handle found the running transaction due and asked jbd2 to
+    /// commit it (`j_commit_request`).
+    pub commit_requested: bool,
     /// xfs: allocation transactions not yet forced to the log.
     pub unlogged_allocs: u64,
     /// xfs: log bytes of file creations not yet written.
@@ -127,6 +139,9 @@ pub trait MetadataWrites: FsHost {
         match fs_type {
             FsType::Btrfs => self.btrfs_csum_insert(tid, fs),
             FsType::Ext4 => {
+                // The block allocation's handle (`ext4_da_writepages`),
+                // stopped when the `->writepages` call ends.
+                self.jbd2_handle_start(fs);
                 let md = &mut self.fs_mut().filesystems[fs].metadata;
                 if !md.ordered_inodes.contains(&ino) {
                     md.ordered_inodes.push(ino);

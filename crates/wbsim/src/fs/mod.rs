@@ -28,6 +28,7 @@ use crate::writeback::WritebackHost;
 
 use crate::fs::fuse::Fuse;
 use crate::fs::ioend::IoendCompletion;
+use crate::fs::jbd2::Jbd2;
 use crate::fs::metadata::MetadataWrites;
 use crate::writeback::account::Account;
 pub use daemon::FsDaemonState;
@@ -215,6 +216,39 @@ pub fn marks_background_writes<H: FsHost + ?Sized>(sys: &H, ino: u32) -> bool {
         // No block device.
         FsType::FuseNtfs => false,
     }
+}
+
+/// Must task `tid`, writing back page `index` of `ino`, wait before it
+/// can submit it? ext4 (6.1) maps each extent of delayed-allocation pages
+/// before it writes them (`mpage_map_and_submit_extent`), and the block
+/// allocation waits while the journal commit's log write holds the block
+/// bitmap and group descriptor shadowed (`Jbd2::jbd2_metadata_update_waits`);
+/// the task is then queued on the journal.
+pub fn writepages_map_waits<H: FsHost + ?Sized>(
+    sys: &mut H,
+    tid: u32,
+    ino: u32,
+    index: u32,
+) -> bool {
+    let fs = sys.mm().inode(ino).fs;
+    if sys.fs().filesystems[fs].fs_type != FsType::Ext4 || !sys.ioend_would_start(fs, ino, index) {
+        return false;
+    }
+    // The previous extent's handle stops once its pages are submitted;
+    // the next starts (`ext4_journal_start_with_reserve`) before the
+    // extent is mapped.
+    sys.jbd2_handle_stop(fs);
+    sys.jbd2_handle_start(fs);
+    sys.jbd2_metadata_update_waits(tid, fs)
+}
+
+/// Task `tid`'s `->writepages` call on `ino` is over: its last io_end
+/// is closed, its journal handle stops, and it is preemptible again.
+pub fn writepages_done<H: FsHost + ?Sized>(sys: &mut H, tid: u32, ino: u32) {
+    sys.ioend_close(ino);
+    let fs = sys.mm().inode(ino).fs;
+    sys.jbd2_handle_stop(fs);
+    sys.task_mut(tid).no_preempt = false;
 }
 
 /// `->writepage` / `->writepages` from `write_cache_pages` on behalf of

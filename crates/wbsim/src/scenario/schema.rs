@@ -8,6 +8,7 @@
 //! involve several keys (zone order, device names, raid members, ...) stay
 //! in code.
 
+mod device_keys;
 mod sections;
 
 pub use sections::SECTIONS;

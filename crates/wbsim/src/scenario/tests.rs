@@ -127,6 +127,8 @@ fn zone_dirty_v2_parses_exactly() {
             command_overhead_us: 250.0,
             small_write_penalty_us: 3000.0,
             nr_requests: 128,
+            boot_nr_requests: 128,
+            hw_queues: 1,
             queue_depth: 1,
             channels: 1,
             members: Vec::new(),
@@ -199,7 +201,7 @@ fn unknown_keys_name_line_and_key() {
 kernel = | x = 1\nkernel = | 1:1 | x | unknown key `x`; allowed keys here: cpu_cost, device, fs, kernel, machine, run, swap, sysctl, task
 cpus = 4 | cpus = 4\nfoo = 1 | 5:1 | machine.foo | unknown key `foo`; allowed keys here: boot_dirty_limit_pages, cpus, hz, idle_wakeup_us, irq_delivery, min_free_kbytes, node, total_mib, zone
 size_mib = 3246 | size_mib = 3246\nsize = 3 | 16:1 | machine.zone[1].size | unknown key `size`; allowed keys here: kernel_kib, kernel_mib, managed_mib, name, size_mib
-nr_requests = 128 | nr_requests = 128\nqueue = 4 | 30:1 | device[0].queue | unknown key `queue`; allowed keys here: capacity_gib, channels, chunk_kib, command_overhead_us,
+nr_requests = 128 | nr_requests = 128\nqueue = 4 | 30:1 | device[0].queue | unknown key `queue`; allowed keys here: boot_nr_requests, capacity_gib, channels, chunk_kib, command_overhead_us, hw_queues,
 dirty_ratio = 20 | dirty_ratio = 20\ndirty = 1 | 38:1 | sysctl.dirty | allowed keys here: dirty_background_bytes,
 "#,
     );

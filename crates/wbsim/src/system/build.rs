@@ -228,12 +228,14 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         // wbt's latency target: 2 ms on a solid-state device
         // (`blk_queue_nonrot`), else 75 ms.
         let rotational = dc.model != crate::scenario::DeviceModel::Ssd;
-        let queue = RequestQueue::with_rules(
+        let mut queue = RequestQueue::with_rules(
             dc.nr_requests,
             dc.max_request_kib as u64 * 2,
             crate::block::wbt::QueueRules::from_profile(profile),
             rotational,
         );
+        queue.size_wbt_from(dc.boot_nr_requests);
+        queue.set_hw_queues(dc.hw_queues);
         sys.block.add_device(device, queue, raid);
         sys.wb.add_bdi(Bdi::new(&dc.name, Some(d)));
         let id = sys.mm.nr_inodes() as u32;
@@ -291,6 +293,9 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             FsType::Ext4 => {
                 md.log_start_sector = cap / 2;
                 md.log_sectors = 128 << 11;
+                // A freshly made journal is empty (`s_start` 0): mounting
+                // it sets JBD2_FLUSHED.
+                md.journal_flushed = true;
                 2048 + 256 * 2048
             }
             FsType::Btrfs => 2048 + SECTORS_PER_GIB + SECTORS_PER_GIB / 2,
@@ -496,7 +501,11 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                 _ => "btrfs-transaction",
             };
             let st = FsDaemonState::new(kind, f, secs * NS_PER_SEC);
-            let start = TaskStart::At(secs * NS_PER_SEC);
+            // jbd2's timer is armed by the first handle of a transaction.
+            let start = match kind {
+                DaemonKind::Jbd2 => TaskStart::OnWakeUp,
+                _ => TaskStart::At(secs * NS_PER_SEC),
+            };
             let tid = sys.spawn_task(name, cpu(), TaskKind::FsDaemon, false, start);
             sys.fs.attach_daemon(tid, st);
         }

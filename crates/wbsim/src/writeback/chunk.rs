@@ -120,7 +120,7 @@ mod tests {
                     sys.core_mut().begin_step();
                     sys.charge_sys(0, late_ns);
                 }
-                PassResult::WaitRequest => panic!("{kernel}: the request queue filled"),
+                PassResult::Blocked => panic!("{kernel}: the request queue filled"),
             }
         }
         let left = files

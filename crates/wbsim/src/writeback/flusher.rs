@@ -132,7 +132,7 @@ pub trait Flushers: WritebackHost {
             if let Some(mut pass) = f.pass {
                 match self.writeback_pass(tid, &mut pass, WritebackCaller::Writeback) {
                     PassResult::Done => {}
-                    PassResult::WaitRequest => {
+                    PassResult::Blocked => {
                         f.pass = Some(pass);
                         return Step::Wait(None);
                     }

@@ -41,6 +41,9 @@ pub trait WritebackHost: BlockHost {
     /// Does the filesystem of `ino` mark the bios of background and
     /// periodic writeback REQ_BACKGROUND (`wbc_to_write_flags`)?
     fn fs_marks_background_writes(&self, ino: u32) -> bool;
+    /// Must task `tid` wait (queued by the filesystem, which wakes it)
+    /// before it writes back page `index` of `ino`?
+    fn fs_writepages_map_waits(&mut self, tid: u32, ino: u32, index: u32) -> bool;
     /// Task `tid`'s `->writepages` call on `ino` is over (the filesystem
     /// submits what it gathered: `ext4_io_submit`, `iomap_submit_ioend`).
     fn fs_writepages_done(&mut self, tid: u32, ino: u32);

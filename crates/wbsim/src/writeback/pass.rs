@@ -79,8 +79,10 @@ impl SbInodes {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PassResult {
     Done,
-    /// Waiting in `get_request_wait` for a free request on this device.
-    WaitRequest,
+    /// Asleep until what it waits on wakes it: a free request on this
+    /// device (`get_request_wait`, wbt's `rq_qos_wait`) or the journal's
+    /// shadowed metadata (ext4's extent mapping).
+    Blocked,
     /// Ran for `WRITEBACK_STEP_NS` of CPU: end the step so that simulated
     /// time moves on between submissions (the pass resumes next step).
     Yield,
@@ -344,9 +346,12 @@ pub trait WritebackPasses: WritebackHost {
                 continue;
             }
             if caller == WritebackCaller::Writeback {
+                if self.fs_writepages_map_waits(tid, ino, idx) {
+                    return PassResult::Blocked;
+                }
                 let class = self.wbt_class(pass.bdi, pass.background);
                 if self.must_wait_for_request_of(tid, ino, idx, class) {
-                    return PassResult::WaitRequest;
+                    return PassResult::Blocked;
                 }
             }
             pass.done_index = idx + 1;

@@ -32,7 +32,9 @@ pub trait Fsync: WritebackHost {
             }
             let bdi = self.mm().inode(ino).bdi;
             let class = self.wbt_class(bdi, false);
-            if self.must_wait_for_request_of(tid, ino, idx, class) {
+            if self.fs_writepages_map_waits(tid, ino, idx)
+                || self.must_wait_for_request_of(tid, ino, idx, class)
+            {
                 self.blk_finish_plug(tid);
                 return Some(Step::Wait(None));
             }

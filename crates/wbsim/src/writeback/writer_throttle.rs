@@ -52,7 +52,7 @@ pub trait WriterThrottle: WritebackHost {
             if let Some(mut pass) = st.pass {
                 match self.writeback_pass(tid, &mut pass, WritebackCaller::Writeback) {
                     PassResult::Done => {}
-                    PassResult::WaitRequest => {
+                    PassResult::Blocked => {
                         st.pass = Some(pass);
                         return Some(Step::Wait(None));
                     }

@@ -134,3 +134,48 @@ fn ext4_writeback_is_preemptible_only_between_bios() {
         assert!(!sys.task(0).no_preempt, "{kernel} {fs_type}");
     }
 }
+
+/// While a 6.1 commit's log write holds the metadata shadowed, the
+/// flusher waits before it maps the next extent (a page that would start
+/// an io_end), not inside the one it is submitting, and the io_end worker
+/// waits before it converts one; both are woken when the log write is on
+/// disk. xfs never waits on the journal.
+#[test]
+fn ext4_writeback_and_conversion_wait_for_the_commits_log_write() {
+    use crate::fs::jbd2::Jbd2;
+    let (mut sys, ino, fs) = one_file("6.1", "ext4");
+    let pfns = submit(&mut sys, ino, 4);
+    sys.fs_mut().filesystems[fs].metadata.log_shadowed = true;
+    assert!(
+        !crate::fs::writepages_map_waits(&mut sys, 0, ino, 4),
+        "same extent"
+    );
+    assert!(
+        crate::fs::writepages_map_waits(&mut sys, 0, ino, 100),
+        "a new one"
+    );
+    sys.fs_writepages_done(0, ino);
+    assert!(
+        crate::fs::writepages_map_waits(&mut sys, 0, ino, 4),
+        "next call"
+    );
+    for &p in &pfns {
+        sys.end_page_writeback(p);
+    }
+    let worker = sys.fs().ioends.worker[fs].unwrap();
+    assert_eq!(sys.ioend_worker_step(worker, fs), Step::Wait(None));
+    assert_eq!(under_writeback(&sys, &pfns), 4, "not converted");
+    assert_eq!(
+        sys.fs().filesystems[fs].metadata.shadow_waiters,
+        [0, worker]
+    );
+
+    sys.jbd2_commit_written(fs);
+    assert!(!crate::fs::writepages_map_waits(&mut sys, 0, ino, 4));
+    assert_eq!(sys.ioend_worker_step(worker, fs), Step::Continue);
+    assert_eq!(under_writeback(&sys, &pfns), 0);
+
+    let (mut sys, ino, fs) = one_file("6.1", "xfs");
+    sys.fs_mut().filesystems[fs].metadata.log_shadowed = true;
+    assert!(!crate::fs::writepages_map_waits(&mut sys, 0, ino, 0));
+}

@@ -51,6 +51,10 @@ fn device(cx: &Cx, t: &Table, name: &str, earlier: &[DeviceConfig]) -> DeviceCon
         command_overhead_us: t.float_or_default("command_overhead_us"),
         small_write_penalty_us: t.float_or_default("small_write_penalty_us"),
         nr_requests: t.int_or_default("nr_requests") as u32,
+        boot_nr_requests: t
+            .int("boot_nr_requests")
+            .unwrap_or(t.int_or_default("nr_requests")) as u32,
+        hw_queues: t.int_or_default("hw_queues") as u32,
         queue_depth: t.int_or_default("queue_depth") as u32,
         channels: t.int_or_default("channels") as u32,
         members: Vec::new(),
@@ -104,6 +108,8 @@ fn raid0(cx: &Cx, t: &Table, name: &str, earlier: &[DeviceConfig]) -> DeviceConf
         command_overhead_us: 0.0,
         small_write_penalty_us: 0.0,
         nr_requests: first.map_or(0, |d| d.nr_requests),
+        boot_nr_requests: first.map_or(0, |d| d.boot_nr_requests),
+        hw_queues: first.map_or(1, |d| d.hw_queues),
         queue_depth: 0,
         channels: 0,
         members: members.iter().map(|d| d.name.clone()).collect(),
