@@ -22,6 +22,8 @@ pub struct Filesystems {
     pub(super) task_enospc_flushed: Vec<bool>,
     /// Deferred writeback completion (6.1 ext4 and xfs).
     pub(super) ioends: Ioends,
+    /// Per filesystem: its jbd2 thread (looked up on every journal handle).
+    jbd2_of_fs: Vec<Option<u32>>,
 }
 
 impl Filesystems {
@@ -33,6 +35,7 @@ impl Filesystems {
             task_fuse_enospc: Vec::new(),
             task_enospc_flushed: Vec::new(),
             ioends: Ioends::default(),
+            jbd2_of_fs: Vec::new(),
         }
     }
 
@@ -51,6 +54,12 @@ impl Filesystems {
 
     /// Task `tid` (already added) is a filesystem thread.
     pub fn attach_daemon(&mut self, tid: u32, daemon: FsDaemonState) {
+        if daemon.kind == super::daemon::DaemonKind::Jbd2 {
+            if self.jbd2_of_fs.len() <= daemon.fs {
+                self.jbd2_of_fs.resize(daemon.fs + 1, None);
+            }
+            self.jbd2_of_fs[daemon.fs] = Some(tid);
+        }
         self.daemon_of_task[tid as usize] = self.daemons.len() as u32;
         self.daemons.push(daemon);
     }
@@ -63,15 +72,7 @@ impl Filesystems {
 
     /// Filesystem `fs`'s jbd2 thread, if it has one.
     pub fn jbd2_task(&self, fs: usize) -> Option<u32> {
-        self.daemons
-            .iter()
-            .position(|d| d.fs == fs && d.kind == super::daemon::DaemonKind::Jbd2)
-            .and_then(|i| {
-                self.daemon_of_task
-                    .iter()
-                    .position(|&x| x == i as u32)
-                    .map(|t| t as u32)
-            })
+        self.jbd2_of_fs.get(fs).copied().flatten()
     }
 
     /// The state of filesystem thread `tid`.
