@@ -8,10 +8,10 @@
 //! has one queue per vCPU (`num-queues`). The single-queue layer (3.x) is
 //! one queue.
 //!
-//! Why it matters: on a two-vCPU guest a flusher that submitted its burst
-//! from one CPU fills that CPU's queue, and a journal commit started there
-//! waits for a tag and then behind the whole burst (a traced ext4 boot:
-//! jbd2 slept 0.33 s for a tag, then 3.72 s behind 148 requests).
+//! Why it matters: a two-vCPU guest holds twice nr_requests (a traced 6.1
+//! ext4 boot had 151 writes in flight with nr_requests 128), and a CPU
+//! whose queue a flusher has filled waits though the other's has room,
+//! a journal's sync writes too.
 
 /// A waiter's queue when any completion may let it go on (wbt's limit,
 /// which counts the whole device).
