@@ -151,12 +151,14 @@ fn simulator_trace_lines_parse() {
             order: 0,
             may_writepage: true,
             gfp: GfpMask::HighuserMovable,
+            alloc: wbsim::trace::AllocGfp::PageCacheWrite,
         },
         Sim::DirectReclaimEnd { nr_reclaimed: 9 },
         Sim::WakeupKswapd {
             nid: 0,
             zid: 1,
             order: 0,
+            gfp: wbsim::trace::AllocGfp::PageCacheWrite,
         },
         Sim::KswapdSleep { nid: 0 },
     ];
@@ -169,6 +171,7 @@ fn simulator_trace_lines_parse() {
             1,
             2_000_000_000 + i as u64 * 1000,
             ev,
+            wbsim::trace::WritebackLayout::Linux3,
         );
     }
     let got: Vec<TraceEvent> = text.lines().filter_map(parse_trace_line).collect();
@@ -344,6 +347,7 @@ fn digest_agrees_with_the_simulators_collector() {
                 nid: 0,
                 zid: 2,
                 order: 0,
+                gfp: wbsim::trace::AllocGfp::PageCacheWrite,
             },
         ),
         (0, "kswapd0", 40, 200, Sim::KswapdWake { nid: 0, order: 0 }),
@@ -357,6 +361,7 @@ fn digest_agrees_with_the_simulators_collector() {
                 order: 0,
                 may_writepage: true,
                 gfp: wbsim::trace::GfpMask::HighuserMovable,
+                alloc: wbsim::trace::AllocGfp::PageCacheWrite,
             },
         ),
         (1, "dd", 300, 510, Sim::writepage(1048600, file)),
@@ -375,7 +380,15 @@ fn digest_agrees_with_the_simulators_collector() {
     for (task, comm, pid, ms, ev) in &script {
         let t = ms * 1_000_000;
         collector.observe(*task, *task == 0, t, ev);
-        write_trace_line(&mut text, comm, *pid, 0, t, ev);
+        write_trace_line(
+            &mut text,
+            comm,
+            *pid,
+            0,
+            t,
+            ev,
+            wbsim::trace::WritebackLayout::Linux3,
+        );
     }
     let d = digest_trace(&text, &[], 0, ns(1.0));
     let (ours, theirs) = (d.stats, collector.totals);

@@ -256,3 +256,47 @@ fn sched_events_follow_each_cpu() {
         );
     }
 }
+
+/// On 6.1 the vmscan events print 6.1's field lists: `mm_vmscan_lru_shrink_inactive`
+/// without `zid=` and with its `reclaim_stat`, whose nr_scanned (the
+/// walk, skipped pages included) and nr_reclaimed add up to pgscan and
+/// pgsteal, and `mm_vmscan_wakeup_kswapd` with the allocation's gfp flags.
+#[test]
+fn vmscan_events_print_6_1_fields_on_6_1() {
+    let (r, text) = traced("6.1");
+    let v = |k: &str| r.vmstat[k] as u64;
+    let field = |l: &str, k: &str| -> u64 {
+        let at = l
+            .find(&format!(" {k}="))
+            .unwrap_or_else(|| panic!("{k} in {l}"));
+        let rest = &l[at + k.len() + 2..];
+        rest.split(' ').next().unwrap().parse().unwrap()
+    };
+    let shrinks: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(": mm_vmscan_lru_shrink_inactive: "))
+        .collect();
+    assert!(shrinks.len() > 100, "{}", shrinks.len());
+    assert!(shrinks
+        .iter()
+        .all(|l| !l.contains(" zid=") && l.contains(" nr_ref_keep=")));
+    let scanned: u64 = shrinks.iter().map(|l| field(l, "nr_scanned")).sum();
+    let reclaimed: u64 = shrinks.iter().map(|l| field(l, "nr_reclaimed")).sum();
+    assert_eq!(scanned, v("pgscan_kswapd") + v("pgscan_direct"));
+    assert_eq!(reclaimed, v("pgsteal_kswapd") + v("pgsteal_direct"));
+    let activated: u64 = shrinks
+        .iter()
+        .map(|l| field(l, "nr_activate_file") + field(l, "nr_activate_anon"))
+        .sum();
+    assert!(activated <= v("pgactivate"));
+    let wakes: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(": mm_vmscan_wakeup_kswapd: "))
+        .collect();
+    assert!(!wakes.is_empty());
+    assert!(wakes
+        .iter()
+        .all(|l| l.contains(" gfp_flags=") && !l.contains(" zid=")));
+    let (_, old) = traced("3.3");
+    assert!(old.contains(": mm_vmscan_lru_shrink_inactive: nid=0 zid="));
+}

@@ -85,7 +85,7 @@ pub trait Fuse: FsHost {
         if let Some(pfn) = self.get_page_from_freelist(tid, Mark::Low, gfp) {
             return Some(pfn);
         }
-        self.wake_all_kswapd(tid);
+        self.wake_all_kswapd(tid, gfp);
         self.get_page_from_freelist(tid, Mark::Min, gfp)
     }
 

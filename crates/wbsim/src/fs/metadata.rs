@@ -213,7 +213,7 @@ pub trait MetadataWrites: FsHost {
             pfn = match self.get_page_from_freelist(tid, Mark::Low, Gfp::movable(false)) {
                 Some(p) => p,
                 None => {
-                    self.wake_all_kswapd(tid);
+                    self.wake_all_kswapd(tid, Gfp::movable(false));
                     self.get_page_after_drain(tid, Mark::NoWatermarks, Gfp::movable(false))
                         .expect("no free page at all for metadata")
                 }

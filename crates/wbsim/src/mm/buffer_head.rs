@@ -261,7 +261,7 @@ pub trait BufferHeads: MmHost {
         let pfn = match self.get_page_from_freelist(tid, Mark::Low, gfp) {
             Some(pfn) => pfn,
             None => {
-                self.wake_all_kswapd(tid);
+                self.wake_all_kswapd(tid, gfp);
                 self.get_page_from_freelist(tid, Mark::Min, gfp)?
             }
         };

@@ -69,8 +69,8 @@ pub trait MmHost: HasCore {
     fn mapping_has_buffer_heads(&self, ino: u32) -> bool;
 
     // reclaim/
-    /// `wakeup_kswapd` for the zones of an allocation.
-    fn wake_all_kswapd(&mut self, tid: u32);
+    /// `wakeup_kswapd` for the zones of an allocation of `gfp`.
+    fn wake_all_kswapd(&mut self, tid: u32, gfp: Gfp);
     /// `wakeup_kswapd(zone, 0, 0, zone_idx(zone))` from `rmqueue` after a
     /// fallback boosted zone `z`'s watermarks (5.0+).
     fn wakeup_kswapd_boosted(&mut self, tid: u32, z: usize);
@@ -114,6 +114,16 @@ impl Gfp {
         Gfp {
             write,
             reclaimable: false,
+        }
+    }
+
+    /// What a 6.1 tracepoint's `gfp_flags=` prints for this allocation.
+    pub fn trace_alloc(self) -> crate::trace::AllocGfp {
+        use crate::trace::AllocGfp;
+        match (self.write, self.reclaimable) {
+            (_, true) => AllocGfp::ReclaimableSlab,
+            (true, false) => AllocGfp::PageCacheWrite,
+            (false, false) => AllocGfp::Movable,
         }
     }
 

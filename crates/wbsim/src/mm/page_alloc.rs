@@ -108,24 +108,24 @@ pub trait PageAlloc: MmHost {
                     }
                     st.dirty_stalled = false;
                     // Slow path: wake kswapd, retry at min.
-                    self.wake_all_kswapd(tid);
+                    self.wake_all_kswapd(tid, gfp);
                     if let Some(pfn) = self.get_page_from_freelist(tid, Mark::Min, gfp) {
                         return Ok(pfn);
                     }
-                    self.begin_direct_reclaim(tid, st);
+                    self.begin_direct_reclaim(tid, st, gfp);
                 }
                 AllocPhase::Rebalance => {
                     // `rebalance:` the min watermark once more, then
                     // direct reclaim again; kswapd is not woken again
                     // (5.16+: `retry:` wakes it first).
                     if self.alloc_retry_wakes_kswapd() {
-                        self.wake_all_kswapd(tid);
+                        self.wake_all_kswapd(tid, gfp);
                     }
                     if let Some(pfn) = self.get_page_from_freelist(tid, Mark::Min, gfp) {
                         *st = AllocState::default();
                         return Ok(pfn);
                     }
-                    self.begin_direct_reclaim(tid, st);
+                    self.begin_direct_reclaim(tid, st, gfp);
                 }
                 AllocPhase::Reclaim => {
                     if let Some(step) = self.direct_reclaim_priority(tid, st) {
@@ -169,12 +169,13 @@ pub trait PageAlloc: MmHost {
 
     /// Enter `try_to_free_pages`: counted in allocstall (3.x
     /// `do_try_to_free_pages`, once per call) and traced.
-    fn begin_direct_reclaim(&mut self, tid: u32, st: &mut AllocState) {
+    fn begin_direct_reclaim(&mut self, tid: u32, st: &mut AllocState, gfp: Gfp) {
         self.mm_mut().vmstat.inc(Ev::AllocStall, 1);
         let ev = TraceEvent::DirectReclaimBegin {
             order: 0,
             may_writepage: !self.sysctl().laptop_mode,
             gfp: GfpMask::HighuserMovable,
+            alloc: gfp.trace_alloc(),
         };
         self.trace(tid, ev);
         *st = AllocState {

@@ -16,7 +16,7 @@ use crate::reclaim::ReclaimHost;
 use crate::reclaim::ShrinkZone;
 use crate::sched::Step;
 use crate::sim::Ns;
-use crate::trace::TraceEvent;
+use crate::trace::{AllocGfp, TraceEvent};
 
 #[cfg(test)]
 mod tests;
@@ -373,21 +373,22 @@ impl Reclaim {
 /// zonelist: wake the zone's node's kswapd if it is waiting (asleep or
 /// napping) and the zone is below its low watermark; each such zone is
 /// one `mm_vmscan_wakeup_kswapd` event of the allocating task `tid`.
-/// The zonelist holds every node's zones, the local node's first.
-pub fn wake_all_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32) {
+/// The zonelist holds every node's zones, the local node's first. `gfp`:
+/// the allocation, as 6.1's event prints it.
+pub fn wake_all_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32, gfp: AllocGfp) {
     let local = sys.mm().cpu_node(sys.task(tid).cpu);
     let nr_nodes = sys.mm().nr_nodes();
     for i in 0..nr_nodes {
-        wake_node_kswapd(sys, tid, (local + i) % nr_nodes);
+        wake_node_kswapd(sys, tid, (local + i) % nr_nodes, gfp);
     }
 }
 
 /// `wakeup_kswapd` for the zones of node `nid`.
-fn wake_node_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32, nid: usize) {
+fn wake_node_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32, nid: usize, gfp: AllocGfp) {
     if sys.kswapd_balances_node() {
         // The allocation may use every zone of the node.
         let highest = sys.mm().node_highest_zone(nid);
-        wakeup_kswapd_up_to(sys, tid, nid, highest);
+        wakeup_kswapd_up_to(sys, tid, nid, highest, gfp);
         return;
     }
     let mut k = sys.reclaim().kswapd_state(nid);
@@ -404,6 +405,7 @@ fn wake_node_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32, nid: usize) 
                 nid: nid as u32,
                 zid: sys.mm().zone_type(zid) as u32,
                 order: 0,
+                gfp,
             };
             sys.trace(tid, ev);
         }
@@ -418,17 +420,23 @@ fn wake_node_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32, nid: usize) 
 /// fallback boosted zone `z` (5.0+).
 pub fn wakeup_kswapd_boosted<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32, z: usize) {
     let nid = sys.mm().zone_node(z);
-    wakeup_kswapd_up_to(sys, tid, nid, z);
+    wakeup_kswapd_up_to(sys, tid, nid, z, AllocGfp::None);
 }
 
 /// `wakeup_kswapd` of the node form (4.12+) for a request up to zone
 /// `highest` of node `nid`: the node's pending zone is raised to it at
 /// least, and kswapd woken unless it is running, has given up, or finds
 /// its zones up to `highest` balanced and none boosted.
-fn wakeup_kswapd_up_to<H: ReclaimHost + ?Sized>(sys: &mut H, tid: u32, nid: usize, highest: usize) {
+fn wakeup_kswapd_up_to<H: ReclaimHost + ?Sized>(
+    sys: &mut H,
+    tid: u32,
+    nid: usize,
+    highest: usize,
+    gfp: AllocGfp,
+) {
     sys.reclaim_mut().raise_kswapd_zone(nid, highest);
     let mut k = sys.reclaim().kswapd_state(nid);
-    if k.phase == Phase::Balance || !wakeup_kswapd_node(sys, tid, nid, highest) {
+    if k.phase == Phase::Balance || !wakeup_kswapd_node(sys, tid, nid, highest, gfp) {
         return;
     }
     wake_kswapd(sys, &mut k);

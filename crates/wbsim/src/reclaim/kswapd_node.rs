@@ -17,7 +17,7 @@ use super::lru_gen::LruGenReclaim;
 use super::node::{NodeReclaim, MAX_RECLAIM_RETRIES};
 use super::{ReclaimHost, ShrinkZone, SWAP_CLUSTER_MAX};
 use crate::sched::Step;
-use crate::trace::TraceEvent;
+use crate::trace::{AllocGfp, TraceEvent};
 
 /// `balance_pgdat` of a node (4.12+).
 pub trait KswapdNode: ReclaimHost {
@@ -164,6 +164,7 @@ pub fn wakeup_kswapd_node<H: ReclaimHost + ?Sized>(
     tid: u32,
     nid: usize,
     highest: usize,
+    gfp: AllocGfp,
 ) -> bool {
     if sys.reclaim().node[nid].kswapd_failures >= MAX_RECLAIM_RETRIES
         || (sys.pgdat_balanced(highest) && !sys.pgdat_watermark_boosted(highest))
@@ -174,6 +175,7 @@ pub fn wakeup_kswapd_node<H: ReclaimHost + ?Sized>(
         nid: nid as u32,
         zid: sys.mm().zone_type(highest) as u32,
         order: 0,
+        gfp,
     };
     sys.trace(tid, ev);
     true

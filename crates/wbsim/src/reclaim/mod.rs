@@ -32,12 +32,18 @@ use crate::mm::page::{
 use crate::mm::slab::SlabShrink;
 use crate::mm::vmstat::{Ev, ZoneEv};
 use crate::sched::Step;
-use crate::trace::{IsolateMode, TraceEvent};
+use crate::trace::{IsolateMode, LruName, TraceEvent};
 use lru_gen::LruGenReclaim;
 use node::NodeReclaim;
 
-/// `mm_vmscan_lru_isolate` for an order-0 isolation (no lumpy pages).
-fn isolate_event(mode: IsolateMode, nr_requested: u64, nr_taken: u64) -> TraceEvent {
+/// `mm_vmscan_lru_isolate` for an order-0 isolation (no lumpy pages);
+/// `(classzone, nr_skipped, lru)` are the fields 6.1 adds.
+fn isolate_event(
+    mode: IsolateMode,
+    nr_requested: u64,
+    nr_taken: u64,
+    (classzone, nr_skipped, lru): (u32, u64, LruName),
+) -> TraceEvent {
     TraceEvent::LruIsolate {
         isolate_mode: mode,
         order: 0,
@@ -47,7 +53,21 @@ fn isolate_event(mode: IsolateMode, nr_requested: u64, nr_taken: u64) -> TraceEv
         contig_taken: 0,
         contig_dirty: 0,
         contig_failed: 0,
+        classzone,
+        nr_skipped,
+        lru,
     }
+}
+
+/// The zone type a scan of `zone`'s lruvec reclaims up to (6.1's
+/// `classzone=`, `sc->reclaim_idx`): the node's highest zone unless the
+/// scan is limited below it.
+fn scan_classzone<H: ReclaimHost + ?Sized>(sys: &H, zone: usize, sc: &ScanControl) -> u32 {
+    let mm = sys.mm();
+    let idx = sc
+        .reclaim_idx
+        .unwrap_or_else(|| mm.node_highest_zone(mm.zone_node(zone)));
+    mm.zone_type(idx) as u32
 }
 
 pub use crate::kernel::DEF_PRIORITY;
@@ -340,9 +360,15 @@ pub trait ShrinkZone: ReclaimHost {
             moved += 1;
         }
         self.charge_sys(sc.tid, moved * self.cost().scan_page_ns);
+        let classzone = scan_classzone(self, zone, sc);
         self.trace(
             sc.tid,
-            isolate_event(IsolateMode::Active, nr_to_scan, moved),
+            isolate_event(
+                IsolateMode::Active,
+                nr_to_scan,
+                moved,
+                (classzone, 0, LruName::of_index(lru)),
+            ),
         );
         let file = (lru == LRU_ACTIVE_FILE) as usize;
         let lv = self.mm_mut().lruvec_mut(zone);

@@ -4,6 +4,7 @@
 //! switches (see `KernelProfile`).
 
 use super::dirty_pages::DirtyPages;
+use super::node::ReclaimStat;
 use super::{isolate_event, ScanControl, DEF_PRIORITY};
 use crate::block::submit::Submit;
 use crate::fs::Writepage;
@@ -14,7 +15,7 @@ use crate::mm::swap::Swap;
 use crate::mm::vmstat::{Ev, ZoneEv};
 use crate::mm::MemoryOps;
 use crate::reclaim::ReclaimHost;
-use crate::trace::{IsolateMode, ReclaimFlags, ReclaimLru, TraceEvent};
+use crate::trace::{IsolateMode, LruName, ReclaimFlags, ReclaimLru, ShrinkStat, TraceEvent};
 use crate::writeback::flusher::Flushers;
 
 #[cfg(test)]
@@ -59,6 +60,26 @@ pub(super) struct Tally {
     writeback: u64,
     congested: u64,
     flush_first: u64,
+    /// Activated file and anonymous pages, and pages referenced once and
+    /// kept (6.1's `nr_activate`, `nr_ref_keep`).
+    activated_file: u64,
+    activated_anon: u64,
+    ref_keep: u64,
+}
+
+/// One `shrink_page_list` call's counts as 6.1's `reclaim_stat`: `nr`
+/// before and after it (`sc->nr`, file pages), the call's own tally.
+fn shrink_stat(t: &Tally, before: &ReclaimStat, after: &ReclaimStat) -> ShrinkStat {
+    let immediate = after.immediate - before.immediate;
+    ShrinkStat {
+        nr_dirty: after.dirty - before.dirty,
+        nr_writeback: t.writeback.saturating_sub(immediate),
+        nr_congested: after.congested - before.congested,
+        nr_immediate: immediate,
+        nr_activate_anon: t.activated_anon,
+        nr_activate_file: t.activated_file,
+        nr_ref_keep: t.ref_keep,
+    }
 }
 
 /// `shrink_inactive_list` and `shrink_page_list`: what becomes of each page reclaim isolates.
@@ -103,9 +124,15 @@ pub trait ShrinkList: ReclaimHost {
         self.mm_mut().lruvec_mut(zone).recent_scanned[file as usize] += nr_taken;
         self.count_scanned(zone, sc, nr_taken + skipped, file);
         self.charge_sys(sc.tid, (nr_taken + skipped) * self.cost().scan_page_ns);
+        let classzone = super::scan_classzone(self, zone, sc);
         self.trace(
             sc.tid,
-            isolate_event(IsolateMode::Inactive, nr_to_scan, nr_taken),
+            isolate_event(
+                IsolateMode::Inactive,
+                nr_to_scan,
+                nr_taken,
+                (classzone, skipped, LruName::of_index(lru)),
+            ),
         );
 
         sc.nr.taken += nr_taken;
@@ -113,6 +140,7 @@ pub trait ShrinkList: ReclaimHost {
             sc.nr.file_taken += nr_taken;
         }
         let unqueued_before = sc.nr.unqueued_dirty;
+        let nr_before = sc.nr;
         let t = self.shrink_page_list(zone, &buf, sc);
         if nr_taken > 0
             && sc.nr.unqueued_dirty - unqueued_before == nr_taken
@@ -135,6 +163,8 @@ pub trait ShrinkList: ReclaimHost {
             nr_reclaimed: t.reclaimed,
             priority: sc.priority,
             flags: async_flags(file),
+            nr_skipped: skipped,
+            stat: shrink_stat(&t, &nr_before, &sc.nr),
         };
         self.trace(sc.tid, ev);
         // Writes issued by pageout go to the devices now (no plug in 3.0
@@ -214,6 +244,10 @@ pub trait ShrinkList: ReclaimHost {
                     let p = &mut self.mm_mut().pages_mut()[pfn as usize];
                     p.flags |= flags::ACTIVE;
                     let file = !p.has(flags::ANON) as usize;
+                    match file {
+                        1 => t.activated_file += 1,
+                        _ => t.activated_anon += 1,
+                    }
                     self.mm_mut().vmstat_mut().inc(Ev::PgActivate, 1);
                     self.mm_mut().lruvec_mut(zone).recent_rotated[file] += 1;
                     self.putback(pfn);
@@ -264,7 +298,10 @@ pub trait ShrinkList: ReclaimHost {
         let refs = self.page_check_references(pfn);
         match refs {
             PageRef::Activate => return Fate::Activated,
-            PageRef::Keep => return Fate::Kept,
+            PageRef::Keep => {
+                t.ref_keep += 1;
+                return Fate::Kept;
+            }
             PageRef::Reclaim | PageRef::ReclaimClean => {}
         }
         let anon = p.has(flags::ANON);

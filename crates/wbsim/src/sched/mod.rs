@@ -129,7 +129,11 @@ impl Core {
             idle_wakeup_ns: c.idle_wakeup_ns,
             step_cost_ns: 0,
             congestion_waiters: Vec::new(),
-            tracer: Tracer::default(),
+            tracer: {
+                let mut t = Tracer::default();
+                t.set_layout(trace_layout);
+                t
+            },
             kswapd_tasks: Vec::new(),
             events_processed: 0,
             max_events: u64::MAX,

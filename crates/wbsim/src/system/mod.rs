@@ -154,8 +154,8 @@ impl MmHost for System {
         crate::fs::mapping_has_buffer_heads(self, ino)
     }
 
-    fn wake_all_kswapd(&mut self, tid: u32) {
-        crate::reclaim::kswapd::wake_all_kswapd(self, tid)
+    fn wake_all_kswapd(&mut self, tid: u32, gfp: crate::mm::Gfp) {
+        crate::reclaim::kswapd::wake_all_kswapd(self, tid, gfp.trace_alloc())
     }
 
     fn wakeup_kswapd_boosted(&mut self, tid: u32, z: usize) {

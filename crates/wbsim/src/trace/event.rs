@@ -8,6 +8,8 @@
 //! `Documentation/trace/postprocess/trace-vmscan-postprocess.pl` parses
 //! (the congestion events are not read by that script; mmtests reports them).
 
+use super::vmscan6::{AllocGfp, LruName, ShrinkStat};
+
 /// One trace event, as the 3.0 tracepoint records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TraceEvent {
@@ -18,14 +20,21 @@ pub enum TraceEvent {
     /// without having slept, which the script counts as a "re-wakeup".
     KswapdWake { nid: u32, order: u32 },
     /// `mm_vmscan_wakeup_kswapd` (`wakeup_kswapd()`, in the allocating
-    /// task): `nid=%d zid=%d order=%d`.
-    WakeupKswapd { nid: u32, zid: u32, order: u32 },
+    /// task): `nid=%d zid=%d order=%d`; 6.1 prints `gfp` for `zid`.
+    WakeupKswapd {
+        nid: u32,
+        zid: u32,
+        order: u32,
+        gfp: AllocGfp,
+    },
     /// `mm_vmscan_direct_reclaim_begin` (`try_to_free_pages()`):
-    /// `order=%d may_writepage=%d gfp_flags=%s`.
+    /// `order=%d may_writepage=%d gfp_flags=%s`; 6.1 prints `alloc` and
+    /// no may_writepage.
     DirectReclaimBegin {
         order: u32,
         may_writepage: bool,
         gfp: GfpMask,
+        alloc: AllocGfp,
     },
     /// `mm_vmscan_direct_reclaim_end`: `nr_reclaimed=%lu`.
     DirectReclaimEnd { nr_reclaimed: u64 },
@@ -34,6 +43,8 @@ pub enum TraceEvent {
     /// nr_taken=%lu contig_taken=%lu contig_dirty=%lu contig_failed=%lu`.
     /// No `file=` field in 3.0 (added in 3.3); the `contig_*` (lumpy
     /// reclaim) fields were removed in 3.5.
+    /// 6.1 (`vmscan6`) adds `classzone` (the scan's highest zone),
+    /// `nr_skipped` (pages of higher zones passed over) and `lru`.
     LruIsolate {
         isolate_mode: IsolateMode,
         order: u32,
@@ -43,6 +54,9 @@ pub enum TraceEvent {
         contig_taken: u64,
         contig_dirty: u64,
         contig_failed: u64,
+        classzone: u32,
+        nr_skipped: u64,
+        lru: LruName,
     },
     /// `mm_vmscan_writepage` (`pageout()`): `page=%p pfn=%lu flags=%s`.
     /// `page` is the `struct page` address (see [`vmemmap_page_ptr`]).
@@ -53,6 +67,8 @@ pub enum TraceEvent {
     },
     /// `mm_vmscan_lru_shrink_inactive` (end of `shrink_inactive_list()`):
     /// `nid=%d zid=%d nr_scanned=%ld nr_reclaimed=%ld priority=%d flags=%s`.
+    /// 6.1 (`vmscan6`) prints no zid, counts `nr_skipped` in
+    /// nr_scanned, and adds the call's `reclaim_stat`.
     LruShrinkInactive {
         nid: u32,
         zid: u32,
@@ -60,6 +76,8 @@ pub enum TraceEvent {
         nr_reclaimed: u64,
         priority: u32,
         flags: ReclaimFlags,
+        nr_skipped: u64,
+        stat: ShrinkStat,
     },
     /// `writeback_congestion_wait` (`congestion_wait()`):
     /// `usec_timeout=%u usec_delayed=%u`.
@@ -107,11 +125,12 @@ pub struct PageAllocExtfrag {
     pub change_ownership: bool,
 }
 
-/// Which kernel's field list the writeback tracepoints print.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which kernel's field list the writeback and vmscan tracepoints print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum WritebackLayout {
     /// 3.x: `global_dirty_state` has `unstable=` (NR_UNSTABLE_NFS, removed
     /// in 5.8); no `cgroup_ino`.
+    #[default]
     Linux3,
     /// 6.1: no `unstable=`; `bdi_dirty_ratelimit` and `balance_dirty_pages`
     /// end with `cgroup_ino=1` (the root cgroup's inode).

@@ -44,10 +44,15 @@ pub fn write_trace_line(
     cpu: u32,
     ts_ns: u64,
     ev: &TraceEvent,
+    layout: WritebackLayout,
 ) {
     write_context(out, comm, pid, cpu, ts_ns, ev.name());
     // fmt::Write for String never fails.
-    let _ = write_fields(out, ev);
+    let _ = match layout {
+        WritebackLayout::Linux6 => super::vmscan6::write_fields(out, ev),
+        WritebackLayout::Linux3 => None,
+    }
+    .unwrap_or_else(|| write_fields(out, ev));
     out.push('\n');
 }
 
@@ -56,13 +61,16 @@ fn write_fields(out: &mut String, ev: &TraceEvent) -> std::fmt::Result {
     match *ev {
         TraceEvent::KswapdSleep { nid } => write!(out, "nid={nid}"),
         TraceEvent::KswapdWake { nid, order } => write!(out, "nid={nid} order={order}"),
-        TraceEvent::WakeupKswapd { nid, zid, order } => {
+        TraceEvent::WakeupKswapd {
+            nid, zid, order, ..
+        } => {
             write!(out, "nid={nid} zid={zid} order={order}")
         }
         TraceEvent::DirectReclaimBegin {
             order,
             may_writepage,
             gfp,
+            ..
         } => write!(
             out,
             "order={order} may_writepage={} gfp_flags={}",
@@ -81,6 +89,7 @@ fn write_fields(out: &mut String, ev: &TraceEvent) -> std::fmt::Result {
             contig_taken,
             contig_dirty,
             contig_failed,
+            ..
         } => write!(
             out,
             "isolate_mode={} order={order} nr_requested={nr_requested} \
@@ -100,6 +109,7 @@ fn write_fields(out: &mut String, ev: &TraceEvent) -> std::fmt::Result {
             nr_reclaimed,
             priority,
             flags,
+            ..
         } => write!(
             out,
             "nid={nid} zid={zid} nr_scanned={nr_scanned} nr_reclaimed={nr_reclaimed} \
@@ -202,7 +212,7 @@ mod tests {
 
     fn line(comm: &str, pid: u32, cpu: u32, ts_ns: u64, ev: TraceEvent) -> String {
         let mut s = String::new();
-        write_trace_line(&mut s, comm, pid, cpu, ts_ns, &ev);
+        write_trace_line(&mut s, comm, pid, cpu, ts_ns, &ev, WritebackLayout::Linux3);
         s
     }
 
@@ -246,7 +256,7 @@ mod tests {
                     nid: 0,
                     zid: 2,
                     order: 3
-                }
+                , gfp: crate::trace::AllocGfp::PageCacheWrite, }
             ),
             "              dd-4242  [000]  1234.567890: mm_vmscan_wakeup_kswapd: nid=0 zid=2 order=3\n"
         );
@@ -265,6 +275,7 @@ mod tests {
                 order: 0,
                 may_writepage: true,
                 gfp,
+                alloc: crate::trace::AllocGfp::PageCacheWrite,
             };
             assert_eq!(
                 line("dd", 4242, 3, TS, ev),
@@ -291,6 +302,9 @@ mod tests {
             contig_taken: 5,
             contig_dirty: 1,
             contig_failed: 2,
+            classzone: 0,
+            nr_skipped: 0,
+            lru: crate::trace::LruName::InactiveFile,
         };
         assert_eq!(
             line("kswapd0", 32, 1, TS, ev),
@@ -308,6 +322,8 @@ mod tests {
                 lru: ReclaimLru::File,
                 sync: false,
             },
+            nr_skipped: 0,
+            stat: crate::trace::ShrinkStat::default(),
         };
         assert_eq!(
             line("kswapd0", 32, 1, TS, ev),
@@ -514,7 +530,16 @@ mod tests {
 
     /// `ev` with the widest comm, pid, cpu and timestamp.
     fn write_widest_context(s: &mut String, ev: &TraceEvent) {
-        write_trace_line(s, "averyverylongcommand", u32::MAX, u32::MAX, u64::MAX, ev);
+        let (comm, widest) = ("averyverylongcommand", u32::MAX);
+        write_trace_line(
+            s,
+            comm,
+            widest,
+            widest,
+            u64::MAX,
+            ev,
+            WritebackLayout::Linux6,
+        );
     }
 
     #[test]
@@ -558,6 +583,9 @@ mod tests {
             contig_taken: u64::MAX,
             contig_dirty: u64::MAX,
             contig_failed: u64::MAX,
+            classzone: 0,
+            nr_skipped: 0,
+            lru: crate::trace::LruName::InactiveFile,
         };
         write_widest_context(&mut s, &ev);
         assert!(s.len() <= MAX_TRACE_LINE, "{}", s.len());

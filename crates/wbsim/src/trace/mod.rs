@@ -1,5 +1,6 @@
-//! ftrace output of the vmscan and writeback tracepoints (3.0 layouts; the
-//! dirty-throttling events, which 3.0 lacks, in 3.3's or 6.1's).
+//! ftrace output of the vmscan and writeback tracepoints (3.0 layouts, or
+//! 6.1's for the 6.1 presets (`vmscan6`); the dirty-throttling events,
+//! which 3.0 lacks, in 3.3's or 6.1's).
 //!
 //! [`event::TraceEvent`] holds the fields of the Linux 3.0 tracepoints that
 //! Mel Gorman's `Documentation/trace/postprocess/trace-vmscan-postprocess.pl`
@@ -15,6 +16,7 @@ pub mod sink;
 pub mod stats;
 #[cfg(test)]
 mod synthetic;
+pub mod vmscan6;
 
 pub use event::{
     pages_to_kib, BalanceDirtyPages, BdiDirtyRatelimit, BdiName, GfpMask, GlobalDirtyState,
@@ -24,3 +26,4 @@ pub use format::{write_trace_header, write_trace_line};
 pub use sched::{SchedTask, SwitchState};
 pub use sink::{task_pid, Tracer};
 pub use stats::{ReclaimTraceStats, TraceStatsCollector};
+pub use vmscan6::{AllocGfp, LruName, ShrinkStat};

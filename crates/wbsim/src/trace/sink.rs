@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use super::event::TraceEvent;
+use super::event::{TraceEvent, WritebackLayout};
 use super::format::{write_trace_header, write_trace_line, MAX_TRACE_LINE};
 use super::stats::TraceStatsCollector;
 
@@ -22,9 +22,16 @@ pub struct Tracer {
     line: String,
     /// The first write error; later events are dropped.
     error: Option<std::io::Error>,
+    /// Which era's field lists the vmscan events print.
+    layout: WritebackLayout,
 }
 
 impl Tracer {
+    /// Print the vmscan events in `layout`'s field lists.
+    pub fn set_layout(&mut self, layout: WritebackLayout) {
+        self.layout = layout;
+    }
+
     /// Start writing the ftrace text (3.0 header first) to `out`.
     pub fn write_to(&mut self, out: Box<dyn Write + Send>) {
         self.line = String::with_capacity(4 * MAX_TRACE_LINE);
@@ -50,7 +57,15 @@ impl Tracer {
         self.stats.observe(task, is_kswapd, ts_ns, ev);
         if self.out.is_some() {
             self.line.clear();
-            write_trace_line(&mut self.line, comm, task_pid(task), cpu, ts_ns, ev);
+            write_trace_line(
+                &mut self.line,
+                comm,
+                task_pid(task),
+                cpu,
+                ts_ns,
+                ev,
+                self.layout,
+            );
             self.flush_line();
         }
     }

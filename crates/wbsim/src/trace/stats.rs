@@ -351,6 +351,9 @@ mod tests {
             contig_taken: 0,
             contig_dirty: 0,
             contig_failed: 0,
+            classzone: 0,
+            nr_skipped: 0,
+            lru: crate::trace::LruName::InactiveFile,
         }
     }
 
@@ -365,6 +368,8 @@ mod tests {
                 lru: ReclaimLru::File,
                 sync: false,
             },
+            nr_skipped: 0,
+            stat: crate::trace::ShrinkStat::default(),
         }
     }
 
@@ -376,12 +381,14 @@ mod tests {
         order: 0,
         may_writepage: true,
         gfp: GfpMask::HighuserMovable,
+        alloc: crate::trace::AllocGfp::PageCacheWrite,
     };
     const END: TraceEvent = TraceEvent::DirectReclaimEnd { nr_reclaimed: 20 };
     const WAKEUP: TraceEvent = TraceEvent::WakeupKswapd {
         nid: 0,
         zid: 2,
         order: 0,
+        gfp: crate::trace::AllocGfp::PageCacheWrite,
     };
     const WAKE: TraceEvent = TraceEvent::KswapdWake { nid: 0, order: 0 };
     const SLEEP: TraceEvent = TraceEvent::KswapdSleep { nid: 0 };

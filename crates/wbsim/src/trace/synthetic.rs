@@ -86,6 +86,9 @@ fn work_event(rng: &mut Rng) -> TraceEvent {
                 contig_taken: rng.below(3),
                 contig_dirty: rng.below(3),
                 contig_failed: rng.below(3),
+                classzone: 0,
+                nr_skipped: 0,
+                lru: crate::trace::LruName::InactiveFile,
             }
         }
         4 | 5 => TraceEvent::LruShrinkInactive {
@@ -95,6 +98,8 @@ fn work_event(rng: &mut Rng) -> TraceEvent {
             nr_reclaimed: rng.below(33),
             priority: rng.below(13) as u32,
             flags: flags(rng),
+            nr_skipped: 0,
+            stat: crate::trace::ShrinkStat::default(),
         },
         6 | 7 => TraceEvent::writepage(rng.below(1 << 22), flags(rng)),
         8 => TraceEvent::CongestionWait {
@@ -113,6 +118,7 @@ fn next_event(t: &mut Task, rng: &mut Rng) -> TraceEvent {
         nid: rng.below(2) as u32,
         zid: rng.below(3) as u32,
         order: rng.below(4) as u32,
+        gfp: crate::trace::AllocGfp::PageCacheWrite,
     };
     match t.kind {
         Kind::Kswapd => {
@@ -167,6 +173,7 @@ fn next_event(t: &mut Task, rng: &mut Rng) -> TraceEvent {
                     order: rng.below(4) as u32,
                     may_writepage: rng.below(2) == 0,
                     gfp,
+                    alloc: crate::trace::AllocGfp::PageCacheWrite,
                 };
             }
             if rng.below(8) == 0 {
@@ -220,7 +227,8 @@ pub(crate) fn generate(events: usize, seed: u64) -> Synthetic {
         let task = &mut tasks[id];
         let ev = next_event(task, &mut rng);
         let cpu = rng.below(4) as u32;
-        write_trace_line(&mut out.text, task.comm, task.pid, cpu, ts_ns, &ev);
+        let layout = crate::trace::WritebackLayout::Linux3;
+        write_trace_line(&mut out.text, task.comm, task.pid, cpu, ts_ns, &ev, layout);
         let is_kswapd = task.kind == Kind::Kswapd;
         out.stats.observe(id as u32, is_kswapd, ts_ns, &ev);
         out.stats_isolate_3_2

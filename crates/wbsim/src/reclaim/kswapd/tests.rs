@@ -42,13 +42,13 @@ impl Machine {
 fn allocation_wakes_kswapd_only_below_the_low_watermark() {
     let mut m = Machine::new("3.0-vanilla");
     m.leave_free(170);
-    m.sys.wake_all_kswapd(m.tid);
+    m.sys.wake_all_kswapd(m.tid, crate::mm::Gfp::movable(true));
     assert!(!m.sys.reclaim().kswapd_awake());
     assert_eq!(m.kswapd_phase(), Phase::Sleeping);
     assert_eq!(m.sys.mm().vmstat().get(Ev::PageOutRun), 0);
 
     m.leave_free(150);
-    m.sys.wake_all_kswapd(m.tid);
+    m.sys.wake_all_kswapd(m.tid, crate::mm::Gfp::movable(true));
     assert!(m.sys.reclaim().kswapd_awake());
     assert_eq!(m.kswapd_phase(), Phase::Balance);
     assert_eq!(m.kswapd_priority(), DEF_PRIORITY);
@@ -96,7 +96,7 @@ fn premature_sleep_is_counted_and_kswapd_balances_again() {
     k.phase = Phase::Napping;
     m.sys.reclaim_mut().set_kswapd_state(k);
     m.leave_free(150);
-    m.sys.wake_all_kswapd(m.tid);
+    m.sys.wake_all_kswapd(m.tid, crate::mm::Gfp::movable(true));
     assert_eq!(m.kswapd_phase(), Phase::Balance);
     assert_eq!(m.sys.mm().vmstat().get(Ev::KswapdLowWmarkHitQuickly), 1);
     assert_eq!(m.sys.core().tracer().stats.totals.kswapd_sleeps, 0);
@@ -111,7 +111,7 @@ fn kswapd_balances_until_every_zone_is_above_high() {
     let mut m = Machine::new("3.0-vanilla");
     m.file_pages(m.file, 1000, false);
     m.leave_free(150);
-    m.sys.wake_all_kswapd(m.tid);
+    m.sys.wake_all_kswapd(m.tid, crate::mm::Gfp::movable(true));
 
     assert_eq!(m.kswapd_step(), Step::Continue);
     // The buddy lists (the counter lags by the CPU's unfolded delta).
@@ -140,7 +140,7 @@ fn kswapd_priority_drops_while_passes_reclaim_too_little() {
     let mut m = Machine::new("3.1-mmotm");
     m.file_pages(m.file, 1000, true);
     m.leave_free(150);
-    m.sys.wake_all_kswapd(m.tid);
+    m.sys.wake_all_kswapd(m.tid, crate::mm::Gfp::movable(true));
     for priority in [11, 10, 9] {
         assert_eq!(m.kswapd_step(), Step::Continue);
         assert_eq!(m.kswapd_priority(), priority);
@@ -179,7 +179,7 @@ fn laptop_mode_kswapd_writes_after_scanning_twice_swap_cluster_max() {
     m.sys.core_mut().sysctl_mut().laptop_mode = true;
     let pfns = m.file_pages(m.bdev, 1000, true);
     m.leave_free(150);
-    m.sys.wake_all_kswapd(m.tid);
+    m.sys.wake_all_kswapd(m.tid, crate::mm::Gfp::movable(true));
     assert!(!m.sys.reclaim().kswapd_state(0).may_writepage);
     for (scanned, may_write) in [(32, false), (64, false), (96, true)] {
         assert_eq!(m.kswapd_step(), Step::Continue);
@@ -215,7 +215,7 @@ fn all_unreclaimable_needs_a_slab_shrink_that_freed_nothing() {
             .mm_mut()
             .zone_mut(crate::reclaim::tests::ZONE)
             .pages_scanned = 6 * 100;
-        m.sys.wake_all_kswapd(m.tid);
+        m.sys.wake_all_kswapd(m.tid, crate::mm::Gfp::movable(true));
         m.kswapd_step();
         assert_eq!(
             m.zone().all_unreclaimable,
@@ -301,7 +301,7 @@ fn balance_lowers_end_zone_past_an_all_unreclaimable_zone() {
     let low = sys.mm().zone(1).wmark_low;
     leave_free_in(&mut sys, 1, low);
     sys.mm_mut().zone_mut(1).all_unreclaimable = true;
-    sys.wake_all_kswapd(0);
+    sys.wake_all_kswapd(0, crate::mm::Gfp::movable(true));
     assert_eq!(sys.reclaim().kswapd_state(0).phase, Phase::Balance);
     let tid = sys.kswapd_task();
     // At DEF_PRIORITY the all_unreclaimable Normal zone is still searched:
@@ -314,7 +314,7 @@ fn balance_lowers_end_zone_past_an_all_unreclaimable_zone() {
     let mut sys = two_zones("3.2");
     clean_file_pages_in(&mut sys, 1, 0, 400);
     leave_free_in(&mut sys, 1, low);
-    sys.wake_all_kswapd(0);
+    sys.wake_all_kswapd(0, crate::mm::Gfp::movable(true));
     assert!(matches!(sys.kswapd_step(tid), Step::SleepUntil(_)));
     let k = sys.reclaim().kswapd_state(0);
     assert_eq!((k.phase, k.end_zone), (Phase::Napping, 1));
@@ -333,7 +333,7 @@ fn a_pass_shrinks_one_zone_per_step() {
         let low = sys.mm().zone(z).wmark_low;
         leave_free_in(&mut sys, z, low);
     }
-    sys.wake_all_kswapd(0);
+    sys.wake_all_kswapd(0, crate::mm::Gfp::movable(true));
     let tid = sys.kswapd_task();
     let scanned = |sys: &crate::system::System, z: usize| {
         sys.mm().vmstat().zone_stat(z, ZoneEv::PgScanKswapd)
@@ -359,7 +359,7 @@ fn kswapd_goes_on_with_the_zone_it_slept_in() {
     let mut m = Machine::new("3.2");
     m.congested_writeback_tail(2000, 32);
     m.leave_free(150);
-    m.sys.wake_all_kswapd(m.tid);
+    m.sys.wake_all_kswapd(m.tid, crate::mm::Gfp::movable(true));
     let mut k = m.sys.reclaim().kswapd_state(0);
     k.priority = 5;
     m.sys.reclaim_mut().set_kswapd_state(k);
