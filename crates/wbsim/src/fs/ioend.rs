@@ -274,12 +274,10 @@ pub trait IoendCompletion: FsHost {
             // The extent conversion (a reserved handle) dirties the inode,
             // whose block the committing transaction may be writing to
             // the log.
-            self.jbd2_handle_start(fs);
-            if self.jbd2_metadata_update_waits(tid, fs) {
+            if self.jbd2_short_handle_waits(tid, fs) {
                 self.fs_mut().ioends.ready[fs].push_front(id);
                 return Step::Wait(None);
             }
-            self.jbd2_handle_stop(fs);
         }
         let cost = self.cost().request_complete_ns + e.nr_pages as u64 * self.cost().page_free_ns;
         self.charge_sys(tid, cost);

@@ -69,6 +69,13 @@ pub struct Jbd2Commit {
     pub phase: CommitPhase,
 }
 
+/// When jbd2's commit timer fires for a transaction due at `expires_ns`:
+/// `round_jiffies_up(t_expires)`, the next whole second (6.1 and 3.x
+/// `jbd2_get_transaction`; the model's jiffies count from 0).
+pub fn commit_timer_ns(expires_ns: Ns) -> Ns {
+    expires_ns.div_ceil(NS_PER_SEC) * NS_PER_SEC
+}
+
 /// jbd2's commit loop (`kjournald2`).
 pub trait Jbd2: FsHost {
     /// One step of the jbd2 thread: start a commit when none runs, else
@@ -257,15 +264,14 @@ pub trait Jbd2: FsHost {
 
     /// kjournald2 with no commit in progress: None if the running
     /// transaction is due (its `t_expires` has passed, or a handle asked),
-    /// else the sleep until its commit timer: `round_jiffies_up(t_expires)`,
-    /// the next whole second (6.1 and 3.x `jbd2_get_transaction`; jiffies
-    /// count from 0 here), or no timer when there is no transaction.
-    fn transaction_not_due(&mut self, fs: usize) -> Option<Step> {
+    /// else the sleep until its commit timer (`commit_timer_ns`), or no
+    /// timer when there is no transaction.
+    fn transaction_not_due(&self, fs: usize) -> Option<Step> {
         let md = &self.fs().filesystems[fs].metadata;
         match md.transaction_expires_ns {
             None => Some(Step::Wait(None)),
             Some(t) if self.now() < t && !md.commit_requested => {
-                Some(Step::Wait(Some(t.div_ceil(NS_PER_SEC) * NS_PER_SEC)))
+                Some(Step::Wait(Some(commit_timer_ns(t))))
             }
             Some(_) => None,
         }
@@ -293,9 +299,9 @@ pub trait Jbd2: FsHost {
             .metadata
             .transaction_expires_ns = Some(expires);
         if self.fs_mut().daemon_mut(jbd2).commit.is_none() {
-            let timer = expires.div_ceil(NS_PER_SEC) * NS_PER_SEC;
             let token = self.task(jbd2).token;
-            self.push_event(timer, crate::sim::EventKind::RunTask { task: jbd2, token });
+            let run = crate::sim::EventKind::RunTask { task: jbd2, token };
+            self.push_event(commit_timer_ns(expires), run);
         }
     }
 
@@ -352,6 +358,14 @@ pub trait Jbd2: FsHost {
     /// inode table block); the task is then queued and sleeps.
     fn jbd2_inode_update_waits(&mut self, tid: u32, ino: u32) -> bool {
         let fs = self.mm().inode(ino).fs;
+        self.jbd2_short_handle_waits(tid, fs)
+    }
+
+    /// A short handle of task `tid` on filesystem `fs` that updates shared
+    /// metadata (a writer's `ext4_dirty_inode`, the io_end worker's
+    /// conversion): it starts, waits if the metadata is shadowed (true: the
+    /// task sleeps and retries the whole handle), else stops at once.
+    fn jbd2_short_handle_waits(&mut self, tid: u32, fs: usize) -> bool {
         self.jbd2_handle_start(fs);
         if self.jbd2_metadata_update_waits(tid, fs) {
             return true;

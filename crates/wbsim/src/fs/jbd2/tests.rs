@@ -136,8 +136,9 @@ fn a_transaction_commits_when_a_handle_finds_it_due() {
     let md = &sys.fs().filesystems[fs].metadata;
     assert_eq!(md.transaction_expires_ns, Some(300_000_000 + interval));
     assert!(!md.commit_requested, "not due yet");
-    let timer = (300_000_000 + interval).div_ceil(NS_PER_SEC) * NS_PER_SEC;
-    assert_eq!(sys.jbd2_step(tid), Step::Wait(Some(timer)));
+    // Due at 5.3 s; the timer fires at the next whole second.
+    assert_eq!(interval, 5 * NS_PER_SEC);
+    assert_eq!(sys.jbd2_step(tid), Step::Wait(Some(6 * NS_PER_SEC)));
 
     sys.core_mut().advance_to(300_000_000 + interval);
     sys.jbd2_handle_start(fs);
