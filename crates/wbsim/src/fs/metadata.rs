@@ -210,11 +210,12 @@ pub trait MetadataWrites: FsHost {
     fn touch_metadata_page(&mut self, tid: u32, ino: u32, index: u32, modify: bool) -> Pfn {
         let mut pfn = self.mm().inode(ino).page(index);
         if pfn == NIL {
-            pfn = match self.get_page_from_freelist(tid, Mark::Low, Gfp::movable(false)) {
+            let gfp = Gfp::movable(false);
+            pfn = match self.get_page_from_freelist(tid, Mark::Low, gfp) {
                 Some(p) => p,
                 None => {
-                    self.wake_all_kswapd(tid, Gfp::movable(false));
-                    self.get_page_after_drain(tid, Mark::NoWatermarks, Gfp::movable(false))
+                    self.wake_all_kswapd(tid, gfp);
+                    self.get_page_after_drain(tid, Mark::NoWatermarks, gfp)
                         .expect("no free page at all for metadata")
                 }
             };
