@@ -190,6 +190,15 @@ pub fn eval(expr: &str, term: &dyn Fn(&str) -> Result<Figure, String>) -> Result
 /// `stat(label/kernel/metric)` over the runs of one scenario and kernel.
 /// Runs cut by their time limit are left out unless `include_cut`; a
 /// statistic over no runs is undefined.
+///
+/// Two forms are for figures whose real runs fall in two modes (a race
+/// that some boots win and others lose), where a median over all runs
+/// says nothing:
+/// - `stat(label/kernel/metric|test)` takes only the runs that pass
+///   `test`, such as `median(a/6.1/vmstat.pgactivate|vmstat.pgskip_dma32>0)`;
+/// - `share(label/kernel/test)` is the fraction of runs that pass `test`.
+///
+/// A test is `metric>x`, `metric<x` or `metric=x`.
 pub fn sim_term(tok: &str, runs: &RunsByKey, include_cut: bool) -> Result<Figure, String> {
     let (stat, inner) = tok
         .strip_suffix(')')
@@ -200,23 +209,45 @@ pub fn sim_term(tok: &str, runs: &RunsByKey, include_cut: bool) -> Result<Figure
     else {
         return Err(format!("`{tok}`: expected stat(scenario/kernel/metric)"));
     };
+    if !["mean", "median", "min", "max", "share"].contains(&stat) {
+        return Err(format!(
+            "`{tok}`: unknown statistic `{stat}` (mean, median, min, max, share)"
+        ));
+    }
     let reports = runs
         .get(&(label.to_string(), kernel.to_string()))
         .ok_or_else(|| format!("`{tok}`: no runs of scenario `{label}` on kernel `{kernel}`"))?;
-    let values = reports
-        .iter()
-        .filter(|r| include_cut || !r.cut)
-        .map(|r| metric_value(r, metric))
-        .collect::<Result<Vec<f64>, String>>()?;
-    if !["mean", "median", "min", "max"].contains(&stat) {
-        return Err(format!(
-            "`{tok}`: unknown statistic `{stat}` (mean, median, min, max)"
-        ));
-    }
-    if values.is_empty() {
+    let counted: Vec<&RunReport> = reports.iter().filter(|r| include_cut || !r.cut).collect();
+    if counted.is_empty() {
         return Ok(Figure::Undefined(format!(
             "`{tok}`: every run of {label} on {kernel} was cut by its time limit \
              (--include-cut counts them)"
+        )));
+    }
+    if stat == "share" {
+        let test = RunTest::parse(metric).map_err(|e| format!("`{tok}`: {e}"))?;
+        let mut passed = 0usize;
+        for r in &counted {
+            passed += usize::from(test.holds(r)?);
+        }
+        return Ok(Figure::Value(passed as f64 / counted.len() as f64));
+    }
+    let (metric, test) = match metric.split_once('|') {
+        Some((m, t)) => (
+            m,
+            Some(RunTest::parse(t).map_err(|e| format!("`{tok}`: {e}"))?),
+        ),
+        None => (metric, None),
+    };
+    let mut values = Vec::with_capacity(counted.len());
+    for r in counted {
+        if test.as_ref().map_or(Ok(true), |t| t.holds(r))? {
+            values.push(metric_value(r, metric)?);
+        }
+    }
+    if values.is_empty() {
+        return Ok(Figure::Undefined(format!(
+            "`{tok}`: no run of {label} on {kernel} passes the test"
         )));
     }
     let n = values.len() as f64;
@@ -226,6 +257,38 @@ pub fn sim_term(tok: &str, runs: &RunsByKey, include_cut: bool) -> Result<Figure
         "min" => values.into_iter().fold(f64::INFINITY, f64::min),
         _ => values.into_iter().fold(f64::NEG_INFINITY, f64::max),
     }))
+}
+
+/// A test on one run's figure: `metric>x`, `metric<x` or `metric=x`.
+struct RunTest<'a> {
+    metric: &'a str,
+    op: char,
+    value: f64,
+}
+
+impl<'a> RunTest<'a> {
+    fn parse(text: &'a str) -> Result<Self, String> {
+        let at = text.find(['>', '<', '=']).ok_or_else(|| {
+            format!("`{text}`: expected a test `metric>x`, `metric<x` or `metric=x`")
+        })?;
+        let value = text[at + 1..]
+            .parse::<f64>()
+            .map_err(|_| format!("`{text}`: `{}` is not a number", &text[at + 1..]))?;
+        Ok(Self {
+            metric: &text[..at],
+            op: text[at..].chars().next().unwrap_or('='),
+            value,
+        })
+    }
+
+    fn holds(&self, r: &RunReport) -> Result<bool, String> {
+        let x = metric_value(r, self.metric)?;
+        Ok(match self.op {
+            '>' => x > self.value,
+            '<' => x < self.value,
+            _ => x == self.value,
+        })
+    }
 }
 
 /// A path into the published table: `a.b[key=value,...].c[index]`.
@@ -336,6 +399,76 @@ mod tests {
             other => panic!("expected undefined, got {other:?}"),
         }
         assert!(matches!(eval("z / q", &term), Ok(Figure::Value(x)) if x == 0.0));
+    }
+
+    fn run_with(pgskip: i64, pgactivate: i64, cut: bool) -> RunReport {
+        RunReport {
+            seed: 0,
+            outcome: wbsim::system::Outcome::Completed,
+            cut,
+            elapsed_seconds: 1.0,
+            user_seconds: 0.0,
+            system_seconds: 0.0,
+            kswapd_awake_seconds: 0.0,
+            context_switches: 0,
+            vmstat: [("pgskip_dma32", pgskip), ("pgactivate", pgactivate)]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            zoneinfo: BTreeMap::new(),
+            devices: Vec::new(),
+            sim_events: 0,
+            series_stats: BTreeMap::new(),
+            ftrace: Default::default(),
+            series: None,
+            fsmark: Vec::new(),
+            iozone: Vec::new(),
+            nodes: Vec::new(),
+            check: None,
+            tasks: Vec::new(),
+        }
+    }
+
+    /// A race's two modes: `share` counts the runs that pass a test and
+    /// `stat(...|test)` takes only those; cut runs are left out of both.
+    #[test]
+    fn share_and_run_tests_split_the_runs_of_a_race() {
+        let mut runs = RunsByKey::new();
+        runs.insert(
+            ("a".into(), "6.1".into()),
+            vec![
+                run_with(0, 200, false),
+                run_with(99_000, 5_000, false),
+                run_with(0, 210, false),
+                run_with(101_000, 7_000, false),
+                run_with(98_000, 1, true),
+            ],
+        );
+        let value = |tok: &str| match sim_term(tok, &runs, false).unwrap() {
+            Figure::Value(x) => x,
+            other => panic!("{tok}: {other:?}"),
+        };
+        assert_eq!(value("share(a/6.1/vmstat.pgskip_dma32>0)"), 0.5);
+        assert_eq!(
+            value("median(a/6.1/vmstat.pgactivate|vmstat.pgskip_dma32>0)"),
+            6_000.0
+        );
+        assert_eq!(
+            value("max(a/6.1/vmstat.pgactivate|vmstat.pgskip_dma32=0)"),
+            210.0
+        );
+        assert_eq!(
+            value("min(a/6.1/vmstat.pgactivate|vmstat.pgactivate<205)"),
+            200.0
+        );
+        assert!(matches!(
+            sim_term("median(a/6.1/vmstat.pgactivate|vmstat.pgactivate>1e9)", &runs, false),
+            Ok(Figure::Undefined(why)) if why.contains("passes the test")
+        ));
+        let err = sim_term("share(a/6.1/vmstat.pgskip_dma32)", &runs, false).unwrap_err();
+        assert!(err.contains("expected a test"), "{err}");
+        let err = sim_term("share(a/6.1/vmstat.pgskip_dma32>x)", &runs, false).unwrap_err();
+        assert!(err.contains("not a number"), "{err}");
     }
 
     /// Raw data folders under validation/ are neither embedded (only

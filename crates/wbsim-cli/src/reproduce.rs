@@ -343,8 +343,16 @@ fn print_experiment(r: &ExperimentResult) {
         r.runs_per_row,
         kernels.join(", ")
     );
+    // The name column fits the experiment's longest cell name.
+    let w = r
+        .cells
+        .iter()
+        .map(|c| c.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(52);
     println!(
-        "  {:<52} {:>11} {:>11}  {:<23} verdict",
+        "  {:<w$} {:>11} {:>11}  {:<23} verdict",
         "cell", "published", "simulated", "band"
     );
     let (mut passed, mut counted) = (0, 0);
@@ -360,7 +368,7 @@ fn print_experiment(r: &ExperimentResult) {
             passed += usize::from(c.pass);
         }
         println!(
-            "  {:<52} {:>11} {:>11}  {:<23} {verdict}",
+            "  {:<w$} {:>11} {:>11}  {:<23} {verdict}",
             c.name,
             fmt_num(c.published),
             match c.simulated {
@@ -370,10 +378,10 @@ fn print_experiment(r: &ExperimentResult) {
             band
         );
         if let Some(why) = &c.undefined_reason {
-            println!("  {:<52} ({why})", "");
+            println!("  {:<w$} ({why})", "");
         }
         if c.cut_runs > 0 {
-            println!("  {:<52} ({} run(s) cut by the time limit)", "", c.cut_runs);
+            println!("  {:<w$} ({} run(s) cut by the time limit)", "", c.cut_runs);
         }
         if let Some(what) = &c.outside_model {
             for line in wrap(&format!("outside the model, not reproduced: {what}"), 96) {
