@@ -72,6 +72,10 @@ pub struct KswapdState {
     /// next runs (`read_pending`).
     pub(super) highest_zone: usize,
     pub(super) read_pending: bool,
+    /// Woken, not yet run: `mm_vmscan_kswapd_wake` is traced by kswapd
+    /// itself once it runs (3.0 and 6.1 `kswapd()`, after it has read
+    /// the pending order and zone), not by the waker.
+    pub(super) trace_wake_on_run: bool,
     /// `nr_boost_reclaim`: boost still to reclaim; `zone_boosts`: each
     /// zone's boost when the call began (index: zone within the node),
     /// taken off the zones at its end (5.0+).
@@ -100,8 +104,8 @@ pub trait Kswapd: ReclaimHost {
         self.reclaim().kswapd_awake_ns[nid] + open
     }
 
-    /// `mm_vmscan_kswapd_wake`: 3.0's kswapd() emits it before every
-    /// `balance_pgdat` call, including after a premature nap.
+    /// `mm_vmscan_kswapd_wake`: kswapd() emits it before every
+    /// `balance_pgdat` call, including after a premature nap (3.0 – 6.1).
     fn kswapd_trace_wake(&mut self, nid: usize) {
         let ev = TraceEvent::KswapdWake {
             nid: nid as u32,
@@ -138,6 +142,9 @@ pub trait Kswapd: ReclaimHost {
     fn kswapd_step(&mut self, tid: u32) -> Step {
         let nid = self.kswapd_node_of(tid);
         let mut k = self.reclaim().kswapd_state(nid);
+        if std::mem::take(&mut k.trace_wake_on_run) {
+            self.kswapd_trace_wake(nid);
+        }
         let step = match k.phase {
             Phase::Sleeping => Step::Wait(None),
             Phase::Napping => {
@@ -459,7 +466,7 @@ fn wake_kswapd<H: ReclaimHost + ?Sized>(sys: &mut H, k: &mut KswapdState) {
     k.phase = Phase::Balance;
     k.end_zone = sys.mm().node_zones(k.nid).start;
     k.read_pending = true;
-    sys.kswapd_trace_wake(k.nid);
+    k.trace_wake_on_run = true;
     sys.loop_again(k);
     sys.reclaim_mut().set_kswapd_state(*k);
     sys.wake_task(sys.kswapd_task_of(k.nid));
