@@ -35,9 +35,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_wbsim");
 /// 87,645 against the band's 86,979, passes at 81,588 since the scenarios
 /// describe the lab's TCG guest: its CPU costs and idle vCPU wake-up
 /// latency give the real direct reclaim, 6,696 pages against 9-14 K.)
-/// real-6.1's ext4-512m: the model wins the race for a DMA-only kswapd
-/// pass in 2 of 20 runs, the real kernel in 6 of 15 boots (exact 95 %
-/// interval 0.163-0.677; docs/lab-results.md).
 const KNOWN_FAILING: &[&str] = &[
     "fs_mark immediate/vanilla direct pages scanned",
     "micro throttle/vanilla swap outs",
@@ -53,7 +50,6 @@ const KNOWN_FAILING: &[&str] = &[
     "per-zone: largest zone dirty / zone share",
     "system time plugged/unpatched",
     "500M first write baseline/shift-12",
-    "ext4-512m share of runs with a DMA-only kswapd pass",
 ];
 
 /// Failing cells whose band file names what the published figure depends

@@ -34,6 +34,9 @@ pub struct DeviceConfig {
     pub boot_nr_requests: u32,
     /// blk-mq hardware queues, each with nr_requests tags.
     pub hw_queues: u32,
+    /// How long before the workload starts the disk was registered
+    /// (`wb_init` sets `last_old_flush`), in ms.
+    pub registered_before_start_ms: u64,
     /// Commands in flight at once (ssd; 1 for the serial models).
     pub queue_depth: u32,
     /// Flash channels working in parallel (ssd).

@@ -188,6 +188,7 @@ mod tests {
             nr_requests: 128,
             boot_nr_requests: 128,
             hw_queues: 1,
+            registered_before_start_ms: 0,
             queue_depth: 1,
             channels: 1,
             members: Vec::new(),

@@ -237,7 +237,9 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         queue.size_wbt_from(dc.boot_nr_requests);
         queue.set_hw_queues(dc.hw_queues);
         sys.block.add_device(device, queue, raid);
-        sys.wb.add_bdi(Bdi::new(&dc.name, Some(d)));
+        let mut bdi = Bdi::new(&dc.name, Some(d));
+        bdi.registered_before_start_ns = dc.registered_before_start_ms * crate::sim::NS_PER_MS;
+        sys.wb.add_bdi(bdi);
         let id = sys.mm.nr_inodes() as u32;
         // The partition starts at 1 MiB (2048 sectors).
         sys.mm

@@ -40,6 +40,9 @@ pub struct Bdi {
     /// `wb->dirty_sleep`: when a writer last paused in
     /// `balance_dirty_pages` (IO-less, 3.2+), for wbt's `wb_recent_wait`.
     pub dirty_sleep_ns: Option<crate::sim::Ns>,
+    /// How long before the run began the device was registered
+    /// (`wb_init` sets `last_old_flush` then).
+    pub registered_before_start_ns: crate::sim::Ns,
 }
 
 impl Bdi {
@@ -63,6 +66,7 @@ impl Bdi {
             written_pages: 0,
             bandwidth: super::ioless::BdiBandwidth::new(12, 0),
             dirty_sleep_ns: None,
+            registered_before_start_ns: 0,
         }
     }
 

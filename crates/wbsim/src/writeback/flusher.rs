@@ -29,7 +29,10 @@ pub struct FlusherState {
     /// Sleeping with no timeout or until `timer_at`.
     pub sleeping: bool,
     pub timer_at: Option<Ns>,
-    pub last_old_flush: Ns,
+    /// `wb->last_old_flush`: the last periodic writeback, or the
+    /// registration (`wb_init`), in ns of simulated time (negative:
+    /// before the run began).
+    pub last_old_flush_ns: i64,
     work: Option<WbWork>,
     pass: Option<WbPass>,
     pub pages_written: u64,
@@ -38,12 +41,12 @@ pub struct FlusherState {
 }
 
 impl FlusherState {
-    pub fn new(bdi: usize) -> FlusherState {
+    pub fn new(bdi: usize, registered_before_start_ns: Ns) -> FlusherState {
         FlusherState {
             bdi,
             sleeping: true,
             timer_at: None,
-            last_old_flush: 0,
+            last_old_flush_ns: -(registered_before_start_ns as i64),
             work: None,
             pass: None,
             pages_written: 0,
@@ -204,8 +207,10 @@ pub trait Flushers: WritebackHost {
                 continue;
             }
             let interval = self.writeback_interval_ns();
-            if interval > 0 && self.now() >= f.last_old_flush + interval {
-                f.last_old_flush = self.now();
+            // wb_check_old_data_flush: dirty_writeback_interval after the
+            // last one, or after the registration.
+            if interval > 0 && self.now() as i64 >= f.last_old_flush_ns + interval as i64 {
+                f.last_old_flush_ns = self.now() as i64;
                 let nr = self.mm().gauges().nr_dirty + self.wb().bdis[bdi].b_dirty.len() as u64;
                 if nr > 0 {
                     f.work = Some(WbWork {
@@ -250,4 +255,44 @@ impl<T: WritebackHost + ?Sized> Flushers for T {}
 /// background writeback once it has no queued work.
 pub fn bdi_start_background_writeback<H: WritebackHost + ?Sized>(sys: &mut H, bdi: usize) {
     sys.wake_flusher(bdi);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::kernel::preset;
+    use crate::scenario::parse_scenario;
+    use crate::sim::NS_PER_MS;
+    use crate::system::build_system;
+    use crate::writeback::WritebackHost;
+
+    /// A 200 MiB dd to the test USB stick (20 MiB/s) stopped at 5 s; the
+    /// flusher's last periodic writeback then (`last_old_flush`).
+    fn last_old_flush_at_5_s(registered_before_start_ms: u64) -> i64 {
+        let text = format!(
+            "kernel = \"6.1\"\n[machine]\ncpus = 2\n[[machine.zone]]\nname = \"DMA32\"\n\
+             size_mib = 64\n{}registered_before_start_ms = {registered_before_start_ms}\n\
+             [[fs]]\ntype = \"ext4\"\ndevice = \"sdb\"\nmount = \"disk\"\n\
+             [[task]]\ncommand = \"dd if=/dev/zero of=disk/f bs=1M count=200\"\n\
+             [run]\ntime_limit_s = 5\n",
+            include_str!("../../tests/fixtures/usb-stick-device.toml")
+        );
+        let sc = parse_scenario(&text, "registered.toml").unwrap();
+        let mut sys = build_system(&sc, &preset("6.1").unwrap(), 1);
+        assert_eq!(sys.run(), crate::system::Outcome::TimeLimit);
+        sys.wb().flushers[0].last_old_flush_ns
+    }
+
+    /// `wb_check_old_data_flush` runs dirty_writeback_interval (5 s) after
+    /// `wb_init`: a disk registered 300 ms before dd has its first
+    /// periodic writeback at 4.7 s, one registered at the start not yet.
+    #[test]
+    fn periodic_writeback_follows_the_disks_registration() {
+        assert_eq!(last_old_flush_at_5_s(0), 0);
+        let first = last_old_flush_at_5_s(300);
+        let due = (5_000 - 300) as i64 * NS_PER_MS as i64;
+        assert!(
+            (due..due + 50 * NS_PER_MS as i64).contains(&first),
+            "first periodic writeback at {first} ns, due at {due}"
+        );
+    }
 }

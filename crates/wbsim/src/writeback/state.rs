@@ -85,7 +85,8 @@ impl Writeback {
     /// `bdi`'s flusher thread is task `tid`.
     pub fn attach_flusher(&mut self, bdi: usize, tid: u32) {
         debug_assert_eq!(self.flushers.len(), bdi);
-        self.flushers.push(FlusherState::new(bdi));
+        let registered = self.bdis[bdi].registered_before_start_ns;
+        self.flushers.push(FlusherState::new(bdi, registered));
         self.bdis[bdi].flusher = tid;
     }
 

@@ -119,6 +119,21 @@ pub(super) const DEVICE_KEYS: &[Key] = &[
         ..key("hw_queues", int(1, 64), "queues", Default::Int(1))
     },
     Key {
+        doc: "How long before the workload starts the disk was registered (its \
+                  bdi's `wb_init`, which sets `wb->last_old_flush`): the flusher's \
+                  periodic writeback (`wb_check_old_data_flush`) first runs \
+                  dirty_writeback_centisecs after the registration, then that long \
+                  after each run. A guest that loads its disk driver just before the \
+                  workload has it a fraction of a second before; 0: at the start.",
+        example: "registered_before_start_ms = 300",
+        ..key(
+            "registered_before_start_ms",
+            int(0, 3_600_000),
+            "ms",
+            Default::Int(0),
+        )
+    },
+    Key {
         doc: "Commands in flight at once (NCQ depth). An SSD without queue_depth \
                   runs at depth 1: one command at a time.",
         example: "queue_depth = 31",

@@ -55,6 +55,7 @@ fn device(cx: &Cx, t: &Table, name: &str, earlier: &[DeviceConfig]) -> DeviceCon
             .int("boot_nr_requests")
             .unwrap_or(t.int_or_default("nr_requests")) as u32,
         hw_queues: t.int_or_default("hw_queues") as u32,
+        registered_before_start_ms: t.int_or_default("registered_before_start_ms") as u64,
         queue_depth: t.int_or_default("queue_depth") as u32,
         channels: t.int_or_default("channels") as u32,
         members: Vec::new(),
@@ -110,6 +111,7 @@ fn raid0(cx: &Cx, t: &Table, name: &str, earlier: &[DeviceConfig]) -> DeviceConf
         nr_requests: first.map_or(0, |d| d.nr_requests),
         boot_nr_requests: first.map_or(0, |d| d.boot_nr_requests),
         hw_queues: first.map_or(1, |d| d.hw_queues),
+        registered_before_start_ms: first.map_or(0, |d| d.registered_before_start_ms),
         queue_depth: 0,
         channels: 0,
         members: members.iter().map(|d| d.name.clone()).collect(),
