@@ -8,6 +8,7 @@
 //! ([`reference_markdown`], checked in as `docs/scenario-reference.md`).
 
 mod error;
+pub mod overrides;
 mod reference;
 pub mod schema;
 mod validate;
@@ -230,6 +231,12 @@ pub const MAX_FILE_BYTES: u64 = 4 << 20;
 /// most [`MAX_FILE_BYTES`] is refused before it is opened (a FIFO would
 /// block the open).
 pub fn load_scenario(path: &Path) -> Result<Scenario, ScenarioError> {
+    parse_scenario(&read_scenario_text(path)?, &path.display().to_string())
+}
+
+/// The text of scenario file `path`: a regular UTF-8 file of at most
+/// [`MAX_FILE_BYTES`].
+pub fn read_scenario_text(path: &Path) -> Result<String, ScenarioError> {
     use std::io::Read;
 
     let file = path.display().to_string();
@@ -248,9 +255,8 @@ pub fn load_scenario(path: &Path) -> Result<Scenario, ScenarioError> {
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(fail(too_large(bytes.len() as u64)));
     }
-    let text = String::from_utf8(bytes)
-        .map_err(|_| fail("cannot read file: stream did not contain valid UTF-8".to_string()))?;
-    parse_scenario(&text, &file)
+    String::from_utf8(bytes)
+        .map_err(|_| fail("cannot read file: stream did not contain valid UTF-8".to_string()))
 }
 
 /// A regular file of at most [`MAX_FILE_BYTES`].
