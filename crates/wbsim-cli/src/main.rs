@@ -1,15 +1,6 @@
 //! The `wbsim` command.
 
-mod compare;
-mod exit;
-mod experiment;
-mod kernels;
-mod lab;
-mod metric;
-mod output;
-mod plot;
-mod reproduce;
-mod run;
+use wbsim_cli::{compare, exit, kernels, lab, output, reproduce, run, sweep};
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -48,9 +39,12 @@ enum Command {
         /// run several.
         #[arg(long, value_name = "FILE")]
         kernel_file: Vec<PathBuf>,
-        /// Override one profile key of every kernel run, e.g.
-        /// `--set reclaim.kswapd_writepage_max_priority=9` (repeatable;
-        /// `wbsim kernels --show NAME` lists the keys).
+        /// Override one key (repeatable): a scenario key, e.g.
+        /// `--set sysctl.dirty_ratio=40` or `--set device[0].seq_write_mib_per_s=5`
+        /// (docs/scenario-reference.md; a list of tables takes an index), or
+        /// a profile key of every kernel run, e.g.
+        /// `--set reclaim.kswapd_writepage_max_priority=9` (`wbsim kernels
+        /// --show NAME` lists them).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
         /// Write the whole report as JSON to this file (an array of
@@ -90,6 +84,24 @@ enum Command {
         /// exceeds this many MiB (default: the memory available now).
         #[arg(long, value_name = "MIB")]
         max_memory: Option<u64>,
+    },
+    /// Run a parameter sweep (a grid of `--set` keys, kernels and seeds
+    /// over one scenario; see README, "Sweeps"), one stored row per run:
+    /// a rerun skips stored runs, shards split one sweep between jobs.
+    Sweep {
+        /// The sweep file (TOML: `scenario`, `[grid]`, optional `metrics`).
+        #[arg(required_unless_present = "merge")]
+        file: Option<PathBuf>,
+        /// Directory of the stored rows (DIR/runs/KEY.json).
+        #[arg(long, required_unless_present = "merge")]
+        out: Option<PathBuf>,
+        /// Run only every N-th run from the I-th (I from 0), e.g. a Slurm
+        /// array task's `--shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT`.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<String>,
+        /// Join the rows stored under DIR into DIR/sweep.csv, in grid order.
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["file", "out", "shard"])]
+        merge: Option<PathBuf>,
     },
     /// Run the built-in experiments of the source documents and compare
     /// with the published figures.
@@ -196,6 +208,16 @@ fn main() -> ExitCode {
             include_cut,
             max_memory_mib: max_memory,
         }),
+        Command::Sweep {
+            file,
+            out,
+            shard,
+            merge,
+        } => match (merge, file, out) {
+            (Some(dir), _, _) => sweep::cmd_merge(&dir),
+            (None, Some(f), Some(o)) => sweep::cmd_sweep(&f, &o, shard.as_deref()),
+            _ => Err("sweep: give FILE and --out DIR, or --merge DIR".into()),
+        },
         Command::Reproduce {
             id,
             list,
@@ -258,41 +280,4 @@ fn show_kernel(show: Option<&str>, sets: &[String]) -> Result<u8, exit::Failure>
     let r = layers::apply_sets(&kernels::resolve(what)?, sets)?;
     print!("{}", layers::show(&r));
     Ok(0)
-}
-
-/// The kernels of `wbsim run`: the `--kernel` presets, then the
-/// `--kernel-file` profiles (the scenario's kernel when there are none),
-/// each with the `--set` overrides applied.
-pub fn run_profiles(
-    sc: &wbsim::scenario::Scenario,
-    kernels: &[String],
-    files: &[PathBuf],
-    sets: &[String],
-) -> Result<Vec<wbsim::kernel::KernelProfile>, String> {
-    use wbsim::kernel::layers;
-    let mut bases = Vec::new();
-    for k in kernels {
-        bases.push(layers::resolve_preset(k).map_err(|e| format!("--kernel: {e}"))?);
-    }
-    for f in files {
-        bases.push(layers::resolve_file(f).map_err(|e| format!("--kernel-file: {e}"))?);
-    }
-    if bases.is_empty() {
-        bases.push(layers::resolve_preset(&sc.kernel).map_err(|e| format!("key `kernel`: {e}"))?);
-    }
-    bases
-        .iter()
-        .map(|b| layers::apply_sets(b, sets).map(|r| r.profile))
-        .collect()
-}
-
-/// The profiles named by repeated `--kernel` options, in order.
-fn kernel_presets(
-    sc: &wbsim::scenario::Scenario,
-    kernels: &[String],
-) -> Result<Vec<wbsim::kernel::KernelProfile>, String> {
-    kernels
-        .iter()
-        .map(|k| wbsim::resolve_profile(sc, Some(k)).map_err(|e| format!("--kernel: {e}")))
-        .collect()
 }

@@ -152,6 +152,36 @@ pub fn cmd_reproduce(
     })
 }
 
+/// Experiment `id` run and compared, as the JSON `wbsim reproduce ID
+/// --json` writes (without printing the table): for the Python package.
+pub fn reproduce_value(
+    id: &str,
+    runs: Option<u32>,
+    include_cut: bool,
+) -> Result<serde_json::Value, String> {
+    let all = experiment::load_all()?;
+    let e = all.iter().find(|e| e.id == id).ok_or_else(|| {
+        let known: Vec<&str> = all.iter().map(|e| e.id.as_str()).collect();
+        format!("unknown experiment `{id}`; known: {}", known.join(", "))
+    })?;
+    if let Some(n) = runs {
+        crate::run::in_range("runs", n, &(1..=1_000))?;
+    }
+    let plan = plan_experiment(e, runs)?;
+    let reports = run_all(std::slice::from_ref(&plan))?;
+    let r = evaluate_experiment(plan, reports, include_cut)?;
+    serde_json::to_value(Comparison {
+        experiments: vec![r],
+        not_implemented: Vec::new(),
+    })
+    .map_err(|e| e.to_string())
+}
+
+/// The ids of the built-in experiments.
+pub fn experiment_ids() -> Result<Vec<String>, String> {
+    Ok(experiment::load_all()?.into_iter().map(|e| e.id).collect())
+}
+
 /// One simulated run a cell reads.
 struct Job {
     /// The scenario's label in the experiment.
