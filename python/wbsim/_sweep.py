@@ -42,6 +42,18 @@ def _run_spec(text: str, file_name: str, spec_json: str, metrics: List[str]) -> 
     return json.loads(_native.sweep_run(text, file_name, spec_json, metrics))
 
 
+def _run_chunk(text: str, file_name: str, spec_jsons: List[str], metrics: List[str]) -> List[Dict[str, Any]]:
+    """Several runs as one dask task: a run can take milliseconds, less
+    than a task's round trip through the scheduler."""
+    return [_run_spec(text, file_name, s, metrics) for s in spec_jsons]
+
+
+def _chunk_size(n_runs: int, n_workers: int) -> int:
+    """Runs per dask task: about four tasks per worker thread, at most 16
+    runs each, so rows still reach the store as the sweep goes."""
+    return max(1, min(16, -(-n_runs // max(1, 4 * n_workers))))
+
+
 def _stored_frames(store: str) -> List[pd.DataFrame]:
     return [pd.read_parquet(p) for p in sorted(glob.glob(os.path.join(store, "part-*.parquet")))]
 
@@ -142,9 +154,16 @@ def sweep(
     if client is not None:
         from distributed import as_completed
 
-        futures = [client.submit(_run_spec, *a, pure=False) for a in args]
+        threads = sum(client.nthreads().values()) or 1
+        k = _chunk_size(len(args), threads)
+        specs_json = [a[2] for a in args]
+        futures = [
+            client.submit(_run_chunk, text, file_name, specs_json[i : i + k], metrics, pure=False)
+            for i in range(0, len(specs_json), k)
+        ]
         for fut in as_completed(futures):
-            collect(fut.result())
+            for row in fut.result():
+                collect(row)
     else:
         with cf.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
             for fut in cf.as_completed([pool.submit(_run_spec, *a) for a in args]):
