@@ -306,12 +306,22 @@ fn special_file_kind(_: &std::fs::FileType) -> &'static str {
 /// Parse and validate scenario text; `file_name` is used in errors and its
 /// file stem becomes the scenario name.
 pub fn parse_scenario(text: &str, file_name: &str) -> Result<Scenario, ScenarioError> {
-    let root = tree::parse(text, file_name)?;
+    parse_scenario_as(text, file_name, file_name)
+}
+
+/// As [`parse_scenario`], errors naming `label` (a file with what was done
+/// to it), the scenario named after `file_name`.
+pub(crate) fn parse_scenario_as(
+    text: &str,
+    label: &str,
+    file_name: &str,
+) -> Result<Scenario, ScenarioError> {
+    let root = tree::parse(text, label)?;
     let name = Path::new(file_name)
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| file_name.to_string());
-    validate::scenario(&root, text, file_name, name)
+    validate::scenario(&root, text, label, name)
 }
 
 mod tree;

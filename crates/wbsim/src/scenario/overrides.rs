@@ -10,7 +10,7 @@
 //! keys: [`is_scenario_key`] tells them apart (the scenario's `[[fs]]` list
 //! always takes an index, the profile's `fs.` keys never do).
 
-use super::{parse_scenario, Scenario, ScenarioError};
+use super::{parse_scenario, parse_scenario_as, Scenario, ScenarioError};
 use toml_edit::{DocumentMut, Item, Table, Value};
 
 /// The scenario's top-level keys and sections (docs/scenario-reference.md).
@@ -70,15 +70,8 @@ pub fn parse_with_overrides(
         };
         set_path(doc.as_table_mut(), key, value).map_err(|m| fail(set, m))?;
     }
-    let edited = doc.to_string();
     let label = format!("{file_name} (with {})", sets.join(", "));
-    parse_scenario(&edited, &label).map(|mut sc| {
-        // The name comes from the file, not from the label.
-        if let Ok(plain) = parse_scenario(&edited, file_name) {
-            sc.name = plain.name;
-        }
-        sc
-    })
+    parse_scenario_as(&doc.to_string(), &label, file_name)
 }
 
 /// Whether `path` already holds a string in `table`.
