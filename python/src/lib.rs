@@ -53,6 +53,15 @@ impl From<wbsim::scenario::ScenarioError> for Fail {
     }
 }
 
+impl From<wbsim_cli::SetupError> for Fail {
+    fn from(e: wbsim_cli::SetupError) -> Self {
+        match e {
+            wbsim_cli::SetupError::Scenario(e) => e.into(),
+            wbsim_cli::SetupError::Kernels(e) => e.into(),
+        }
+    }
+}
+
 impl Fail {
     fn into_py(self, py: Python<'_>) -> PyErr {
         let err = WbsimError::new_err(self.text);
@@ -94,15 +103,9 @@ fn run_inner(
     sets: &[String],
     sample_ms: u64,
 ) -> Result<(String, String), Fail> {
-    let (scenario_sets, profile_sets): (Vec<String>, Vec<String>) = sets
-        .iter()
-        .cloned()
-        .partition(|s| wbsim::scenario::overrides::is_scenario_key(s));
-    let sc = wbsim::scenario::overrides::parse_with_overrides(text, file_name, &scenario_sets)?;
     let kernels: Vec<String> = kernel.into_iter().collect();
-    let profile = wbsim_cli::run_profiles(&sc, &kernels, &[], &profile_sets)?
-        .pop()
-        .ok_or_else(|| "no kernel".to_string())?;
+    let (sc, mut profiles) = wbsim_cli::resolve_run(text, file_name, &kernels, &[], sets)?;
+    let profile = profiles.pop().ok_or_else(|| "no kernel".to_string())?;
     let opts = wbsim::RunOptions {
         series_interval_ns: (sample_ms > 0).then_some(sample_ms * 1_000_000),
         ..Default::default()

@@ -82,21 +82,10 @@ fn plan_outputs(a: &RunArgs) -> Result<Outputs, String> {
 }
 
 pub fn cmd_run(a: &RunArgs) -> Result<u8, Failure> {
-    let (scenario_sets, profile_sets): (Vec<String>, Vec<String>) = a
-        .sets
-        .iter()
-        .cloned()
-        .partition(|s| wbsim::scenario::overrides::is_scenario_key(s));
-    let sc = load_with_overrides(a.path, &scenario_sets).map_err(|e| e.to_string())?;
-    let profiles =
-        crate::run_profiles(&sc, a.kernels, a.kernel_files, &profile_sets).map_err(|e| {
-            // The scenario's own `kernel` key: say which file.
-            if e.starts_with("key `kernel`") {
-                format!("{}: {e}", a.path.display())
-            } else {
-                e
-            }
-        })?;
+    let text = wbsim::scenario::read_scenario_text(a.path).map_err(|e| e.to_string())?;
+    let file_name = a.path.display().to_string();
+    let (sc, profiles) = crate::resolve_run(&text, &file_name, a.kernels, a.kernel_files, a.sets)
+        .map_err(|e| e.to_string())?;
     let runs = in_range("--runs", a.runs.unwrap_or(sc.run.runs), &RUNS_RANGE)?;
     in_range("--sample-ms", a.sample_ms, &SAMPLE_MS_RANGE)?;
     if a.trace.is_some() && (runs != 1 || profiles.len() != 1) {
@@ -179,15 +168,6 @@ pub fn cmd_run(a: &RunArgs) -> Result<u8, Failure> {
     }
     outputs.commit().map_err(Failure::runtime)?;
     Ok(status_of(&reports))
-}
-
-/// Scenario file `path` with `--set` overrides of scenario keys applied.
-pub fn load_with_overrides(
-    path: &Path,
-    sets: &[String],
-) -> Result<wbsim::scenario::Scenario, wbsim::scenario::ScenarioError> {
-    let text = wbsim::scenario::read_scenario_text(path)?;
-    wbsim::scenario::overrides::parse_with_overrides(&text, &path.display().to_string(), sets)
 }
 
 /// Every run of every kernel as CSV; the per-device shares go beside the

@@ -101,7 +101,7 @@ pub fn plan(
 }
 
 /// A run's scenario and profile from its parameters.
-pub fn resolve_run(
+pub fn resolve_spec(
     text: &str,
     file_name: &str,
     params: &BTreeMap<String, String>,
@@ -119,14 +119,9 @@ pub fn resolve_run(
         .filter(|(k, _)| *k != "kernel" && *k != "seed")
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
-    let (scenario_sets, profile_sets): (Vec<String>, Vec<String>) = sets
-        .iter()
-        .cloned()
-        .partition(|s| wbsim::scenario::overrides::is_scenario_key(s));
-    let sc = wbsim::scenario::overrides::parse_with_overrides(text, file_name, &scenario_sets)
-        .map_err(|e| e.to_string())?;
     let kernels: Vec<String> = params.get("kernel").cloned().into_iter().collect();
-    let mut profiles = crate::run_profiles(&sc, &kernels, &[], &profile_sets)?;
+    let (sc, mut profiles) =
+        crate::resolve_run(text, file_name, &kernels, &[], &sets).map_err(|e| e.to_string())?;
     let profile = profiles.pop().ok_or("no kernel")?;
     let seed = match params.get("seed") {
         Some(s) => s
@@ -143,7 +138,7 @@ fn resolve(
     index: usize,
     params: BTreeMap<String, String>,
 ) -> Result<RunSpec, String> {
-    let (sc, profile, seed, sets) = resolve_run(text, file_name, &params)?;
+    let (sc, profile, seed, sets) = resolve_spec(text, file_name, &params)?;
     Ok(RunSpec {
         index,
         kernel: profile.name.clone(),
@@ -181,7 +176,7 @@ pub fn run_row(
     spec: &RunSpec,
     metrics: &[String],
 ) -> Result<serde_json::Map<String, serde_json::Value>, String> {
-    let (sc, profile, seed, _) = resolve_run(text, file_name, &spec.params)?;
+    let (sc, profile, seed, _) = resolve_spec(text, file_name, &spec.params)?;
     let needs_series = metrics.iter().any(|m| m.starts_with("series."));
     let opts = wbsim::RunOptions {
         series_interval_ns: needs_series.then_some(250_000_000),
