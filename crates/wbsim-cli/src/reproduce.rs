@@ -82,17 +82,7 @@ pub fn cmd_reproduce(
     let missing = experiment::not_implemented(&all);
     let selected: Vec<&Experiment> = match id {
         None => all.iter().collect(),
-        Some(id) => {
-            if missing.iter().any(|m| m == id) {
-                return Err(format!("{id}: not yet implemented").into());
-            }
-            let e = all.iter().find(|e| e.id == id).ok_or_else(|| {
-                let mut known: Vec<&str> = all.iter().map(|e| e.id.as_str()).collect();
-                known.extend(missing.iter().map(String::as_str));
-                format!("unknown experiment `{id}`; known: {}", known.join(", "))
-            })?;
-            vec![e]
-        }
+        Some(id) => vec![find_experiment(&all, &missing, id)?],
     };
     if let Some(n) = runs {
         crate::run::in_range("--runs", n, &(1..=1_000))?;
@@ -152,6 +142,23 @@ pub fn cmd_reproduce(
     })
 }
 
+/// Experiment `id` of `all`; `missing` are those named but not yet
+/// implemented.
+fn find_experiment<'a>(
+    all: &'a [Experiment],
+    missing: &[String],
+    id: &str,
+) -> Result<&'a Experiment, String> {
+    if missing.iter().any(|m| m == id) {
+        return Err(format!("{id}: not yet implemented"));
+    }
+    all.iter().find(|e| e.id == id).ok_or_else(|| {
+        let mut known: Vec<&str> = all.iter().map(|e| e.id.as_str()).collect();
+        known.extend(missing.iter().map(String::as_str));
+        format!("unknown experiment `{id}`; known: {}", known.join(", "))
+    })
+}
+
 /// Experiment `id` run and compared, as the JSON `wbsim reproduce ID
 /// --json` writes (without printing the table): for the Python package.
 pub fn reproduce_value(
@@ -160,10 +167,7 @@ pub fn reproduce_value(
     include_cut: bool,
 ) -> Result<serde_json::Value, String> {
     let all = experiment::load_all()?;
-    let e = all.iter().find(|e| e.id == id).ok_or_else(|| {
-        let known: Vec<&str> = all.iter().map(|e| e.id.as_str()).collect();
-        format!("unknown experiment `{id}`; known: {}", known.join(", "))
-    })?;
+    let e = find_experiment(&all, &experiment::not_implemented(&all), id)?;
     if let Some(n) = runs {
         crate::run::in_range("runs", n, &(1..=1_000))?;
     }
