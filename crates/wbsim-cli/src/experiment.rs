@@ -403,29 +403,12 @@ mod tests {
 
     fn run_with(pgskip: i64, pgactivate: i64, cut: bool) -> RunReport {
         RunReport {
-            seed: 0,
-            outcome: wbsim::system::Outcome::Completed,
             cut,
-            elapsed_seconds: 1.0,
-            user_seconds: 0.0,
-            system_seconds: 0.0,
-            kswapd_awake_seconds: 0.0,
-            context_switches: 0,
             vmstat: [("pgskip_dma32", pgskip), ("pgactivate", pgactivate)]
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v))
                 .collect(),
-            zoneinfo: BTreeMap::new(),
-            devices: Vec::new(),
-            sim_events: 0,
-            series_stats: BTreeMap::new(),
-            ftrace: Default::default(),
-            series: None,
-            fsmark: Vec::new(),
-            iozone: Vec::new(),
-            nodes: Vec::new(),
-            check: None,
-            tasks: Vec::new(),
+            ..Default::default()
         }
     }
 

@@ -2,11 +2,8 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-
 use wbsim::report::series::{Sample, Series, ZoneSample};
 use wbsim::report::{DeviceReport, RunReport};
-use wbsim::system::Outcome;
 use wbsim_lab::compare::{figures, flagged, render, Figure};
 
 fn fig(name: &str, real: &[f64], simulated: &[f64]) -> Figure {
@@ -37,26 +34,11 @@ fn device(name: &str, mb_s: f64) -> DeviceReport {
 
 fn run(elapsed: f64, vmstat: &[(&str, i64)]) -> RunReport {
     RunReport {
-        seed: 0,
-        outcome: Outcome::Completed,
-        cut: false,
         elapsed_seconds: elapsed,
-        user_seconds: 0.0,
-        system_seconds: 0.0,
         kswapd_awake_seconds: 10.0,
-        context_switches: 0,
         vmstat: vmstat.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
-        zoneinfo: BTreeMap::new(),
         devices: vec![device("vda", 18.0)],
-        sim_events: 0,
-        series_stats: BTreeMap::new(),
-        ftrace: Default::default(),
-        series: None,
-        fsmark: Vec::new(),
-        iozone: Vec::new(),
-        nodes: Vec::new(),
-        check: None,
-        tasks: Vec::new(),
+        ..Default::default()
     }
 }
 

@@ -52,7 +52,9 @@ pub struct DeviceReport {
     pub data_write_bytes: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// One run's figures. `Default` is a completed run with nothing counted
+/// (for tests that state only the figures they read).
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct RunReport {
     pub seed: u64,
     pub outcome: Outcome,

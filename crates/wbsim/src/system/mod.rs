@@ -42,9 +42,10 @@ pub use build::build_system;
 pub(crate) type TestHook = fn(&mut System);
 
 /// Why a run stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
+    #[default]
     Completed,
     /// Cut at the scenario's `run.time_limit_s` with workload tasks still
     /// running.
