@@ -18,16 +18,27 @@
 //!   `xfs_end_io`), which updates the size and ends the folios'
 //!   writeback. Read in 6.1 fs/iomap/buffered-io.c, fs/xfs/xfs_aops.c.
 //!
+//! - btrfs: one `->writepages` call adds a contiguous run of pages to a
+//!   bio of up to `BIO_MAX_VECS` segments, each segment a run of
+//!   physically contiguous pages (`btrfs_bio_add_page`, `bio_add_page`);
+//!   `end_bio_extent_writepage` ends writeback on all of them, in irq
+//!   context, once every request the block layer split it into is done.
+//!   Read in 6.1 fs/btrfs/extent_io.c and fs/btrfs/volumes.c
+//!   (`btrfs_simple_end_io` completes writes at once).
+//!
 //! Until then the pages stay PG_writeback (NR_WRITEBACK), though the
 //! device has written them: dirty + writeback stays higher and falls in
 //! steps, as a traced 6.1 guest's NR_WRITTEN does. Not modelled: btrfs's
-//! ordered extents (its pages end per bio here), ext4 overwrites of
-//! written blocks (irq completion in the kernel; dd's file has none).
+//! ordered-extent completion (`btrfs_finish_ordered_io`, after the
+//! pages' writeback has ended), ext4 overwrites of written blocks (irq
+//! completion in the kernel; dd's file has none).
 
 use std::collections::VecDeque;
 
 use super::jbd2::Jbd2;
 use super::{FsHost, FsType};
+use crate::block::submit::Submit;
+use crate::block::wbt::WbtClass;
 use crate::kernel::KernelProfile;
 use crate::mm::page::{Pfn, NIL};
 use crate::sched::Step;
@@ -50,6 +61,44 @@ struct Ioend {
     pending_pages: u32,
     /// No more pages will join (the `->writepages` call moved on).
     closed: bool,
+    /// The frame of the last page added, and the segments so far (a
+    /// btrfs bio's bvecs; unused for a worker's ioend).
+    last_pfn: Pfn,
+    nr_segments: u32,
+    /// A btrfs bio's pages whose requests are made: its pages are put
+    /// under writeback as they join, and submitted when it is full or
+    /// the `->writepages` call ends (a worker's ioend: all of them).
+    nr_submitted: u32,
+}
+
+impl Ioend {
+    /// Does page `index` in frame `pfn` join this open ioend? It must
+    /// follow the last page in the file, and the ioend must have room:
+    /// pages (a worker's) or segments (a bio's; a frame right after the
+    /// last one extends its segment, `bio_add_page`'s merge).
+    fn takes(&self, index: u32, pfn: Pfn, deferral: Deferral) -> bool {
+        let follows = self.first_index.wrapping_add(self.nr_pages) == index;
+        follows
+            && match deferral {
+                Deferral::Worker(limit) => self.nr_pages < limit,
+                Deferral::Bio(max_segments) => {
+                    self.last_pfn.wrapping_add(1) == pfn || self.nr_segments < max_segments
+                }
+                Deferral::None => false,
+            }
+    }
+}
+
+/// How filesystem `fs`'s pages end writeback under the profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deferral {
+    /// Each page as its request completes.
+    None,
+    /// In a worker, a run of at most this many pages (ext4, xfs).
+    Worker(u32),
+    /// At the completion of a bio of at most this many segments of
+    /// physically contiguous pages (btrfs).
+    Bio(u32),
 }
 
 /// The ioends in flight and the completion workers' queues.
@@ -144,7 +193,19 @@ pub fn in_partial_ext4_bio(fs_type: FsType, ioend_pages: u32) -> bool {
 
 /// The page-completion side of the filesystems' deferred completion.
 pub trait IoendCompletion: FsHost {
-    /// Pages per ioend on filesystem `fs` (0: no deferral).
+    /// How filesystem `fs` defers the end of its pages' writeback.
+    fn ioend_deferral(&self, fs: usize) -> Deferral {
+        let profile = self.profile();
+        match self.fs().filesystems[fs].fs_type {
+            _ if self.fs().ioends.has_worker(fs) => Deferral::Worker(self.ioend_limit_pages(fs)),
+            FsType::Btrfs if profile.btrfs_bio_max_vecs > 0 => {
+                Deferral::Bio(profile.btrfs_bio_max_vecs)
+            }
+            _ => Deferral::None,
+        }
+    }
+
+    /// Pages per worker's ioend on filesystem `fs` (0: none).
     fn ioend_limit_pages(&self, fs: usize) -> u32 {
         if !self.fs().ioends.has_worker(fs) {
             return 0;
@@ -174,13 +235,14 @@ pub trait IoendCompletion: FsHost {
         }
     }
 
-    /// A page of `ino` at `index` was just submitted by `->writepages`:
-    /// it joins the open ioend if it continues it and there is room, else
-    /// it starts the next one. Returns the pages of its ioend so far (0:
-    /// the filesystem does not defer completion).
-    fn ioend_add_page(&mut self, fs: usize, ino: u32, index: u32) -> u32 {
-        let limit = self.ioend_limit_pages(fs);
-        if limit == 0 {
+    /// Page `pfn`, at `index` of `ino`, was just submitted by task `tid`'s
+    /// `->writepages` (a btrfs bio's: put under writeback, its request
+    /// not yet made): it joins the open ioend if it continues it and
+    /// there is room, else it starts the next one. Returns the pages of
+    /// its ioend so far (0: the filesystem does not defer completion).
+    fn ioend_add_page(&mut self, tid: u32, fs: usize, ino: u32, index: u32, pfn: Pfn) -> u32 {
+        let deferral = self.ioend_deferral(fs);
+        if deferral == Deferral::None {
             return 0;
         }
         let io = &mut self.fs_mut().ioends;
@@ -188,11 +250,18 @@ pub trait IoendCompletion: FsHost {
         let open = io.open[ino as usize];
         if open != NO_IOEND {
             let e = &mut io.slots[open as usize];
-            if e.first_index.wrapping_add(e.nr_pages) == index && e.nr_pages < limit {
+            if e.takes(index, pfn, deferral) {
+                let new_segment = e.last_pfn.wrapping_add(1) != pfn;
                 e.nr_pages += 1;
                 e.pending_pages += 1;
+                e.last_pfn = pfn;
+                e.nr_segments += new_segment as u32;
+                e.nr_submitted += !matches!(deferral, Deferral::Bio(_)) as u32;
                 return e.nr_pages;
             }
+            // A caller that did not ask `bio_submission_must_wait` first
+            // (none does) submits the rest without waiting.
+            self.submit_open_bio(tid, ino, None);
             self.ioend_close(ino);
         }
         let io = &mut self.fs_mut().ioends;
@@ -203,10 +272,85 @@ pub trait IoendCompletion: FsHost {
             nr_pages: 1,
             pending_pages: 1,
             closed: false,
+            last_pfn: pfn,
+            nr_segments: 1,
+            nr_submitted: if matches!(deferral, Deferral::Bio(_)) {
+                0
+            } else {
+                1
+            },
         });
         io.by_inode[ino as usize].push(id);
         io.open[ino as usize] = id;
         1
+    }
+
+    /// Would page `index` (frame `pfn`) of `ino`, about to be written
+    /// back, join the open btrfs bio? If not, that bio is submitted
+    /// first: true if task `tid` must wait for a request on the way
+    /// (wbt's `class` or a tag), as in `submit_one_bio` → `submit_bio`
+    /// sleeping in `wbt_wait` or `blk_mq_get_tag` with every page of the
+    /// bio already under writeback. Not a btrfs bio: the page's own
+    /// request (`must_wait_for_request_of`).
+    fn bio_submission_must_wait(
+        &mut self,
+        tid: u32,
+        ino: u32,
+        index: u32,
+        class: WbtClass,
+    ) -> bool {
+        let fs = self.mm().inode(ino).fs;
+        let deferral = self.ioend_deferral(fs);
+        if !matches!(deferral, Deferral::Bio(_)) {
+            return self.must_wait_for_request_of(tid, ino, index, class);
+        }
+        let io = &self.fs().ioends;
+        let Some(&open) = io.open.get(ino as usize) else {
+            return false;
+        };
+        if open == NO_IOEND {
+            return false;
+        }
+        let pfn = self.mm().inode(ino).page(index);
+        if io.slots[open as usize].takes(index, pfn, deferral) {
+            return false;
+        }
+        self.submit_open_bio(tid, ino, Some(class))
+    }
+
+    /// Submit the requests of `ino`'s open btrfs bio (the end of a
+    /// `->writepages` call, or a page that does not fit): page by page,
+    /// stopping when task `tid` must wait for a request (true) if `class`
+    /// is given; the bio is then closed. False if there is none.
+    fn submit_open_bio(&mut self, tid: u32, ino: u32, class: Option<WbtClass>) -> bool {
+        let Some(&open) = self.fs().ioends.open.get(ino as usize) else {
+            return false;
+        };
+        if open == NO_IOEND {
+            return false;
+        }
+        loop {
+            let e = self.fs().ioends.slots[open as usize];
+            if e.nr_submitted == e.nr_pages {
+                break;
+            }
+            let index = e.first_index.wrapping_add(e.nr_submitted);
+            if let Some(class) = class {
+                if self.must_wait_for_request_of(tid, ino, index, class) {
+                    return true;
+                }
+            }
+            let pfn = self.mm().inode(ino).page(index);
+            crate::writeback::account::submit_prepared_page(self, tid, pfn);
+            self.fs_mut().ioends.slots[open as usize].nr_submitted += 1;
+        }
+        if matches!(
+            self.ioend_deferral(self.mm().inode(ino).fs),
+            Deferral::Bio(_)
+        ) {
+            self.ioend_close(ino);
+        }
+        false
     }
 
     /// The `->writepages` call on `ino` is over: its last ioend takes no
@@ -246,17 +390,33 @@ pub trait IoendCompletion: FsHost {
     }
 
     /// All of ioend `id`'s pages are written: queue it for its
-    /// filesystem's worker (`queue_work`) and wake the worker.
+    /// filesystem's worker (`queue_work`) and wake the worker, or, for a
+    /// bio completed in irq context, end its pages' writeback now.
     fn ioend_ready(&mut self, id: u32) {
         let io = &mut self.fs_mut().ioends;
         let e = io.slots[id as usize];
         io.by_inode[e.ino as usize].retain(|&x| x != id);
         let fs = e.fs as usize;
+        if !io.has_worker(fs) {
+            self.ioend_end_writeback(id);
+            return;
+        }
+        let io = &mut self.fs_mut().ioends;
         io.ready[fs].push_back(id);
         if std::mem::take(&mut io.worker_idle[fs]) {
             let tid = io.worker[fs].expect("a deferring filesystem has a worker");
             self.wake_task(tid);
         }
+    }
+
+    /// `end_page_writeback` on every page of ioend `id`, which is done.
+    fn ioend_end_writeback(&mut self, id: u32) {
+        let e = self.fs().ioends.slots[id as usize];
+        for i in 0..e.nr_pages {
+            let pfn = self.mm().inode(e.ino).page(e.first_index.wrapping_add(i));
+            crate::writeback::account::end_page_writeback(self, pfn);
+        }
+        self.fs_mut().ioends.free_slots.push(id);
     }
 
     /// One step of filesystem `fs`'s completion worker (task `tid`): one
@@ -281,11 +441,7 @@ pub trait IoendCompletion: FsHost {
         }
         let cost = self.cost().request_complete_ns + e.nr_pages as u64 * self.cost().page_free_ns;
         self.charge_sys(tid, cost);
-        for i in 0..e.nr_pages {
-            let pfn = self.mm().inode(e.ino).page(e.first_index.wrapping_add(i));
-            crate::writeback::account::end_page_writeback(self, pfn);
-        }
-        self.fs_mut().ioends.free_slots.push(id);
+        self.ioend_end_writeback(id);
         Step::Continue
     }
 }

@@ -210,7 +210,7 @@ pub trait MetadataWrites: FsHost {
     fn touch_metadata_page(&mut self, tid: u32, ino: u32, index: u32, modify: bool) -> Pfn {
         let mut pfn = self.mm().inode(ino).page(index);
         if pfn == NIL {
-            let gfp = Gfp::movable(false);
+            let gfp = self.metadata_gfp(ino);
             pfn = match self.get_page_from_freelist(tid, Mark::Low, gfp) {
                 Some(p) => p,
                 None => {
@@ -222,11 +222,24 @@ pub trait MetadataWrites: FsHost {
             self.charge_sys(tid, self.cost().page_alloc_ns);
             self.add_to_page_cache_lru(tid, pfn, ino, index);
         }
-        self.mm_mut().mark_page_accessed(pfn);
+        let cpu = self.task(tid).cpu;
+        self.mm_mut().mark_page_accessed_on(cpu, pfn);
         if modify {
             self.set_page_dirty(pfn, None);
         }
         pfn
+    }
+
+    /// The mapping's allocation flags: btrfs's btree inode is GFP_NOFS
+    /// (6.1 fs/btrfs/disk-io.c `open_ctree`: `mapping_set_gfp_mask(
+    /// btree_inode->i_mapping, GFP_NOFS)`), so its pages are unmovable;
+    /// ext4's bitmaps come through `sb_getblk`, which adds
+    /// `__GFP_MOVABLE` (6.1 include/linux/buffer_head.h).
+    fn metadata_gfp(&self, ino: u32) -> Gfp {
+        match self.mm().inode(ino).kind {
+            MappingKind::Metadata => Gfp::unmovable(),
+            _ => Gfp::movable(false),
+        }
     }
 
     /// ext4 at mount (`ext4_fill_super`, 2.6.19 – 6.x): the superblock's
@@ -324,5 +337,20 @@ mod tests {
                 .collect();
             assert_eq!(pinned, expect, "{fs}");
         }
+    }
+
+    /// btrfs's tree blocks are allocated GFP_NOFS from the btree inode's
+    /// mapping: unmovable, so they take (and fragment) pageblocks of
+    /// their own; ext4's bitmaps come through `sb_getblk`, movable.
+    #[test]
+    fn btrfs_tree_blocks_are_unmovable_and_ext4_bitmaps_movable() {
+        use super::MetadataWrites;
+        use crate::mm::Mobility;
+        let (sys, _) = usb_stick_files("6.1", "btrfs", &["f"]);
+        let meta = sys.fs().get(0).metadata.meta_inode.expect("a btree inode");
+        assert_eq!(sys.metadata_gfp(meta).mobility, Mobility::Unmovable);
+        let (sys, _) = usb_stick_files("6.1", "ext4", &["f"]);
+        let bdev = sys.fs().get(0).blockdev_inode;
+        assert_eq!(sys.metadata_gfp(bdev).mobility, Mobility::Movable);
     }
 }

@@ -242,9 +242,80 @@ pub fn writepages_map_waits<H: FsHost + ?Sized>(
     sys.jbd2_metadata_update_waits(tid, fs)
 }
 
+/// Must task `tid` wait for a request before it writes back page `index`
+/// of `ino`? A btrfs bio makes its requests when it is full, not page by
+/// page (`IoendCompletion::bio_submission_must_wait`).
+pub fn write_request_must_wait<H: FsHost + ?Sized>(
+    sys: &mut H,
+    tid: u32,
+    ino: u32,
+    index: u32,
+    class: crate::block::wbt::WbtClass,
+) -> bool {
+    sys.bio_submission_must_wait(tid, ino, index, class)
+}
+
+/// btrfs's `writepage_delalloc` at page `index` of `ino`, the next its
+/// `->writepages` call writes: if the page starts a delalloc range (dirty
+/// pages with no blocks yet, `MAPPED` clear, up to BTRFS_MAX_EXTENT_SIZE),
+/// the range gets its blocks (`cow_file_range`) and the call's
+/// `nr_to_write` becomes what the range asks for, returned here. None:
+/// no range starts there, or the profile has no such rule.
+pub fn writepages_delalloc<H: FsHost + ?Sized>(
+    sys: &mut H,
+    ino: u32,
+    index: u32,
+    nr_to_write: i64,
+) -> Option<i64> {
+    /// BTRFS_MAX_EXTENT_SIZE (128 MiB) in pages.
+    const MAX_EXTENT_PAGES: u32 = 32768;
+    let thresh = sys.profile().btrfs_delalloc_write_pages as i64;
+    let fs = sys.mm().inode(ino).fs;
+    if thresh == 0 || sys.fs().filesystems[fs].fs_type != FsType::Btrfs {
+        return None;
+    }
+    let mut range = 0u32;
+    while range < MAX_EXTENT_PAGES {
+        let pfn = sys.mm().inode(ino).page(index.wrapping_add(range));
+        if pfn == crate::mm::page::NIL {
+            break;
+        }
+        let p = &sys.mm().pages()[pfn as usize];
+        if !p.has(flags::DIRTY) || p.has(flags::MAPPED) {
+            break;
+        }
+        sys.mm_mut().pages_mut()[pfn as usize].flags |= flags::MAPPED;
+        range += 1;
+    }
+    let delalloc = range as i64;
+    if delalloc == 0 || nr_to_write >= delalloc {
+        return None;
+    }
+    Some(if delalloc < 2 * thresh {
+        delalloc
+    } else {
+        thresh
+    })
+}
+
+/// Task `tid`'s `->writepages` call on `ino` is ending: submit the bio it
+/// was building (btrfs's `submit_write_bio` at the end of
+/// `extent_writepages`). True if it must wait for a request first.
+pub fn writepages_submit_must_wait<H: FsHost + ?Sized>(
+    sys: &mut H,
+    tid: u32,
+    ino: u32,
+    class: crate::block::wbt::WbtClass,
+) -> bool {
+    sys.submit_open_bio(tid, ino, Some(class))
+}
+
 /// Task `tid`'s `->writepages` call on `ino` is over: its last io_end
 /// is closed, its journal handle stops, and it is preemptible again.
 pub fn writepages_done<H: FsHost + ?Sized>(sys: &mut H, tid: u32, ino: u32) {
+    // The callers submitted the bio they built (`writepages_submit_must_wait`);
+    // one that did not has it submitted now, without waiting.
+    sys.submit_open_bio(tid, ino, None);
     sys.ioend_close(ino);
     let fs = sys.mm().inode(ino).fs;
     sys.jbd2_handle_stop(fs);
@@ -275,11 +346,18 @@ pub fn fs_writepage_writeback<H: FsHost + ?Sized>(
     if regular && fs_type == FsType::FuseNtfs {
         return sys.fuse_writepage(tid, pfn, false);
     }
-    sys.submit_page_write(tid, pfn);
+    let builds_bio = regular
+        && caller == WritebackCaller::Writeback
+        && matches!(sys.ioend_deferral(fs), ioend::Deferral::Bio(_));
+    if builds_bio {
+        crate::writeback::account::prepare_page_write(sys, pfn);
+    } else {
+        sys.submit_page_write(tid, pfn);
+    }
     if regular {
         sys.fs_data_written(tid, fs, p.inode, p.index, fs_type);
         if caller == WritebackCaller::Writeback {
-            let ioend_pages = sys.ioend_add_page(fs, p.inode, p.index);
+            let ioend_pages = sys.ioend_add_page(tid, fs, p.inode, p.index, pfn);
             sys.task_mut(tid).no_preempt = ioend::in_partial_ext4_bio(fs_type, ioend_pages);
         }
     }

@@ -67,8 +67,11 @@ const KEYS: &[(&str, &str)] = &[
     ("xfs_buffer_heads", "fs"),
     ("ext4_io_end_pages", "fs"),
     ("xfs_ioend_pages", "fs"),
+    ("btrfs_bio_max_vecs", "fs"),
+    ("btrfs_delalloc_write_pages", "fs"),
     ("jbd2_shadow_wait", "fs"),
     ("workingset_refault", "mm"),
+    ("mark_accessed_in_pagevec", "mm"),
     ("wake_affine_weight", "sched"),
 ];
 

@@ -242,6 +242,27 @@ pub struct KernelProfile {
     /// worker that updates the file size. 0: per request.
     #[serde(default)]
     pub xfs_ioend_pages: u32,
+    /// btrfs's data bio (read in 6.1 fs/btrfs/extent_io.c
+    /// `submit_extent_page`, `btrfs_bio_add_page`, `alloc_new_bio`,
+    /// `end_bio_extent_writepage`, and block/bio.c `bio_add_page`): one
+    /// `->writepages` call adds page after page of a contiguous run to a
+    /// bio of this many segments (`BIO_MAX_VECS`), a segment growing while
+    /// the pages are physically contiguous (multi-page bvecs, 5.1+); the
+    /// block layer splits it into requests, and every page of it ends
+    /// writeback when the last of them completes. 0: each page ends
+    /// writeback when its request completes (a bio no bigger than a
+    /// request).
+    #[serde(default)]
+    pub btrfs_bio_max_vecs: u32,
+    /// btrfs's `->writepages` writes a whole delalloc range once it has
+    /// allocated it (read in 6.1 fs/btrfs/extent_io.c `writepage_delalloc`,
+    /// `find_lock_delalloc_range`): at a page that starts one (dirty pages
+    /// with no blocks yet, up to BTRFS_MAX_EXTENT_SIZE = 128 MiB), it
+    /// allocates all of it and raises `nr_to_write` to the range's pages
+    /// when the range is under twice this many, else sets it to this
+    /// many. 0: `nr_to_write` is the flusher's chunk.
+    #[serde(default)]
+    pub btrfs_delalloc_write_pages: u32,
     /// A task that updates a metadata buffer the running jbd2 commit is
     /// writing to the log waits until that write is done
     /// (`do_get_write_access` on a BJ_Shadow buffer; read in 6.1
@@ -266,6 +287,15 @@ pub struct KernelProfile {
     /// a refault of the type's oldest generation and activates nothing.
     #[serde(default)]
     pub workingset_refault: bool,
+    /// `mark_page_accessed` activates a page still in this CPU's LRU-add
+    /// pagevec (3.11+, Mel Gorman's "mm: activate !PageLRU pages on
+    /// mark_page_accessed if page is on local pagevec"; read in 6.1
+    /// mm/swap.c `folio_mark_accessed`, `__lru_cache_activate_folio`): a
+    /// referenced page not yet on a list is marked active, and goes onto
+    /// the active list when the pagevec drains. Without it (3.0) such a
+    /// page stays referenced and inactive.
+    #[serde(default)]
+    pub mark_accessed_in_pagevec: bool,
     /// With no idle CPU, a woken task queues on the CPU that woke it when
     /// that CPU's PELT load, plus the task's own, is under its previous
     /// CPU's less the task's by the 8% bias (`wake_affine_weight`, 4.13+;

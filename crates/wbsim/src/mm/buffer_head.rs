@@ -254,10 +254,7 @@ pub trait BufferHeads: MmHost {
     /// SLAB_RECLAIM_ACCOUNT cache: `__GFP_RECLAIMABLE`); None if no page
     /// could be had.
     fn new_buffer_head_slab(&mut self, tid: u32) -> Option<Pfn> {
-        let gfp = Gfp {
-            write: false,
-            reclaimable: true,
-        };
+        let gfp = Gfp::reclaimable_slab();
         let pfn = match self.get_page_from_freelist(tid, Mark::Low, gfp) {
             Some(pfn) => pfn,
             None => {

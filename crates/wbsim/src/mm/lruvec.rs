@@ -21,6 +21,8 @@ pub struct LruRules {
     pub generations: bool,
     /// Shadow entries and refault detection of file pages (3.15+).
     pub workingset: bool,
+    /// `mark_page_accessed` activates a page in the CPU's pagevec (3.11+).
+    pub activate_in_pagevec: bool,
 }
 
 /// One set of LRU lists.

@@ -44,6 +44,8 @@ pub struct Memory {
     pub(super) rotate_deactivates: bool,
     /// MGLRU (6.1+): the node's pages are kept in generations.
     pub(super) lru_gen: bool,
+    /// 3.11+: `mark_page_accessed` activates a page in the CPU's pagevec.
+    pub(super) activate_in_pagevec: bool,
     /// Reclaim leaves shadow entries of file pages (3.15+), and what
     /// their refaults did.
     pub(super) workingset: bool,
@@ -91,6 +93,7 @@ impl Memory {
             lru_scope: lru.scope,
             rotate_deactivates: lru.rotate_deactivates,
             lru_gen: lru.generations,
+            activate_in_pagevec: lru.activate_in_pagevec,
             workingset: lru.workingset,
             workingset_stats: Default::default(),
             nodes,

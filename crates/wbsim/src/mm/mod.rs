@@ -102,9 +102,23 @@ pub struct Gfp {
     /// `__GFP_WRITE`: a page-cache page allocated to be written
     /// (`grab_cache_page_write_begin`, per-zone dirty limits series).
     pub write: bool,
+    /// The page's mobility (`gfp_migratetype`): `__GFP_MOVABLE`,
+    /// `__GFP_RECLAIMABLE` or neither.
+    pub mobility: Mobility,
+}
+
+/// What `gfp_migratetype` reads from an allocation's flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mobility {
+    /// `__GFP_MOVABLE`: page-cache and anonymous pages of user data.
+    Movable,
     /// `__GFP_RECLAIMABLE`: a page of a reclaimable slab cache
-    /// (MIGRATE_RECLAIMABLE); otherwise the page is movable.
-    pub reclaimable: bool,
+    /// (SLAB_RECLAIM_ACCOUNT, e.g. buffer heads).
+    Reclaimable,
+    /// Neither: a page the kernel cannot move, e.g. btrfs's tree blocks,
+    /// whose btree inode's mapping is GFP_NOFS (6.1 fs/btrfs/disk-io.c
+    /// `btrfs_init_btree_inode`... `mapping_set_gfp_mask(..., GFP_NOFS)`).
+    Unmovable,
 }
 
 impl Gfp {
@@ -113,26 +127,43 @@ impl Gfp {
     pub const fn movable(write: bool) -> Gfp {
         Gfp {
             write,
-            reclaimable: false,
+            mobility: Mobility::Movable,
+        }
+    }
+
+    /// A page of a reclaimable slab cache (`__GFP_RECLAIMABLE`).
+    pub const fn reclaimable_slab() -> Gfp {
+        Gfp {
+            write: false,
+            mobility: Mobility::Reclaimable,
+        }
+    }
+
+    /// A page-cache page of a GFP_NOFS mapping (no `__GFP_MOVABLE`).
+    pub const fn unmovable() -> Gfp {
+        Gfp {
+            write: false,
+            mobility: Mobility::Unmovable,
         }
     }
 
     /// What a 6.1 tracepoint's `gfp_flags=` prints for this allocation.
     pub fn trace_alloc(self) -> crate::trace::AllocGfp {
         use crate::trace::AllocGfp;
-        match (self.write, self.reclaimable) {
-            (_, true) => AllocGfp::ReclaimableSlab,
-            (true, false) => AllocGfp::PageCacheWrite,
-            (false, false) => AllocGfp::Movable,
+        match (self.write, self.mobility) {
+            (_, Mobility::Reclaimable) => AllocGfp::ReclaimableSlab,
+            (_, Mobility::Unmovable) => AllocGfp::Nofs,
+            (true, Mobility::Movable) => AllocGfp::PageCacheWrite,
+            (false, Mobility::Movable) => AllocGfp::Movable,
         }
     }
 
     /// The allocation's migratetype (`gfp_migratetype`).
     pub fn migratetype(self) -> usize {
-        if self.reclaimable {
-            buddy::MIGRATE_RECLAIMABLE
-        } else {
-            buddy::MIGRATE_MOVABLE
+        match self.mobility {
+            Mobility::Movable => buddy::MIGRATE_MOVABLE,
+            Mobility::Reclaimable => buddy::MIGRATE_RECLAIMABLE,
+            Mobility::Unmovable => buddy::MIGRATE_UNMOVABLE,
         }
     }
 }
@@ -419,6 +450,32 @@ impl Memory {
         list_del(pages, list, pfn);
         self.zones[p.zone as usize].lru_pages[page::counted_lru(lru)] -= 1;
         self.pages[pfn as usize].flags &= !flags::LRU;
+    }
+
+    /// `mark_page_accessed` by a task on CPU `cpu`: as
+    /// [`Memory::mark_page_accessed`], and, 3.11+, a referenced page
+    /// still in a pagevec is marked active if it is in `cpu`'s
+    /// (`__lru_cache_activate_folio`; its referenced bit is cleared
+    /// wherever it is), so it goes onto the active list when the pagevec
+    /// drains. Not counted in `pgactivate` (`lru_add_fn` counts nothing).
+    pub fn mark_page_accessed_on(&mut self, cpu: usize, pfn: Pfn) {
+        let p = self.pages[pfn as usize];
+        let in_pagevec = p.holder == Holder::Pagevec && !self.lru_gen;
+        if !(self.activate_in_pagevec && in_pagevec && p.has(flags::REFERENCED)) {
+            self.mark_page_accessed(pfn);
+            return;
+        }
+        if p.has(flags::ACTIVE) {
+            return;
+        }
+        let pv = &self.pagevecs[cpu];
+        let local = pv.pages[..pv.len].contains(&pfn);
+        let pg = &mut self.pages[pfn as usize];
+        pg.flags &= !flags::REFERENCED;
+        if local {
+            pg.flags |= flags::ACTIVE;
+        }
+        self.workingset_activation(pfn);
     }
 
     /// `mark_page_accessed` (3.0): inactive+referenced+on LRU → activate;

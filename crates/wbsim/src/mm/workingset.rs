@@ -150,4 +150,38 @@ mod tests {
         assert!(sys.mm().workingset_stats().is_none());
         assert_eq!(refault_after("6.1+mglru", 0), (false, 1, 0));
     }
+
+    /// 6.1 (3.11+): touching a referenced page still in this CPU's
+    /// pagevec marks it active, and the drain puts it on the active list;
+    /// in another CPU's pagevec it only loses its referenced bit. 3.3
+    /// leaves it referenced and inactive.
+    #[test]
+    fn a_page_touched_twice_in_the_local_pagevec_goes_active() {
+        let touched_twice = |kernel: &str, touching_cpu: usize| {
+            let sc = crate::test_support::usb_stick_scenario(kernel, "ext4", 2, &["f"]);
+            let profile = crate::kernel::preset(kernel).unwrap();
+            let mut sys = crate::system::build_system(&sc, &profile, 1);
+            let zone = sys.mm().nr_zones() - 1;
+            let pfn = sys.mm_mut().take_free_page(zone).unwrap();
+            let p = &mut sys.mm_mut().pages_mut()[pfn as usize];
+            (p.inode, p.index, p.flags) = (0, 0, flags::UPTODATE);
+            sys.mm_mut().lru_cache_add(0, pfn);
+            sys.mm_mut().mark_page_accessed_on(touching_cpu, pfn);
+            sys.mm_mut().mark_page_accessed_on(touching_cpu, pfn);
+            let before_drain = sys.mm().pages()[pfn as usize];
+            sys.mm_mut().lru_add_drain(0);
+            let after = sys.mm().pages()[pfn as usize];
+            (
+                before_drain.has(flags::ACTIVE),
+                before_drain.has(flags::REFERENCED),
+                after.holder,
+            )
+        };
+        assert_eq!(touched_twice("6.1", 0), (true, false, Holder::ActiveFile));
+        assert_eq!(
+            touched_twice("6.1", 1),
+            (false, false, Holder::InactiveFile)
+        );
+        assert_eq!(touched_twice("3.3", 0), (false, true, Holder::InactiveFile));
+    }
 }

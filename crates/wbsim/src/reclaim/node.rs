@@ -26,6 +26,7 @@ pub fn lru_rules(profile: &KernelProfile) -> LruRules {
         rotate_deactivates: profile.writeback_page_in_reclaim == WritebackInReclaim::Activate,
         generations: profile.lru_generations,
         workingset: profile.workingset_refault,
+        activate_in_pagevec: profile.mark_accessed_in_pagevec,
     }
 }
 

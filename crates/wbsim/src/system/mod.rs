@@ -231,6 +231,29 @@ impl WritebackHost for System {
         crate::fs::writepages_map_waits(self, tid, ino, index)
     }
 
+    fn fs_write_request_must_wait(
+        &mut self,
+        tid: u32,
+        ino: u32,
+        index: u32,
+        class: crate::block::wbt::WbtClass,
+    ) -> bool {
+        crate::fs::write_request_must_wait(self, tid, ino, index, class)
+    }
+
+    fn fs_writepages_submit_must_wait(
+        &mut self,
+        tid: u32,
+        ino: u32,
+        class: crate::block::wbt::WbtClass,
+    ) -> bool {
+        crate::fs::writepages_submit_must_wait(self, tid, ino, class)
+    }
+
+    fn fs_writepages_nr_to_write(&mut self, ino: u32, index: u32, nr_to_write: i64) -> Option<i64> {
+        crate::fs::writepages_delalloc(self, ino, index, nr_to_write)
+    }
+
     fn fs_writepages_done(&mut self, tid: u32, ino: u32) {
         crate::fs::writepages_done(self, tid, ino)
     }

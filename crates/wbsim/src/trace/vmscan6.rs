@@ -39,6 +39,10 @@ pub enum AllocGfp {
     /// A reclaimable slab page (buffer heads: `alloc_buffer_head`'s
     /// `GFP_NOFS` slab refill).
     ReclaimableSlab,
+    /// A page of a GFP_NOFS mapping's page cache (btrfs's tree blocks:
+    /// `alloc_extent_buffer` → `find_or_create_page(.., GFP_NOFS |
+    /// __GFP_NOFAIL)`).
+    Nofs,
 }
 
 impl AllocGfp {
@@ -49,6 +53,7 @@ impl AllocGfp {
             AllocGfp::PageCacheWrite => "GFP_HIGHUSER_MOVABLE|__GFP_COMP|__GFP_WRITE",
             AllocGfp::Movable => "GFP_HIGHUSER_MOVABLE|__GFP_COMP",
             AllocGfp::ReclaimableSlab => "GFP_NOFS|__GFP_NOWARN|__GFP_NORETRY|__GFP_RECLAIMABLE",
+            AllocGfp::Nofs => "GFP_NOFS|__GFP_NOFAIL|__GFP_COMP",
         }
     }
 }

@@ -310,7 +310,8 @@ pub trait IozoneRunner: WorkloadHost {
         } else {
             let pfn = self.filemap_get_page(tid, ino, idx, ReadKind::Syscall)?;
             self.charge_sys(tid, 4 * self.cost().copy_per_kib_ns);
-            self.mm_mut().mark_page_accessed(pfn);
+            let cpu = self.task(tid).cpu;
+            self.mm_mut().mark_page_accessed_on(cpu, pfn);
         }
         Ok(())
     }

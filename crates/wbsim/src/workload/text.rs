@@ -52,7 +52,8 @@ pub trait Text: WorkloadHost {
             let Some(&pfn) = self.workload().texts[u.text].pages.get(i) else {
                 break;
             };
-            self.mm_mut().mark_page_accessed(pfn);
+            let cpu = self.task(tid).cpu;
+            self.mm_mut().mark_page_accessed_on(cpu, pfn);
         }
     }
 }

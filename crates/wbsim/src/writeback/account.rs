@@ -129,8 +129,19 @@ pub fn clear_page_dirty_for_io<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn)
 /// as `submit_bio` does). A page being written has its blocks
 /// allocated from then on (`MAPPED`).
 pub fn submit_page_write<H: WritebackHost + ?Sized>(sys: &mut H, tid: u32, pfn: Pfn) {
+    prepare_page_write(sys, pfn);
+    submit_prepared_page(sys, tid, pfn);
+}
+
+/// The first half of [`submit_page_write`]: the page is under writeback
+/// and in a bio being built, which is submitted later (btrfs).
+pub fn prepare_page_write<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn) {
     sys.start_page_writeback(pfn);
     sys.mm_mut().pages_mut()[pfn as usize].flags |= flags::MAPPED;
+}
+
+/// The second half: the page's part of the bio goes to the block layer.
+pub fn submit_prepared_page<H: WritebackHost + ?Sized>(sys: &mut H, tid: u32, pfn: Pfn) {
     if sys.submit_page_bio(tid, pfn, false) {
         sys.mm_mut().vmstat_mut().inc(Ev::PgpgOut, 4);
     }

@@ -44,6 +44,23 @@ pub trait WritebackHost: BlockHost {
     /// Must task `tid` wait (queued by the filesystem, which wakes it)
     /// before it writes back page `index` of `ino`?
     fn fs_writepages_map_waits(&mut self, tid: u32, ino: u32, index: u32) -> bool;
+    /// Must task `tid` wait for a request (wbt's `class`, a tag) before
+    /// it writes back page `index` of `ino`? Usually that page's own; a
+    /// btrfs bio's requests are made when the bio is full.
+    fn fs_write_request_must_wait(
+        &mut self,
+        tid: u32,
+        ino: u32,
+        index: u32,
+        class: WbtClass,
+    ) -> bool;
+    /// Task `tid`'s `->writepages` call on `ino` is ending: must it wait
+    /// for a request of the bio it built (btrfs) before it is over?
+    fn fs_writepages_submit_must_wait(&mut self, tid: u32, ino: u32, class: WbtClass) -> bool;
+    /// The filesystem's own `nr_to_write` for the `->writepages` call on
+    /// `ino` that writes page `index` next (btrfs's delalloc range), if
+    /// it sets one.
+    fn fs_writepages_nr_to_write(&mut self, ino: u32, index: u32, nr_to_write: i64) -> Option<i64>;
     /// Task `tid`'s `->writepages` call on `ino` is over (the filesystem
     /// submits what it gathered: `ext4_io_submit`, `iomap_submit_ioend`).
     fn fs_writepages_done(&mut self, tid: u32, ino: u32);

@@ -12,12 +12,11 @@
 //! gets its own budget, `writeback_chunk_size` (chosen in `chunk.rs`).
 
 use crate::block::plug::TaskPlugging;
-use crate::block::submit::Submit;
 use crate::mm::inode::InodeList;
 use crate::mm::page::{flags, NIL};
 use crate::sim::Ns;
 use crate::writeback::chunk::WritebackChunks;
-use crate::writeback::WritebackHost;
+use crate::writeback::{WbtClass, WritebackHost};
 
 /// `MAX_WRITEBACK_PAGES`.
 pub const MAX_WRITEBACK_PAGES: i64 = 1024;
@@ -328,7 +327,12 @@ pub trait WritebackPasses: WritebackHost {
         caller: WritebackCaller,
     ) -> PassResult {
         let ino = pass.inode;
+        let class = self.wbt_class(pass.bdi, pass.background);
         loop {
+            if pass.nr_to_write <= 0 {
+                // Blocked submitting the bio the walk built (btrfs).
+                return self.writepages_end(tid, ino, class, caller);
+            }
             let next = self.mm().inode(ino).next_dirty(pass.index, pass.end);
             let Some(idx) = next else {
                 if !pass.cycled {
@@ -337,7 +341,7 @@ pub trait WritebackPasses: WritebackHost {
                     pass.index = 0;
                     continue;
                 }
-                return PassResult::Done;
+                return self.writepages_end(tid, ino, class, caller);
             };
             let pfn = self.mm().inode(ino).page(idx);
             debug_assert_ne!(pfn, NIL);
@@ -349,9 +353,13 @@ pub trait WritebackPasses: WritebackHost {
                 if self.fs_writepages_map_waits(tid, ino, idx) {
                     return PassResult::Blocked;
                 }
-                let class = self.wbt_class(pass.bdi, pass.background);
-                if self.must_wait_for_request_of(tid, ino, idx, class) {
+                if self.fs_write_request_must_wait(tid, ino, idx, class) {
                     return PassResult::Blocked;
+                }
+            }
+            if caller == WritebackCaller::Writeback {
+                if let Some(n) = self.fs_writepages_nr_to_write(ino, idx, pass.nr_to_write) {
+                    pass.nr_to_write = n;
                 }
             }
             pass.done_index = idx + 1;
@@ -367,12 +375,29 @@ pub trait WritebackPasses: WritebackHost {
             }
             pass.nr_to_write -= 1;
             if pass.nr_to_write <= 0 {
-                return PassResult::Done;
+                return self.writepages_end(tid, ino, class, caller);
             }
             if self.per_task_plugging() && self.step_cost_ns() >= WRITEBACK_STEP_NS {
                 return PassResult::Yield;
             }
         }
+    }
+
+    /// The walk of `ino` is over: done once the filesystem has submitted
+    /// the bio it built (btrfs), which may have to wait for a request.
+    fn writepages_end(
+        &mut self,
+        tid: u32,
+        ino: u32,
+        class: WbtClass,
+        caller: WritebackCaller,
+    ) -> PassResult {
+        if caller == WritebackCaller::Writeback
+            && self.fs_writepages_submit_must_wait(tid, ino, class)
+        {
+            return PassResult::Blocked;
+        }
+        PassResult::Done
     }
 }
 

@@ -7,7 +7,6 @@
 
 use super::pass::WritebackCaller;
 use crate::block::plug::TaskPlugging;
-use crate::block::submit::Submit;
 use crate::mm::page::flags;
 use crate::sched::Step;
 use crate::writeback::WritebackHost;
@@ -33,7 +32,7 @@ pub trait Fsync: WritebackHost {
             let bdi = self.mm().inode(ino).bdi;
             let class = self.wbt_class(bdi, false);
             if self.fs_writepages_map_waits(tid, ino, idx)
-                || self.must_wait_for_request_of(tid, ino, idx, class)
+                || self.fs_write_request_must_wait(tid, ino, idx, class)
             {
                 self.blk_finish_plug(tid);
                 return Some(Step::Wait(None));
@@ -41,6 +40,11 @@ pub trait Fsync: WritebackHost {
             self.charge_sys(tid, self.cost().writeback_page_ns);
             self.fs_writepage_writeback(tid, pfn, WritebackCaller::Writeback);
             *cursor = idx + 1;
+        }
+        let bdi = self.mm().inode(ino).bdi;
+        if self.fs_writepages_submit_must_wait(tid, ino, self.wbt_class(bdi, false)) {
+            self.blk_finish_plug(tid);
+            return Some(Step::Wait(None));
         }
         self.fs_writepages_done(tid, ino);
         self.blk_finish_plug(tid);

@@ -86,9 +86,9 @@ fn ext4_io_end_pages_end_writeback_together_in_the_worker() {
 fn ioends_split_at_the_limit_and_at_gaps() {
     let (mut sys, ino, fs) = one_file("6.1", "xfs");
     assert_eq!(sys.ioend_limit_pages(fs), 4096);
-    sys.ioend_add_page(fs, ino, 10);
-    sys.ioend_add_page(fs, ino, 11);
-    sys.ioend_add_page(fs, ino, 20);
+    sys.ioend_add_page(0, fs, ino, 10, 100);
+    sys.ioend_add_page(0, fs, ino, 11, 300);
+    sys.ioend_add_page(0, fs, ino, 20, 301);
     let io = &sys.fs().ioends;
     assert_eq!(io.by_inode[ino as usize].len(), 2);
     let first = io.slots[io.by_inode[ino as usize][0] as usize];
@@ -101,7 +101,7 @@ fn ioends_split_at_the_limit_and_at_gaps() {
     profile.xfs_ioend_pages = 3;
     let mut sys = crate::system::build_system(&sc, &profile, 1);
     for i in 0..7 {
-        sys.ioend_add_page(fs, ino, i);
+        sys.ioend_add_page(0, fs, ino, i, 1000 + i);
     }
     let io = &sys.fs().ioends;
     let sizes: Vec<u32> = io.by_inode[ino as usize]
@@ -109,6 +109,89 @@ fn ioends_split_at_the_limit_and_at_gaps() {
         .map(|&id| io.slots[id as usize].nr_pages)
         .collect();
     assert_eq!(sizes, [3, 3, 1]);
+}
+
+/// A 6.1 btrfs bio takes pages while their file offsets follow on and it
+/// has a segment for them: physically contiguous frames share one, so a
+/// bio holds up to 256 runs of any length. 3.3 has no such bio.
+#[test]
+fn btrfs_bios_count_segments_of_contiguous_frames() {
+    let (sys, _, fs) = one_file("6.1", "btrfs");
+    let bio = super::Deferral::Bio(256);
+    assert_eq!(sys.ioend_deferral(fs), bio);
+    let mut e = super::Ioend {
+        fs: fs as u32,
+        ino: 0,
+        first_index: 0,
+        nr_pages: 1000,
+        pending_pages: 1000,
+        closed: false,
+        last_pfn: 5999,
+        nr_segments: 1,
+        nr_submitted: 0,
+    };
+    assert!(e.takes(1000, 6000, bio), "the next frame: same segment");
+    assert!(e.takes(1000, 9000, bio), "a new segment, 2 of 256");
+    assert!(!e.takes(1001, 6000, bio), "a gap in the file");
+    e.nr_segments = 256;
+    assert!(e.takes(1000, 6000, bio), "full, but the segment grows");
+    assert!(!e.takes(1000, 9000, bio), "full: no 257th segment");
+    let worker = super::Deferral::Worker(1000);
+    assert!(
+        !e.takes(1000, 6000, worker),
+        "a worker's ioend counts pages"
+    );
+    let (sys3, _, fs3) = one_file("3.3", "btrfs");
+    assert_eq!(sys3.ioend_deferral(fs3), super::Deferral::None);
+}
+
+/// 6.1 btrfs: the pages of a bio are under writeback as they join it and
+/// go to the block layer when the `->writepages` call submits it; they
+/// end writeback together, at once (irq context, no worker), when the
+/// last of them is written.
+#[test]
+fn btrfs_bio_pages_end_writeback_when_the_last_is_written() {
+    use crate::mm::vmstat::Ev;
+    let (mut sys, ino, _) = one_file("6.1", "btrfs");
+    let pfns = submit(&mut sys, ino, 8);
+    assert_eq!(under_writeback(&sys, &pfns), 8);
+    assert_eq!(sys.mm().vmstat().get(Ev::PgpgOut), 0, "no bio submitted");
+    let class = crate::block::wbt::WbtClass::Max;
+    assert!(!sys.fs_writepages_submit_must_wait(0, ino, class));
+    assert_eq!(sys.mm().vmstat().get(Ev::PgpgOut), 8 * 4, "submitted");
+    sys.fs_writepages_done(0, ino);
+    for &p in &pfns[..7] {
+        sys.end_page_writeback(p);
+    }
+    assert_eq!(under_writeback(&sys, &pfns), 8, "the bio is not done");
+    sys.end_page_writeback(pfns[7]);
+    assert_eq!(under_writeback(&sys, &pfns), 0, "all end with the last");
+}
+
+/// 6.1 btrfs: the page that starts a delalloc range has the whole range
+/// allocated and sets `nr_to_write` to it (under 2 x 8192 pages), or to
+/// 8192; a page whose blocks are allocated starts none. 3.3: no rule.
+#[test]
+fn btrfs_writes_a_whole_delalloc_range() {
+    let (mut sys, ino, _) = one_file("6.1", "btrfs");
+    for i in 0..100 {
+        let pfn = sys
+            .find_or_create_page(0, ino, i, Gfp::movable(true))
+            .unwrap();
+        sys.set_page_dirty(pfn, Some(0));
+    }
+    assert_eq!(
+        crate::fs::writepages_delalloc(&mut sys, ino, 0, 10),
+        Some(100)
+    );
+    assert_eq!(crate::fs::writepages_delalloc(&mut sys, ino, 0, 10), None);
+    assert_eq!(crate::fs::writepages_delalloc(&mut sys, ino, 50, 10), None);
+    let (mut sys3, ino3, _) = one_file("3.3", "btrfs");
+    let pfn = sys3
+        .find_or_create_page(0, ino3, 0, Gfp::movable(true))
+        .unwrap();
+    sys3.set_page_dirty(pfn, Some(0));
+    assert_eq!(crate::fs::writepages_delalloc(&mut sys3, ino3, 0, 0), None);
 }
 
 /// 6.1 ext4's submission loop has a preemption point only between bios:
