@@ -58,6 +58,9 @@ const DISPATCH_POINTS: &[&str] = &[
     "mm/zone.rs",
     // Page mobility grouping and watermark boosting (5.0+).
     "mm/buddy.rs",
+    // Per-CPU page lists: 6 x batch, frees cold (2.6.24 – 3.x), or high from
+    // the low watermark, scaled frees, capped under reclaim (5.14+).
+    "mm/pcp.rs",
     // Writeback completion per request, or per ext4 io_end / xfs ioend in
     // a worker (6.1: ext4 dioread_nolock 5.6+, iomap IOEND_BATCH_SIZE).
     "fs/ioend.rs",

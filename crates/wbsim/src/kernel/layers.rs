@@ -62,6 +62,7 @@ const KEYS: &[(&str, &str)] = &[
     ("lru_generations", "reclaim"),
     ("watermark_scale_factor", "mm"),
     ("watermark_boosting", "mm"),
+    ("pcp_high_from_watermark", "mm"),
     ("block_layer", "block"),
     ("wbt", "block"),
     ("xfs_buffer_heads", "fs"),

@@ -217,6 +217,20 @@ pub struct KernelProfile {
     /// and kswapd reclaims the boost without writing or swapping.
     #[serde(default)]
     pub watermark_boosting: bool,
+    /// The per-CPU page lists sized and drained as 5.14+ does (Mel
+    /// Gorman's "mm/page_alloc" series; read in 6.1 mm/page_alloc.c
+    /// `zone_batchsize`, `zone_highsize`, `nr_pcp_high`, `nr_pcp_free`,
+    /// `free_unref_page_commit`, `rmqueue_pcplist`, and mm/vmscan.c
+    /// `set_reclaim_active`): `high` is the zone's low watermark split
+    /// over the node's CPUs (at least 4 x batch, batch up to 1 MiB), only
+    /// 4 x batch while kswapd balances the zone (ZONE_RECLAIM_ACTIVE); a
+    /// CPU that frees without allocating returns twice the batch each
+    /// time (`free_factor`, up to 2^5); freed pages go to the head of the
+    /// list (hot, all frees since 4.15) and are the next allocated. Off:
+    /// 2.6.24 – 3.x (`setup_pageset`: high 6 x batch; reclaim frees cold,
+    /// to the tail).
+    #[serde(default)]
+    pub pcp_high_from_watermark: bool,
     /// Whether xfs attaches buffer heads to its data pages (2.6.24 – 4.x,
     /// `xfs_vm_write_begin` → `block_write_begin`). 6.1's xfs writes
     /// through iomap (`iomap_write_begin`; an `iomap_page` only when a

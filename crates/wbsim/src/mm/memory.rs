@@ -59,6 +59,9 @@ pub struct Memory {
     /// `vm.watermark_boost_factor` when the zones group their free pages
     /// by mobility ([`super::buddy`]; 0: they do not, or do not boost).
     pub(super) boost_factor: u32,
+    /// 5.14+ per-CPU list rules ([`crate::mm::pcp`]): hot frees,
+    /// `free_factor`, `high` capped while reclaim is active.
+    pub(super) pcp_scaled: bool,
 }
 
 impl Memory {
@@ -100,6 +103,7 @@ impl Memory {
             zone_node,
             cpu_node,
             boost_factor: 0,
+            pcp_scaled: false,
         }
     }
 

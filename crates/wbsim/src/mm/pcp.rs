@@ -1,4 +1,5 @@
-//! Per-CPU page lists (`struct per_cpu_pages`), Linux 2.6.24 – 3.10
+//! Per-CPU page lists (`struct per_cpu_pages`), Linux 2.6.24 – 3.10, and
+//! 6.1 (the 5.14+ sizing and freeing, `scaled_lists`)
 //! (`mm/page_alloc.c`: `zone_batchsize`, `setup_pageset`,
 //! `free_hot_cold_page`, `free_pcppages_bulk`, `buffered_rmqueue`,
 //! `rmqueue_bulk`, `drain_all_pages`).
@@ -29,7 +30,14 @@ use crate::mm::MmHost;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PerCpuPages {
     pub lists: [ListHead; NR_MIGRATETYPES],
+    /// `free_factor` (5.14+): how many times the batch a free returns has
+    /// doubled since this CPU last allocated.
+    free_factor: u8,
 }
+
+/// `CONFIG_PCP_BATCH_SCALE_MAX` (Debian 6.1's default): a free returns
+/// at most 2^5 batches.
+const PCP_BATCH_SCALE_MAX: u8 = 5;
 
 impl PerCpuPages {
     /// `pcp->count`: pages on all the lists.
@@ -57,6 +65,26 @@ pub fn pageset_limits(present_pages: u64) -> (u64, u64) {
     (6 * batch, batch.max(1))
 }
 
+/// The rule of a profile (chosen at build; this file is the dispatch
+/// point): the 5.14+ per-CPU lists ([`Memory::use_scaled_pcp`]) or the
+/// 2.6.24 – 3.x ones.
+pub fn scaled_lists(profile: &crate::kernel::KernelProfile) -> bool {
+    profile.pcp_high_from_watermark
+}
+
+/// (high, batch) as 5.14+ sizes them (`zone_set_pageset_high_and_batch`):
+/// the batch as before but up to 1 MiB of pages, at least 1; `high` the
+/// zone's low watermark split over the node's CPUs (`zone_highsize`), at
+/// least 4 x batch.
+pub fn pageset_limits_scaled(managed_pages: u64, low_wmark: u64, node_cpus: u64) -> (u64, u64) {
+    let mut batch = (managed_pages / 1024).min((1 << 20) / 4096) / 4;
+    batch = batch.max(1);
+    let x = batch + batch / 2;
+    let batch = ((1u64 << (63 - x.leading_zeros())) - 1).max(1);
+    let high = (low_wmark / node_cpus.max(1)).max(batch << 2);
+    (high, batch)
+}
+
 /// Per-CPU page lists (`struct per_cpu_pages`).
 pub trait PerCpuLists: MmHost {
     /// `get_page_from_freelist`, and if it fails, `drain_all_pages` and one
@@ -76,6 +104,8 @@ impl Memory {
     /// `free_hot_cold_page` (cold: the page goes to the list's tail): the
     /// page joins `cpu`'s list; at `high` a batch goes back to the buddy
     /// lists.
+    /// 5.14+ (`pcp_scaled`): `free_unref_page_commit`, the page to the
+    /// head, and past `nr_pcp_high` the batch `nr_pcp_free` gives back.
     #[inline]
     pub fn free_to_pcp(&mut self, cpu: usize, pfn: Pfn) {
         let z = self.pages[pfn as usize].zone as usize;
@@ -86,11 +116,20 @@ impl Memory {
             .buddy
             .as_ref()
             .map_or(MIGRATE_MOVABLE, |b| b.block_type(pfn));
-        list_add_tail(&mut self.pages, &mut zone.pcp[cpu].lists[mt], pfn);
+        let list = &mut zone.pcp[cpu].lists[mt];
+        if self.pcp_scaled {
+            list_add_head(&mut self.pages, list, pfn);
+        } else {
+            list_add_tail(&mut self.pages, list, pfn);
+        }
         self.vmstat.inc(Ev::PgFree, 1);
-        if zone.pcp[cpu].count() >= zone.pcp_high {
-            let batch = zone.pcp_batch;
-            self.free_pcppages_bulk(z, cpu, batch);
+        let (high, batch) = (zone.pcp_high_now(), zone.pcp_batch);
+        if zone.pcp[cpu].count() >= high {
+            let count = match self.pcp_scaled {
+                true => nr_pcp_free(&mut zone.pcp[cpu], high, batch),
+                false => batch,
+            };
+            self.free_pcppages_bulk(z, cpu, count);
         }
     }
 
@@ -140,6 +179,8 @@ impl Memory {
         } else {
             MIGRATE_MOVABLE
         };
+        // `rmqueue_pcplist`: an allocation halves the free scaling.
+        zone.pcp[cpu].free_factor >>= 1;
         if zone.pcp[cpu].lists[mt].len == 0 {
             let mut taken = 0;
             for _ in 0..zone.pcp_batch {
@@ -209,6 +250,31 @@ impl Memory {
         }
     }
 
+    /// The 5.14+ per-CPU list rules (chosen at build): each zone's
+    /// `high` and `batch` from its low watermark and its node's CPUs.
+    pub fn use_scaled_pcp(&mut self) {
+        self.pcp_scaled = true;
+        for z in 0..self.zones.len() {
+            let cpus = self.nodes[self.zones[z].node].cpus.len() as u64;
+            let zone = &mut self.zones[z];
+            (zone.pcp_high, zone.pcp_batch) =
+                pageset_limits_scaled(zone.managed_pages, zone.wmark_base[1], cpus);
+        }
+    }
+
+    /// `set_reclaim_active` / `clear_reclaim_active` (5.14+) on zones
+    /// `zones` of a node kswapd starts or stops balancing; nothing under
+    /// the older rules.
+    pub fn set_reclaim_active(&mut self, zones: std::ops::Range<usize>, active: bool) {
+        if !self.pcp_scaled {
+            return;
+        }
+        for z in zones {
+            let zone = &mut self.zones[z];
+            zone.reclaim_active = active && zone.managed_pages > 0;
+        }
+    }
+
     /// Pages on per-CPU lists, all zones and CPUs.
     pub fn nr_pcp_pages(&self) -> u64 {
         self.zones
@@ -219,9 +285,46 @@ impl Memory {
     }
 }
 
+/// `nr_pcp_free` (5.14+): the pages a CPU over `high` returns, doubling
+/// with each free since its last allocation, between `batch` and
+/// `high - batch` (1 when `high` is under `batch`).
+fn nr_pcp_free(pcp: &mut PerCpuPages, high: u64, batch: u64) -> u64 {
+    if high < batch {
+        return 1;
+    }
+    let (min_free, max_free) = (batch, high - batch);
+    let scaled = batch << pcp.free_factor;
+    if scaled < max_free && pcp.free_factor < PCP_BATCH_SCALE_MAX {
+        pcp.free_factor += 1;
+    }
+    scaled.min(max_free).max(min_free)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The Debian 6.1 guests' zoneinfo (2 vCPUs): DMA high 20 batch 1
+    /// (3,840 managed, low 41), DMA32 high 263 batch 15 (51,748, 526).
+    #[test]
+    fn scaled_limits_are_the_guests() {
+        assert_eq!(pageset_limits_scaled(3840, 41, 2), (20, 1));
+        assert_eq!(pageset_limits_scaled(51_748, 526, 2), (263, 15));
+        // 4 x batch at least; batch up to 1 MiB (63 at 256 pages).
+        assert_eq!(pageset_limits_scaled(51_748, 40, 2), (60, 15));
+        assert_eq!(pageset_limits_scaled(4 << 20, 100_000, 8), (12_500, 63));
+    }
+
+    /// A CPU that keeps freeing returns twice the batch each time, up to
+    /// high - batch; an allocation halves the factor.
+    #[test]
+    fn consecutive_frees_return_growing_batches() {
+        let mut pcp = PerCpuPages::default();
+        let frees: Vec<u64> = (0..6).map(|_| nr_pcp_free(&mut pcp, 263, 15)).collect();
+        assert_eq!(frees, [15, 30, 60, 120, 240, 248]);
+        assert_eq!(nr_pcp_free(&mut pcp, 20, 1), 19);
+        assert_eq!(nr_pcp_free(&mut pcp, 4, 15), 1, "high under batch");
+    }
 
     #[test]
     fn batch_is_31_for_zones_of_512_mib_and_more() {

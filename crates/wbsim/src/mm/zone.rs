@@ -36,6 +36,9 @@ pub struct Zone {
     pub pcp: Vec<PerCpuPages>,
     pub pcp_high: u64,
     pub pcp_batch: u64,
+    /// ZONE_RECLAIM_ACTIVE (5.14+): kswapd is balancing this zone, and
+    /// the per-CPU lists hold at most 4 x batch (`nr_pcp_high`).
+    pub reclaim_active: bool,
     pub wmark_min: u64,
     pub wmark_low: u64,
     pub wmark_high: u64,
@@ -94,6 +97,7 @@ impl Zone {
             pcp: Vec::new(),
             pcp_high: 0,
             pcp_batch: 1,
+            reclaim_active: false,
             wmark_min: 0,
             wmark_low: 0,
             wmark_high: 0,
@@ -135,6 +139,15 @@ impl Zone {
     /// `zone_page_state_snapshot`: the buddy pages themselves.
     pub fn nr_free_snapshot(&self) -> u64 {
         self.free.len + self.buddy.as_ref().map_or(0, |b| b.nr_free)
+    }
+
+    /// `nr_pcp_high`: the per-CPU lists' `high`, or 4 x batch while
+    /// kswapd balances the zone (5.14+ sets `reclaim_active`).
+    pub fn pcp_high_now(&self) -> u64 {
+        match self.reclaim_active {
+            true => self.pcp_high.min(self.pcp_batch << 2),
+            false => self.pcp_high,
+        }
     }
 
     /// `boost_watermark` (5.0+, read in 6.1): a fragmenting fallback

@@ -37,6 +37,8 @@ pub trait KswapdNode: ReclaimHost {
             k.zone_boosts[z - first] = self.mm().zone(z).watermark_boost;
         }
         k.nr_boost_reclaim = k.zone_boosts.iter().sum();
+        let through = *self.mm().node_zones_through(highest).end();
+        self.mm_mut().set_reclaim_active(first..through + 1, true);
     }
 
     /// One iteration of the priority loop.
@@ -125,7 +127,9 @@ pub trait KswapdNode: ReclaimHost {
     /// `balance_pgdat`'s `out:`: the boost the call began with is taken
     /// off its zones (what was boosted meanwhile stays).
     fn balance_node_out(&mut self, k: &mut KswapdState) {
-        let first = self.mm().node_zones(k.nid).start;
+        let zones = self.mm().node_zones(k.nid);
+        self.mm_mut().set_reclaim_active(zones.clone(), false);
+        let first = zones.start;
         for (i, boost) in std::mem::take(&mut k.zone_boosts).into_iter().enumerate() {
             if boost > 0 {
                 let zone = self.mm_mut().zone_mut(first + i);

@@ -204,6 +204,9 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
     if let Some(factor) = crate::mm::buddy::boost_factor(profile, &sc.sysctl) {
         sys.mm.enable_page_mobility(factor);
     }
+    if crate::mm::pcp::scaled_lists(profile) {
+        sys.mm.use_scaled_pcp();
+    }
 
     // Devices, their queues, bdis and block-device inodes.
     let mut blockdev_inode = Vec::new();
