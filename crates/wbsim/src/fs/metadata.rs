@@ -270,7 +270,8 @@ pub trait MetadataWrites: FsHost {
         }
     }
 
-    /// Create the btree inode of a btrfs instance.
+    /// Create the btree inode of a btrfs instance, with the tree roots the
+    /// mount reads and holds (6.1).
     fn btrfs_init_metadata(&mut self, fs: usize, meta_base_sector: u64) {
         let bdi = self.fs().filesystems[fs].bdi;
         let id = self.mm().nr_inodes() as u32;
@@ -281,11 +282,18 @@ pub trait MetadataWrites: FsHost {
             MappingKind::Metadata,
             meta_base_sector,
         ));
+        // The trees' root nodes the mount holds: pinned, so reclaim
+        // activates them (`crate::fs::btrfs_mount_tree_pages`).
+        let held = crate::fs::btrfs_mount_tree_pages(self);
+        for index in 0..held {
+            self.mm_mut()
+                .add_page_at_mount(id, index, crate::mm::page::flags::PINNED);
+        }
         let md = &mut self.fs_mut().filesystems[fs].metadata;
         md.meta_inode = Some(id);
-        md.csum_root_index = 0;
-        md.csum_leaf_index = 1;
-        md.next_meta_index = 2;
+        md.csum_root_index = held;
+        md.csum_leaf_index = held + 1;
+        md.next_meta_index = held + 2;
     }
 }
 
@@ -352,5 +360,29 @@ mod tests {
         let (sys, _) = usb_stick_files("6.1", "ext4", &["f"]);
         let bdev = sys.fs().get(0).blockdev_inode;
         assert_eq!(sys.metadata_gfp(bdev).mobility, Mobility::Movable);
+    }
+
+    /// A 6.1 btrfs mount holds its nine trees' root nodes (16 KiB, 36
+    /// pages) on the file LRU, pinned; the checksum tree's pages follow
+    /// them. The 3.x presets model none.
+    #[test]
+    fn a_btrfs_mount_holds_its_tree_roots() {
+        for (kernel, held) in [("6.1", 36), ("3.3", 0)] {
+            let (sys, _) = usb_stick_files(kernel, "btrfs", &["f"]);
+            let meta = sys.fs().get(0).metadata.meta_inode.expect("a btree inode");
+            let pinned: Vec<u32> = sys
+                .mm()
+                .pages()
+                .iter()
+                .filter(|p| p.has(flags::PINNED))
+                .map(|p| {
+                    assert_eq!(p.inode, meta);
+                    assert!(matches!(p.holder, Holder::InactiveFile));
+                    p.index
+                })
+                .collect();
+            assert_eq!(pinned, (0..held).collect::<Vec<u32>>(), "{kernel}");
+            assert_eq!(sys.fs().get(0).metadata.csum_root_index, held, "{kernel}");
+        }
     }
 }

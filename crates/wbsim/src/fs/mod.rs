@@ -298,6 +298,12 @@ pub fn writepages_delalloc<H: FsHost + ?Sized>(
     })
 }
 
+/// The btree pages a btrfs mount reads and holds under the profile
+/// (`btrfs_mount_tree_pages`: its trees' root nodes).
+pub fn btrfs_mount_tree_pages<H: FsHost + ?Sized>(sys: &H) -> u32 {
+    sys.profile().btrfs_mount_tree_pages
+}
+
 /// Task `tid`'s `->writepages` call on `ino` is ending: submit the bio it
 /// was building (btrfs's `submit_write_bio` at the end of
 /// `extent_writepages`). True if it must wait for a request first.

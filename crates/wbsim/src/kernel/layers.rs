@@ -70,6 +70,7 @@ const KEYS: &[(&str, &str)] = &[
     ("xfs_ioend_pages", "fs"),
     ("btrfs_bio_max_vecs", "fs"),
     ("btrfs_delalloc_write_pages", "fs"),
+    ("btrfs_mount_tree_pages", "fs"),
     ("jbd2_shadow_wait", "fs"),
     ("workingset_refault", "mm"),
     ("mark_accessed_in_pagevec", "mm"),

@@ -277,6 +277,14 @@ pub struct KernelProfile {
     /// many. 0: `nr_to_write` is the flusher's chunk.
     #[serde(default)]
     pub btrfs_delalloc_write_pages: u32,
+    /// Pages of btrfs tree blocks that a mount reads and holds: the root
+    /// node of each tree, whose extent buffer its root keeps referenced
+    /// (`root->node`, `root->commit_root`), so `btree_release_folio` →
+    /// `try_release_extent_buffer` fails (`eb->refs` > 1) and reclaim
+    /// activates the page instead of freeing it (read in 6.1
+    /// fs/btrfs/disk-io.c and fs/btrfs/extent_io.c). 0: not modelled.
+    #[serde(default)]
+    pub btrfs_mount_tree_pages: u32,
     /// A task that updates a metadata buffer the running jbd2 commit is
     /// writing to the log waits until that write is done
     /// (`do_get_write_access` on a BJ_Shadow buffer; read in 6.1
