@@ -323,6 +323,21 @@ mod tests {
     use crate::mm::MmHost;
     use crate::test_support::usb_stick_files;
 
+    /// The indices of the pinned pages, all of mapping `ino` and on the
+    /// inactive file list.
+    fn pinned_pages_of(sys: &crate::system::System, ino: u32) -> Vec<u32> {
+        sys.mm()
+            .pages()
+            .iter()
+            .filter(|p| p.has(flags::PINNED))
+            .map(|p| {
+                assert_eq!(p.inode, ino);
+                assert!(matches!(p.holder, Holder::InactiveFile));
+                p.index
+            })
+            .collect()
+    }
+
     /// ext4 on the 16 GiB stick (128 groups, two descriptor blocks) holds
     /// the superblock, both group-descriptor blocks and the journal
     /// superblock at mount: four pinned block-device pages on the
@@ -332,18 +347,7 @@ mod tests {
         for (fs, expect) in [("ext4", vec![0, 1, 2, 64 * 32768]), ("xfs", vec![])] {
             let (sys, _) = usb_stick_files("6.1", fs, &["f"]);
             let bdev = sys.fs().get(0).blockdev_inode;
-            let pinned: Vec<u32> = sys
-                .mm()
-                .pages()
-                .iter()
-                .filter(|p| p.has(flags::PINNED))
-                .map(|p| {
-                    assert_eq!(p.inode, bdev);
-                    assert!(matches!(p.holder, Holder::InactiveFile));
-                    p.index
-                })
-                .collect();
-            assert_eq!(pinned, expect, "{fs}");
+            assert_eq!(pinned_pages_of(&sys, bdev), expect, "{fs}");
         }
     }
 
@@ -370,18 +374,8 @@ mod tests {
         for (kernel, held) in [("6.1", 36), ("3.3", 0)] {
             let (sys, _) = usb_stick_files(kernel, "btrfs", &["f"]);
             let meta = sys.fs().get(0).metadata.meta_inode.expect("a btree inode");
-            let pinned: Vec<u32> = sys
-                .mm()
-                .pages()
-                .iter()
-                .filter(|p| p.has(flags::PINNED))
-                .map(|p| {
-                    assert_eq!(p.inode, meta);
-                    assert!(matches!(p.holder, Holder::InactiveFile));
-                    p.index
-                })
-                .collect();
-            assert_eq!(pinned, (0..held).collect::<Vec<u32>>(), "{kernel}");
+            let all: Vec<u32> = (0..held).collect();
+            assert_eq!(pinned_pages_of(&sys, meta), all, "{kernel}");
             assert_eq!(sys.fs().get(0).metadata.csum_root_index, held, "{kernel}");
         }
     }
