@@ -251,6 +251,7 @@ mod tests {
                 .collect(),
             bdi_names: vec![],
             first_workload_exit_ns: None,
+            dirty_per_node: false,
         }
     }
 

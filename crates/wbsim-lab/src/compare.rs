@@ -122,6 +122,33 @@ fn dirty_share(r: &RunReport) -> Option<(String, f64)> {
     Some((s.zone_names[i].clone(), median(shares.collect())?))
 }
 
+/// The simulated runs with their series shown as the real ones are: on a
+/// guest whose kernel counts dirty pages per node (4.8+), each sample's
+/// dirty and writeback pages summed onto the zone with the most file
+/// pages (`Series::dirty_per_node`), and the steady dirty shares read
+/// from that, so the dirty-share figures compare like with like.
+fn like_the_guests_series(real: &[RunReport], simulated: &[RunReport]) -> Vec<RunReport> {
+    let per_node = real
+        .iter()
+        .any(|r| r.series.as_ref().is_some_and(|s| s.dirty_per_node));
+    simulated
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            if let (true, Some(series)) = (per_node, r.series.as_ref()) {
+                let folded = series.dirty_per_node();
+                for (key, value) in folded.stats() {
+                    if key.ends_with(".dirty_of_inactive_steady") {
+                        r.series_stats.insert(key, value);
+                    }
+                }
+                r.series = Some(folded);
+            }
+            r
+        })
+        .collect()
+}
+
 /// The figures set side by side, in this order:
 /// * `elapsed_seconds`;
 /// * `<task> seconds`: each workload task's `elapsed_seconds` (its start
@@ -136,7 +163,9 @@ fn dirty_share(r: &RunReport) -> Option<(String, f64)> {
 /// * `<zone> dirty/inactive_file % (median)`: over the time series, the
 ///   median of the zone's dirty pages over its inactive file pages, for
 ///   the zone `Normal` when the series has it, else its biggest zone (the
-///   name lists the zones used when the runs differ);
+///   name lists the zones used when the runs differ); against a 4.8+
+///   guest, the simulated dirty pages of all zones, as the guest's
+///   zoneinfo gives only the node's;
 /// * `<zone> dirty/inactive_file % (steady median)`: the same zone's
 ///   `series_stats["<zone>.dirty_of_inactive_steady"]` × 100, the median
 ///   from the first sample with kswapd awake to the first task's exit;
@@ -151,6 +180,7 @@ fn dirty_share(r: &RunReport) -> Option<(String, f64)> {
 /// has are left out. Cut runs count like the others: pass only the runs
 /// to compare.
 pub fn figures(real: &[RunReport], simulated: &[RunReport]) -> Vec<Figure> {
+    let simulated = &like_the_guests_series(real, simulated);
     let mut list: Vec<(String, Extract)> = vec![(
         "elapsed_seconds".into(),
         Box::new(|r: &RunReport| Some(r.elapsed_seconds)),

@@ -66,6 +66,7 @@ fn series(zones: &[(&str, &[(u64, u64)])]) -> Series {
             })
             .collect(),
         first_workload_exit_ns: None,
+        dirty_per_node: false,
     }
 }
 
@@ -290,6 +291,29 @@ fn dirty_share_falls_back_to_the_biggest_zone() {
         .unwrap();
     assert_eq!(f.name, "DMA32 dirty/inactive_file % (median)");
     assert_eq!(f.real, [25.0]);
+}
+
+/// Against a guest that counts dirty pages per node (4.8+: its series
+/// puts the node's on its biggest zone), the simulated dirty pages of
+/// every zone count on that zone too; against a 3.x guest, each zone's
+/// own.
+#[test]
+fn a_per_node_guest_sees_the_simulated_dirty_pages_of_all_zones() {
+    let mut real = run(1.0, &[]);
+    real.series = Some(series(&[("DMA", &[(10, 0)]), ("DMA32", &[(1000, 300)])]));
+    let mut sim = run(1.0, &[]);
+    sim.series = Some(series(&[("DMA", &[(10, 50)]), ("DMA32", &[(1000, 200)])]));
+    let share = |real: &wbsim::report::RunReport| {
+        let figs = figures(std::slice::from_ref(real), std::slice::from_ref(&sim));
+        let f = figs
+            .into_iter()
+            .find(|f| f.name.contains("dirty/inactive_file % (median)"))
+            .unwrap();
+        (f.real, f.simulated)
+    };
+    assert_eq!(share(&real), (vec![30.0], vec![20.0]), "3.x: per zone");
+    real.series.as_mut().unwrap().dirty_per_node = true;
+    assert_eq!(share(&real), (vec![30.0], vec![25.0]), "4.8+: per node");
 }
 
 /// A real 3.2.4 run (records from the lab's snapshots) beside a short

@@ -201,3 +201,21 @@ fn proc_stat() {
     assert!(parse_proc_stat("7 (x) S 1 2").is_err());
     assert!(parse_proc_stat("garbage").is_err());
 }
+
+/// A 4.8+ zoneinfo counts dirty pages per node: its series says so and
+/// puts the node's on the zone with the most file pages (Normal here);
+/// 3.2.4's counts them per zone.
+#[test]
+fn a_series_from_a_per_node_zoneinfo_says_so() {
+    use wbsim_lab::guest_report::{series::build_series, trace::kswapd_awake};
+    let series = |name: &str, zones: &[&str]| {
+        let node = parse_zoneinfo(&fixture(name)).unwrap();
+        let names: Vec<String> = zones.iter().map(|z| z.to_string()).collect();
+        build_series(&[(0, node)], &names, 1, 0, None, &kswapd_awake(&[], 0, 0))
+    };
+    let new = series("6.18-zoneinfo", &["DMA", "DMA32", "Normal"]);
+    assert!(new.dirty_per_node);
+    let dirty: Vec<u64> = new.samples[0].zones.iter().map(|z| z.dirty_pages).collect();
+    assert_eq!(dirty, [0, 0, 18816]);
+    assert!(!series("3.2.4-zoneinfo.before", &["DMA", "DMA32", "Normal"]).dirty_per_node);
+}

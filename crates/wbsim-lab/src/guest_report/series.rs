@@ -51,9 +51,7 @@ pub fn zone_samples(node: &NodeInfo, zone_names: &[String]) -> Vec<ZoneSample> {
             None => ZoneSample::default(),
         })
         .collect();
-    let per_node = node.zones.iter().all(|z| !z.stats.contains_key("nr_dirty"))
-        && node.node_stats.contains_key("nr_dirty");
-    if per_node {
+    if dirty_per_node(node) {
         let biggest = (0..out.len())
             .max_by_key(|&i| (out[i].inactive_file_pages + out[i].active_file_pages, i));
         if let Some(i) = biggest {
@@ -63,6 +61,13 @@ pub fn zone_samples(node: &NodeInfo, zone_names: &[String]) -> Vec<ZoneSample> {
         }
     }
     out
+}
+
+/// Does the kernel count dirty and writeback pages per node only (4.8+:
+/// no zone prints `nr_dirty`, the node does)?
+fn dirty_per_node(node: &NodeInfo) -> bool {
+    node.zones.iter().all(|z| !z.stats.contains_key("nr_dirty"))
+        && node.node_stats.contains_key("nr_dirty")
 }
 
 /// The series of `samples` ((records' clock ns, zoneinfo) in time
@@ -80,6 +85,7 @@ pub fn build_series(
     kswapd: &KswapdAwake,
 ) -> Series {
     Series {
+        dirty_per_node: samples.iter().any(|(_, node)| dirty_per_node(node)),
         first_workload_exit_ns: first_exit_ns.map(|t| t.saturating_sub(start_ns)),
         zone_names: zone_names.to_vec(),
         bdi_names: Vec::new(),

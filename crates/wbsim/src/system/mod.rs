@@ -333,6 +333,7 @@ impl System {
             interval_ns: interval_ns.max(1),
             samples: Vec::new(),
             first_workload_exit_ns: None,
+            dirty_per_node: false,
         });
         self.next_sample_ns = 0;
     }

@@ -67,9 +67,38 @@ pub struct Series {
     /// workload task; memtouch is not one), on the samples' clock; `None`
     /// if none did. Ends the steady window of `stats`.
     pub first_workload_exit_ns: Option<u64>,
+    /// The kernel counts dirty and writeback pages per node only (4.8+
+    /// zoneinfo): each sample puts the node's on the zone holding the
+    /// most file pages, the others 0 (a real guest's series;
+    /// [`Series::dirty_per_node`] makes the model's look the same).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dirty_per_node: bool,
 }
 
 impl Series {
+    /// This series as a 4.8+ kernel's zoneinfo would show it: in each
+    /// sample, the zones' dirty and writeback pages summed onto the zone
+    /// with the most file pages (inactive and active; the highest such
+    /// zone on a tie), the other zones 0; and `stats` read from that.
+    pub fn dirty_per_node(&self) -> Series {
+        let mut folded = self.clone();
+        folded.dirty_per_node = true;
+        for sample in &mut folded.samples {
+            let zones = &mut sample.zones;
+            let file = |z: &ZoneSample| z.inactive_file_pages + z.active_file_pages;
+            let Some(biggest) = (0..zones.len()).max_by_key(|&i| (file(&zones[i]), i)) else {
+                continue;
+            };
+            let dirty = zones.iter().map(|z| z.dirty_pages).sum();
+            let writeback = zones.iter().map(|z| z.writeback_pages).sum();
+            for z in zones.iter_mut() {
+                (z.dirty_pages, z.writeback_pages) = (0, 0);
+            }
+            (zones[biggest].dirty_pages, zones[biggest].writeback_pages) = (dirty, writeback);
+        }
+        folded
+    }
+
     /// CSV, one row per sample and zone, with a `kernel` column so that
     /// runs of several kernels can share one file. Header:
     /// `kernel,seed,time_s,zone,free_pages,inactive_file_pages,
@@ -256,6 +285,7 @@ mod tests {
             bdi_names: vec![],
             interval_ns: 1,
             first_workload_exit_ns: None,
+            dirty_per_node: false,
             samples: vec![
                 Sample {
                     time_ns: 0,
@@ -317,6 +347,7 @@ mod tests {
                 })
                 .collect(),
             first_workload_exit_ns: Some(4),
+            dirty_per_node: false,
             ..Series::default()
         };
         // Samples 1..=4: 0.1, 0.3, 0.2, 0.8.
