@@ -222,8 +222,7 @@ pub trait MetadataWrites: FsHost {
             self.charge_sys(tid, self.cost().page_alloc_ns);
             self.add_to_page_cache_lru(tid, pfn, ino, index);
         }
-        let cpu = self.task(tid).cpu;
-        self.mm_mut().mark_page_accessed_on(cpu, pfn);
+        self.mark_page_accessed_by(tid, pfn);
         if modify {
             self.set_page_dirty(pfn, None);
         }

@@ -68,8 +68,7 @@ pub trait Filemap: MmHost {
         self.attach_buffer_heads(tid, ino, pfn);
         self.charge_sys(tid, bytes * self.cost().copy_per_kib_ns / 1024);
         let newly = dirty && self.set_page_dirty(pfn, Some(tid));
-        let cpu = self.task(tid).cpu;
-        self.mm_mut().mark_page_accessed_on(cpu, pfn);
+        self.mark_page_accessed_by(tid, pfn);
         Ok(newly)
     }
 

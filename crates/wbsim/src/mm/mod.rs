@@ -84,6 +84,13 @@ pub trait MmHost: HasCore {
     fn wait_iff_congested(&mut self, tid: u32, zone: usize, timeout_ns: u64) -> Option<Step>;
     /// The retry after direct reclaim wakes kswapd again (5.16+).
     fn alloc_retry_wakes_kswapd(&self) -> bool;
+
+    /// `mark_page_accessed` by task `tid`, on the CPU it runs on
+    /// ([`Memory::mark_page_accessed_on`]).
+    fn mark_page_accessed_by(&mut self, tid: u32, pfn: Pfn) {
+        let cpu = self.task(tid).cpu;
+        self.mm_mut().mark_page_accessed_on(cpu, pfn);
+    }
 }
 
 /// `PAGEVEC_SIZE` (3.0).
@@ -453,7 +460,7 @@ impl Memory {
     }
 
     /// `mark_page_accessed` by a task on CPU `cpu`: as
-    /// [`Memory::mark_page_accessed`], and, 3.11+, a referenced page
+    /// `mark_page_accessed` (3.0) below, and, 3.11+, a referenced page
     /// still in a pagevec is marked active if it is in `cpu`'s
     /// (`__lru_cache_activate_folio`; its referenced bit is cleared
     /// wherever it is), so it goes onto the active list when the pagevec
@@ -480,7 +487,7 @@ impl Memory {
 
     /// `mark_page_accessed` (3.0): inactive+referenced+on LRU → activate;
     /// otherwise set Referenced. A page still in a pagevec is not activated.
-    pub fn mark_page_accessed(&mut self, pfn: Pfn) {
+    fn mark_page_accessed(&mut self, pfn: Pfn) {
         let p = self.pages[pfn as usize];
         if !p.has(flags::ACTIVE) && p.has(flags::REFERENCED) && p.has(flags::LRU) {
             if matches!(p.holder, Holder::InactiveFile | Holder::InactiveAnon) {

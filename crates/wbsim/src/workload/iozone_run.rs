@@ -310,8 +310,7 @@ pub trait IozoneRunner: WorkloadHost {
         } else {
             let pfn = self.filemap_get_page(tid, ino, idx, ReadKind::Syscall)?;
             self.charge_sys(tid, 4 * self.cost().copy_per_kib_ns);
-            let cpu = self.task(tid).cpu;
-            self.mm_mut().mark_page_accessed_on(cpu, pfn);
+            self.mark_page_accessed_by(tid, pfn);
         }
         Ok(())
     }

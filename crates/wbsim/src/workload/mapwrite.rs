@@ -91,8 +91,7 @@ pub trait MapWriter: WorkloadHost {
             self.mm_mut().pages_mut()[pfn as usize].flags &=
                 !(flags::PTE_MAPPED | flags::PTE_YOUNG | flags::PTE_WRITE);
             if young {
-                let cpu = self.task(tid).cpu;
-                self.mm_mut().mark_page_accessed_on(cpu, pfn);
+                self.mark_page_accessed_by(tid, pfn);
             }
             self.charge_sys(tid, self.cost().scan_page_ns);
         }

@@ -52,8 +52,7 @@ pub trait Text: WorkloadHost {
             let Some(&pfn) = self.workload().texts[u.text].pages.get(i) else {
                 break;
             };
-            let cpu = self.task(tid).cpu;
-            self.mm_mut().mark_page_accessed_on(cpu, pfn);
+            self.mark_page_accessed_by(tid, pfn);
         }
     }
 }
