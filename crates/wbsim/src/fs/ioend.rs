@@ -155,6 +155,14 @@ impl Ioends {
         }
     }
 
+    /// The ioend `ino`'s pages are joining, if any.
+    fn open_of(&self, ino: u32) -> Option<u32> {
+        self.open
+            .get(ino as usize)
+            .copied()
+            .filter(|&id| id != NO_IOEND)
+    }
+
     /// The ioend in flight holding page `index` of `ino`.
     fn find(&self, ino: u32, index: u32) -> Option<u32> {
         let list = self.by_inode.get(ino as usize)?;
@@ -226,13 +234,8 @@ pub trait IoendCompletion: FsHost {
             return false;
         }
         let io = &self.fs().ioends;
-        match io.open.get(ino as usize) {
-            Some(&open) if open != NO_IOEND => {
-                let e = &io.slots[open as usize];
-                e.first_index.wrapping_add(e.nr_pages) != index || e.nr_pages >= limit
-            }
-            _ => true,
-        }
+        io.open_of(ino)
+            .is_none_or(|open| !io.slots[open as usize].takes(index, NIL, Deferral::Worker(limit)))
     }
 
     /// Page `pfn`, at `index` of `ino`, was just submitted by task `tid`'s
@@ -262,7 +265,6 @@ pub trait IoendCompletion: FsHost {
             // A caller that did not ask `bio_submission_must_wait` first
             // (none does) submits the rest without waiting.
             self.submit_open_bio(tid, ino, None);
-            self.ioend_close(ino);
         }
         let io = &mut self.fs_mut().ioends;
         let id = io.new_slot(Ioend {
@@ -305,12 +307,9 @@ pub trait IoendCompletion: FsHost {
             return self.must_wait_for_request_of(tid, ino, index, class);
         }
         let io = &self.fs().ioends;
-        let Some(&open) = io.open.get(ino as usize) else {
+        let Some(open) = io.open_of(ino) else {
             return false;
         };
-        if open == NO_IOEND {
-            return false;
-        }
         let pfn = self.mm().inode(ino).page(index);
         if io.slots[open as usize].takes(index, pfn, deferral) {
             return false;
@@ -321,14 +320,12 @@ pub trait IoendCompletion: FsHost {
     /// Submit the requests of `ino`'s open btrfs bio (the end of a
     /// `->writepages` call, or a page that does not fit): page by page,
     /// stopping when task `tid` must wait for a request (true) if `class`
-    /// is given; the bio is then closed. False if there is none.
+    /// is given; the ioend is then closed (a worker's has every request
+    /// made already: it is only closed). False if there is none.
     fn submit_open_bio(&mut self, tid: u32, ino: u32, class: Option<WbtClass>) -> bool {
-        let Some(&open) = self.fs().ioends.open.get(ino as usize) else {
+        let Some(open) = self.fs().ioends.open_of(ino) else {
             return false;
         };
-        if open == NO_IOEND {
-            return false;
-        }
         loop {
             let e = self.fs().ioends.slots[open as usize];
             if e.nr_submitted == e.nr_pages {
@@ -344,12 +341,7 @@ pub trait IoendCompletion: FsHost {
             crate::writeback::account::submit_prepared_page(self, tid, pfn);
             self.fs_mut().ioends.slots[open as usize].nr_submitted += 1;
         }
-        if matches!(
-            self.ioend_deferral(self.mm().inode(ino).fs),
-            Deferral::Bio(_)
-        ) {
-            self.ioend_close(ino);
-        }
+        self.ioend_close(ino);
         false
     }
 
@@ -357,12 +349,9 @@ pub trait IoendCompletion: FsHost {
     /// more pages, and goes to the worker if its pages are all written.
     fn ioend_close(&mut self, ino: u32) {
         let io = &mut self.fs_mut().ioends;
-        let Some(&open) = io.open.get(ino as usize) else {
+        let Some(open) = io.open_of(ino) else {
             return;
         };
-        if open == NO_IOEND {
-            return;
-        }
         io.open[ino as usize] = NO_IOEND;
         let e = &mut io.slots[open as usize];
         e.closed = true;

@@ -242,19 +242,6 @@ pub fn writepages_map_waits<H: FsHost + ?Sized>(
     sys.jbd2_metadata_update_waits(tid, fs)
 }
 
-/// Must task `tid` wait for a request before it writes back page `index`
-/// of `ino`? A btrfs bio makes its requests when it is full, not page by
-/// page (`IoendCompletion::bio_submission_must_wait`).
-pub fn write_request_must_wait<H: FsHost + ?Sized>(
-    sys: &mut H,
-    tid: u32,
-    ino: u32,
-    index: u32,
-    class: crate::block::wbt::WbtClass,
-) -> bool {
-    sys.bio_submission_must_wait(tid, ino, index, class)
-}
-
 /// btrfs's `writepage_delalloc` at page `index` of `ino`, the next its
 /// `->writepages` call writes: if the page starts a delalloc range (dirty
 /// pages with no blocks yet, `MAPPED` clear, up to BTRFS_MAX_EXTENT_SIZE),
@@ -304,25 +291,13 @@ pub fn btrfs_mount_tree_pages<H: FsHost + ?Sized>(sys: &H) -> u32 {
     sys.profile().btrfs_mount_tree_pages
 }
 
-/// Task `tid`'s `->writepages` call on `ino` is ending: submit the bio it
-/// was building (btrfs's `submit_write_bio` at the end of
-/// `extent_writepages`). True if it must wait for a request first.
-pub fn writepages_submit_must_wait<H: FsHost + ?Sized>(
-    sys: &mut H,
-    tid: u32,
-    ino: u32,
-    class: crate::block::wbt::WbtClass,
-) -> bool {
-    sys.submit_open_bio(tid, ino, Some(class))
-}
-
 /// Task `tid`'s `->writepages` call on `ino` is over: its last io_end
 /// is closed, its journal handle stops, and it is preemptible again.
 pub fn writepages_done<H: FsHost + ?Sized>(sys: &mut H, tid: u32, ino: u32) {
-    // The callers submitted the bio they built (`writepages_submit_must_wait`);
-    // one that did not has it submitted now, without waiting.
+    // The callers submitted the bio they built
+    // (`fs_writepages_submit_must_wait`); one that did not has it
+    // submitted now, without waiting, and the last ioend is closed.
     sys.submit_open_bio(tid, ino, None);
-    sys.ioend_close(ino);
     let fs = sys.mm().inode(ino).fs;
     sys.jbd2_handle_stop(fs);
     sys.task_mut(tid).no_preempt = false;

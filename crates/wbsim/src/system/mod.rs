@@ -238,7 +238,7 @@ impl WritebackHost for System {
         index: u32,
         class: crate::block::wbt::WbtClass,
     ) -> bool {
-        crate::fs::write_request_must_wait(self, tid, ino, index, class)
+        crate::fs::ioend::IoendCompletion::bio_submission_must_wait(self, tid, ino, index, class)
     }
 
     fn fs_writepages_submit_must_wait(
@@ -247,7 +247,7 @@ impl WritebackHost for System {
         ino: u32,
         class: crate::block::wbt::WbtClass,
     ) -> bool {
-        crate::fs::writepages_submit_must_wait(self, tid, ino, class)
+        crate::fs::ioend::IoendCompletion::submit_open_bio(self, tid, ino, Some(class))
     }
 
     fn fs_writepages_nr_to_write(&mut self, ino: u32, index: u32, nr_to_write: i64) -> Option<i64> {
