@@ -356,8 +356,6 @@ pub trait WritebackPasses: WritebackHost {
                 if self.fs_write_request_must_wait(tid, ino, idx, class) {
                     return PassResult::Blocked;
                 }
-            }
-            if caller == WritebackCaller::Writeback {
                 if let Some(n) = self.fs_writepages_nr_to_write(ino, idx, pass.nr_to_write) {
                     pass.nr_to_write = n;
                 }

@@ -21,6 +21,8 @@ pub trait Fsync: WritebackHost {
     /// under writeback. `cursor` is the next page index to look at
     /// (start at 0); returns the step to take while it is not finished.
     fn filemap_write_and_wait(&mut self, tid: u32, ino: u32, cursor: &mut u32) -> Option<Step> {
+        let bdi = self.mm().inode(ino).bdi;
+        let class = self.wbt_class(bdi, false);
         self.blk_start_plug(tid);
         while let Some(idx) = self.mm().inode(ino).next_dirty(*cursor, u32::MAX) {
             let pfn = self.mm().inode(ino).page(idx);
@@ -29,8 +31,6 @@ pub trait Fsync: WritebackHost {
                 *cursor = idx + 1;
                 continue;
             }
-            let bdi = self.mm().inode(ino).bdi;
-            let class = self.wbt_class(bdi, false);
             if self.fs_writepages_map_waits(tid, ino, idx)
                 || self.fs_write_request_must_wait(tid, ino, idx, class)
             {
@@ -41,14 +41,12 @@ pub trait Fsync: WritebackHost {
             self.fs_writepage_writeback(tid, pfn, WritebackCaller::Writeback);
             *cursor = idx + 1;
         }
-        let bdi = self.mm().inode(ino).bdi;
-        if self.fs_writepages_submit_must_wait(tid, ino, self.wbt_class(bdi, false)) {
+        if self.fs_writepages_submit_must_wait(tid, ino, class) {
             self.blk_finish_plug(tid);
             return Some(Step::Wait(None));
         }
         self.fs_writepages_done(tid, ino);
         self.blk_finish_plug(tid);
-        let bdi = self.mm().inode(ino).bdi;
         self.flush_plug(bdi);
         let inode = self.mm().inode(ino);
         if inode.nr_dirty == 0 && inode.nr_writeback == 0 {
