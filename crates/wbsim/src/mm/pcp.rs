@@ -49,11 +49,14 @@ impl PerCpuPages {
 /// `zone_batchsize` (2.6.24 – 3.10): about a thousandth of the zone, at
 /// most 512 KiB, divided by four and clamped to 2^n − 1.
 pub fn zone_batchsize(present_pages: u64) -> u64 {
-    let mut batch = (present_pages / 1024).min(512 * 1024 / 4096);
-    batch /= 4;
-    if batch < 1 {
-        batch = 1;
-    }
+    batchsize(present_pages, 512 * 1024)
+}
+
+/// `zone_batchsize`'s rule with the cap of its era (512 KiB to 3.x,
+/// 1 MiB in 6.1): a thousandth of `pages`, at most `max_bytes`, divided
+/// by four (at least 1) and clamped to 2^n − 1.
+fn batchsize(pages: u64, max_bytes: u64) -> u64 {
+    let batch = ((pages / 1024).min(max_bytes / 4096) / 4).max(1);
     let x = batch + batch / 2;
     // rounddown_pow_of_two(x) - 1
     (1u64 << (63 - x.leading_zeros())) - 1
@@ -77,10 +80,7 @@ pub fn scaled_lists(profile: &crate::kernel::KernelProfile) -> bool {
 /// zone's low watermark split over the node's CPUs (`zone_highsize`), at
 /// least 4 x batch.
 pub fn pageset_limits_scaled(managed_pages: u64, low_wmark: u64, node_cpus: u64) -> (u64, u64) {
-    let mut batch = (managed_pages / 1024).min((1 << 20) / 4096) / 4;
-    batch = batch.max(1);
-    let x = batch + batch / 2;
-    let batch = ((1u64 << (63 - x.leading_zeros())) - 1).max(1);
+    let batch = batchsize(managed_pages, 1 << 20).max(1);
     let high = (low_wmark / node_cpus.max(1)).max(batch << 2);
     (high, batch)
 }
