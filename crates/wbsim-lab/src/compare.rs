@@ -127,26 +127,30 @@ fn dirty_share(r: &RunReport) -> Option<(String, f64)> {
 /// dirty and writeback pages summed onto the zone with the most file
 /// pages (`Series::dirty_per_node`), and the steady dirty shares read
 /// from that, so the dirty-share figures compare like with like.
-fn like_the_guests_series(real: &[RunReport], simulated: &[RunReport]) -> Vec<RunReport> {
+fn like_the_guests_series<'a>(
+    real: &[RunReport],
+    simulated: &'a [RunReport],
+) -> std::borrow::Cow<'a, [RunReport]> {
     let per_node = real
         .iter()
         .any(|r| r.series.as_ref().is_some_and(|s| s.dirty_per_node));
-    simulated
-        .iter()
-        .map(|r| {
-            let mut r = r.clone();
-            if let (true, Some(series)) = (per_node, r.series.as_ref()) {
-                let folded = series.dirty_per_node();
-                for (key, value) in folded.stats() {
-                    if key.ends_with(".dirty_of_inactive_steady") {
-                        r.series_stats.insert(key, value);
-                    }
+    if !per_node {
+        return std::borrow::Cow::Borrowed(simulated);
+    }
+    let folded = simulated.iter().map(|r| {
+        let mut r = r.clone();
+        if let Some(series) = r.series.as_ref() {
+            let folded = series.dirty_per_node();
+            for (key, value) in folded.stats() {
+                if key.ends_with(".dirty_of_inactive_steady") {
+                    r.series_stats.insert(key, value);
                 }
-                r.series = Some(folded);
             }
-            r
-        })
-        .collect()
+            r.series = Some(folded);
+        }
+        r
+    });
+    std::borrow::Cow::Owned(folded.collect())
 }
 
 /// The figures set side by side, in this order:
@@ -180,7 +184,7 @@ fn like_the_guests_series(real: &[RunReport], simulated: &[RunReport]) -> Vec<Ru
 /// has are left out. Cut runs count like the others: pass only the runs
 /// to compare.
 pub fn figures(real: &[RunReport], simulated: &[RunReport]) -> Vec<Figure> {
-    let simulated = &like_the_guests_series(real, simulated);
+    let simulated: &[RunReport] = &like_the_guests_series(real, simulated);
     let mut list: Vec<(String, Extract)> = vec![(
         "elapsed_seconds".into(),
         Box::new(|r: &RunReport| Some(r.elapsed_seconds)),

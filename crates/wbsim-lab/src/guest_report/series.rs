@@ -52,9 +52,7 @@ pub fn zone_samples(node: &NodeInfo, zone_names: &[String]) -> Vec<ZoneSample> {
         })
         .collect();
     if dirty_per_node(node) {
-        let biggest = (0..out.len())
-            .max_by_key(|&i| (out[i].inactive_file_pages + out[i].active_file_pages, i));
-        if let Some(i) = biggest {
+        if let Some(i) = wbsim::report::series::node_dirty_zone(&out) {
             let node_stat = |k: &str| node.node_stats.get(k).copied().unwrap_or(0).max(0) as u64;
             out[i].dirty_pages = node_stat("nr_dirty");
             out[i].writeback_pages = node_stat("nr_writeback");

@@ -265,7 +265,7 @@ impl Memory {
     /// `set_reclaim_active` / `clear_reclaim_active` (5.14+) on zones
     /// `zones` of a node kswapd starts or stops balancing; nothing under
     /// the older rules.
-    pub fn set_reclaim_active(&mut self, zones: std::ops::Range<usize>, active: bool) {
+    pub fn set_reclaim_active(&mut self, zones: impl IntoIterator<Item = usize>, active: bool) {
         if !self.pcp_scaled {
             return;
         }

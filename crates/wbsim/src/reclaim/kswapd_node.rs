@@ -37,8 +37,8 @@ pub trait KswapdNode: ReclaimHost {
             k.zone_boosts[z - first] = self.mm().zone(z).watermark_boost;
         }
         k.nr_boost_reclaim = k.zone_boosts.iter().sum();
-        let through = *self.mm().node_zones_through(highest).end();
-        self.mm_mut().set_reclaim_active(first..through + 1, true);
+        let zones = self.mm().node_zones_through(highest);
+        self.mm_mut().set_reclaim_active(zones, true);
     }
 
     /// One iteration of the priority loop.
@@ -128,8 +128,8 @@ pub trait KswapdNode: ReclaimHost {
     /// off its zones (what was boosted meanwhile stays).
     fn balance_node_out(&mut self, k: &mut KswapdState) {
         let zones = self.mm().node_zones(k.nid);
-        self.mm_mut().set_reclaim_active(zones.clone(), false);
         let first = zones.start;
+        self.mm_mut().set_reclaim_active(zones, false);
         for (i, boost) in std::mem::take(&mut k.zone_boosts).into_iter().enumerate() {
             if boost > 0 {
                 let zone = self.mm_mut().zone_mut(first + i);

@@ -54,6 +54,14 @@ pub struct Sample {
     pub bdis: Vec<BdiSample>,
 }
 
+/// The zone a 4.8+ kernel's per-node dirty and writeback pages are shown
+/// on in a sample: the one holding the most file pages (inactive and
+/// active), the highest such zone on a tie.
+pub fn node_dirty_zone(zones: &[ZoneSample]) -> Option<usize> {
+    let file = |z: &ZoneSample| z.inactive_file_pages + z.active_file_pages;
+    (0..zones.len()).max_by_key(|&i| (file(&zones[i]), i))
+}
+
 /// Samples of one run, in time order, every `interval_ns`.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct Series {
@@ -85,8 +93,7 @@ impl Series {
         folded.dirty_per_node = true;
         for sample in &mut folded.samples {
             let zones = &mut sample.zones;
-            let file = |z: &ZoneSample| z.inactive_file_pages + z.active_file_pages;
-            let Some(biggest) = (0..zones.len()).max_by_key(|&i| (file(&zones[i]), i)) else {
+            let Some(biggest) = node_dirty_zone(zones) else {
                 continue;
             };
             let dirty = zones.iter().map(|z| z.dirty_pages).sum();
