@@ -248,10 +248,12 @@ pub trait IoendCompletion: FsHost {
         if deferral == Deferral::None {
             return 0;
         }
+        // A worker's ioend has its pages' requests made as they join; a
+        // btrfs bio's wait for its submission.
+        let made_now = u32::from(!matches!(deferral, Deferral::Bio(_)));
         let io = &mut self.fs_mut().ioends;
         io.grow_to(ino);
-        let open = io.open[ino as usize];
-        if open != NO_IOEND {
+        if let Some(open) = io.open_of(ino) {
             let e = &mut io.slots[open as usize];
             if e.takes(index, pfn, deferral) {
                 let new_segment = e.last_pfn.wrapping_add(1) != pfn;
@@ -259,7 +261,7 @@ pub trait IoendCompletion: FsHost {
                 e.pending_pages += 1;
                 e.last_pfn = pfn;
                 e.nr_segments += new_segment as u32;
-                e.nr_submitted += !matches!(deferral, Deferral::Bio(_)) as u32;
+                e.nr_submitted += made_now;
                 return e.nr_pages;
             }
             // A caller that did not ask `bio_submission_must_wait` first
@@ -276,11 +278,7 @@ pub trait IoendCompletion: FsHost {
             closed: false,
             last_pfn: pfn,
             nr_segments: 1,
-            nr_submitted: if matches!(deferral, Deferral::Bio(_)) {
-                0
-            } else {
-                1
-            },
+            nr_submitted: made_now,
         });
         io.by_inode[ino as usize].push(id);
         io.open[ino as usize] = id;
