@@ -124,7 +124,7 @@ pub enum Mobility {
     Reclaimable,
     /// Neither: a page the kernel cannot move, e.g. btrfs's tree blocks,
     /// whose btree inode's mapping is GFP_NOFS (6.1 fs/btrfs/disk-io.c
-    /// `btrfs_init_btree_inode`... `mapping_set_gfp_mask(..., GFP_NOFS)`).
+    /// `open_ctree`: `mapping_set_gfp_mask(btree_inode->i_mapping, GFP_NOFS)`).
     Unmovable,
 }
 
