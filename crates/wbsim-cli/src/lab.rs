@@ -9,7 +9,8 @@ use clap::{Args, Subcommand};
 use wbsim_lab::kernel_image::{self, KernelImage};
 use wbsim_lab::qemu::Accel;
 use wbsim_lab::run::{
-    default_guest_binary, default_lab_dir, run_lab, valid_trace_event, LabOptions, LabRun, Progress,
+    default_guest_binary, default_lab_dir, kprobe_parts, run_lab, valid_trace_event, LabOptions,
+    LabRun, Progress,
 };
 
 use crate::exit::Failure;
@@ -49,6 +50,13 @@ pub enum LabCommand {
         /// kernel lacks are skipped and logged.
         #[arg(long = "trace-event", value_name = "SYSTEM/EVENT")]
         trace_events: Vec<String>,
+        /// Also trace a dynamic probe: a line of the kernel's
+        /// `kprobe_events`, `p:NAME SYMBOL [ARGS]` or `r:NAME SYMBOL [ARGS]`,
+        /// optionally followed by ` if FILTER` (e.g. `r:tfb_fail
+        /// try_to_free_buffers ret=$retval:u8 if ret == 0`); repeatable;
+        /// needs --trace. A probe the kernel refuses is skipped and logged.
+        #[arg(long = "kprobe", value_name = "PROBE")]
+        kprobes: Vec<String>,
     },
     /// Run the scenario on a real kernel and on a simulated kernel preset
     /// and print, figure by figure, real, simulated, ratio and a marker
@@ -130,12 +138,14 @@ pub fn cmd_lab(cmd: LabCommand) -> Result<u8, Failure> {
             series,
             trace,
             trace_events,
+            kprobes,
         } => lab_run(
             &boot,
             json.as_deref(),
             series.as_deref(),
             trace.as_deref(),
             &trace_events,
+            &kprobes,
         ),
         LabCommand::Compare {
             boot,
@@ -207,6 +217,7 @@ fn boot_runs(
     b: &BootArgs,
     trace: bool,
     extra_trace_events: &[String],
+    kprobes: &[String],
     lru_generations: Option<bool>,
 ) -> Result<(wbsim::scenario::Scenario, LabRun), Failure> {
     let sc = wbsim::scenario::load_scenario(&b.scenario).map_err(|e| e.to_string())?;
@@ -236,6 +247,7 @@ fn boot_runs(
         sample_ms: b.sample_ms,
         trace,
         extra_trace_events: extra_trace_events.to_vec(),
+        kprobes: kprobes.to_vec(),
         ntfs_3g: b.ntfs_3g.clone(),
         rerun: b.rerun,
         accel,
@@ -315,12 +327,26 @@ fn lab_run(
     series: Option<&Path>,
     trace: Option<&Path>,
     trace_events: &[String],
+    kprobes: &[String],
 ) -> Result<u8, Failure> {
     if trace.is_some() && b.runs != 1 {
         return Err("--trace needs --runs 1 (one boot's trace)".into());
     }
     if !trace_events.is_empty() && trace.is_none() {
         return Err("--trace-event needs --trace (the file the events go to)".into());
+    }
+    if !kprobes.is_empty() && trace.is_none() {
+        return Err("--kprobe needs --trace (the file the events go to)".into());
+    }
+    if let Some(bad) = kprobes.iter().find(|p| kprobe_parts(p).is_none()) {
+        return Err(Failure {
+            status: crate::exit::USAGE,
+            message: format!(
+                "--kprobe {bad:?}: expected a kprobe_events line with a name, \
+                 `p:NAME SYMBOL [ARGS]` or `r:NAME SYMBOL [ARGS]`, optionally followed by \
+                 ` if FILTER`, e.g. `r:tfb_fail try_to_free_buffers ret=$retval:u8 if ret == 0`"
+            ),
+        });
     }
     if let Some(bad) = trace_events.iter().find(|e| !valid_trace_event(e)) {
         return Err(Failure {
@@ -338,7 +364,7 @@ fn lab_run(
         }
     }
     let mut outputs = Outputs::plan(&requests, &[&b.scenario])?;
-    let (_sc, lab) = boot_runs(b, trace.is_some(), trace_events, None)?;
+    let (_sc, lab) = boot_runs(b, trace.is_some(), trace_events, kprobes, None)?;
     let text = format!(
         "{}{}",
         lab_text(&lab),
@@ -404,7 +430,7 @@ fn lab_compare(
     let sc0 = wbsim::scenario::load_scenario(&b.scenario).map_err(|e| e.to_string())?;
     let profile =
         wbsim::resolve_profile(&sc0, Some(preset)).map_err(|e| format!("--kernel: {e}"))?;
-    let (booted, mut lab) = boot_runs(b, false, &[], Some(profile.lru_generations))?;
+    let (booted, mut lab) = boot_runs(b, false, &[], &[], Some(profile.lru_generations))?;
     // The same machine on both sides: unless asked not to, the simulation
     // holds in each zone what the guest's kernel held.
     let sc = match (&mut lab.report.lab, keep_scenario_memory) {

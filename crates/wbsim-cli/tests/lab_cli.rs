@@ -134,6 +134,56 @@ fn a_bad_or_lone_trace_event_is_refused_before_anything_boots() {
     assert!(!Path::new(t).exists());
 }
 
+/// A dynamic probe must name its event and needs `--trace`; both are
+/// refused before anything boots, with the form that is allowed.
+#[test]
+fn a_kprobe_without_a_name_or_without_trace_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let k = fake_bzimage(d.path());
+    let k = k.to_str().unwrap();
+    let t = d.path().join("t.txt");
+    let t = t.to_str().unwrap();
+    let unnamed = lab(
+        d.path(),
+        "/nonexistent",
+        &[
+            "run",
+            SMALL,
+            "--kernel-image",
+            k,
+            "--trace",
+            t,
+            "--kprobe",
+            "r try_to_free_buffers ret=$retval",
+        ],
+    );
+    assert_eq!(unnamed.status.code(), Some(2), "{}", stderr(&unnamed));
+    assert!(
+        stderr(&unnamed).contains("`r:NAME SYMBOL [ARGS]`"),
+        "{}",
+        stderr(&unnamed)
+    );
+    let lone = lab(
+        d.path(),
+        "/nonexistent",
+        &[
+            "run",
+            SMALL,
+            "--kernel-image",
+            k,
+            "--kprobe",
+            "r:tfb try_to_free_buffers ret=$retval:u8",
+        ],
+    );
+    assert_ne!(lone.status.code(), Some(0));
+    assert!(
+        stderr(&lone).contains("--kprobe needs --trace"),
+        "{}",
+        stderr(&lone)
+    );
+    assert!(!Path::new(t).exists());
+}
+
 #[test]
 fn a_missing_qemu_names_the_package() {
     let d = tempfile::tempdir().unwrap();

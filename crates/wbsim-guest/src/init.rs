@@ -289,7 +289,13 @@ fn start_tracing(
                 .into(),
         );
     };
-    if let Err(e) = trace::setup(&dir, plan.trace_buffer_kb, &plan.trace_events, w) {
+    if let Err(e) = trace::setup(
+        &dir,
+        plan.trace_buffer_kb,
+        &plan.trace_events,
+        &plan.kprobes,
+        w,
+    ) {
         w.log(&format!("{e}; no trace records"));
         return Ok(None);
     }

@@ -60,6 +60,17 @@ pub fn problems(plan: &Plan) -> Vec<String> {
             ));
         }
     }
+    for probe in &plan.kprobes {
+        if crate::protocol::kprobe_parts(probe).is_none() {
+            out.push(format!(
+                "kprobe {probe:?} is not `p:NAME SYMBOL [ARGS]` or `r:NAME SYMBOL [ARGS]`, \
+                 with an optional ` if FILTER`"
+            ));
+        }
+    }
+    if !plan.kprobes.is_empty() && plan.trace_events.is_empty() {
+        out.push("kprobes are traced only with trace_events".into());
+    }
     for (i, t) in plan.tasks.iter().enumerate() {
         if let Err(e) = workloads::parse(&t.command) {
             out.push(format!("task {}: {e}", t.name));
@@ -110,6 +121,7 @@ pub(crate) mod tests {
             swap: false,
             data_queue: vec![("max_sectors_kb".into(), "120".into())],
             lru_gen: None,
+            kprobes: Vec::new(),
         }
     }
 
@@ -151,8 +163,9 @@ pub(crate) mod tests {
         p.tasks[0].command = "dd of=x".into();
         p.tasks[1].after = Some("later".into());
         p.mount = "/abs".into();
+        p.kprobes = vec!["p tfb try_to_free_buffers".into()];
         let e = problems(&p);
-        assert_eq!(e.len(), 4, "{e:?}");
+        assert_eq!(e.len(), 6, "{e:?}");
         assert!(e[0].contains("plan version 9"));
         assert!(e.iter().any(|m| m.starts_with("task writer: ")));
         assert!(e

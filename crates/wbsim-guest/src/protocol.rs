@@ -81,6 +81,13 @@ pub struct Plan {
     /// exists, `None` leaves the kernel's default.
     #[serde(default)]
     pub lru_gen: Option<bool>,
+    /// Dynamic probes to trace (`kprobe_events` lines, each optionally
+    /// followed by ` if FILTER` for its `filter` file), e.g. `r:tfb_ret
+    /// try_to_free_buffers ret=$retval:u8 if ret == 0`; a probe the
+    /// kernel refuses is logged and skipped. Left out of the plan when
+    /// empty, so plans without probes read as before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kprobes: Vec<String>,
 }
 
 /// Version of [`Plan`] this build speaks.
@@ -349,5 +356,70 @@ mod tests {
         let h = encode_header(1234, true);
         assert_eq!(decode_header(&h).unwrap(), (1234, true));
         assert!(decode_header(&[0u8; 64]).is_err());
+    }
+}
+
+/// A plan's dynamic probe split into its event name (in the `kprobes`
+/// group), its `kprobe_events` line and its filter (empty for none).
+/// None unless it reads `p:NAME SYMBOL [ARGS]` or `rN:NAME SYMBOL [ARGS]`
+/// (N, the kretprobe's maxactive, optional), with an optional
+/// ` if FILTER`, all on one line: an explicit name, so the event can be
+/// enabled under `events/kprobes/NAME`.
+pub fn kprobe_parts(probe: &str) -> Option<(&str, &str, &str)> {
+    if probe.contains(['\n', '\r', '\0']) {
+        return None;
+    }
+    let (definition, filter) = match probe.split_once(" if ") {
+        Some((d, f)) => (d.trim(), f.trim()),
+        None => (probe.trim(), ""),
+    };
+    let (kind, rest) = definition.split_once(':')?;
+    let maxactive_ok = kind[1..].chars().all(|c| c.is_ascii_digit());
+    if !(kind.starts_with('p') && kind.len() == 1 || kind.starts_with('r') && maxactive_ok) {
+        return None;
+    }
+    let (name, target) = rest.split_once(' ')?;
+    let name_ok = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !name_ok || target.trim().is_empty() {
+        return None;
+    }
+    Some((name, definition, filter))
+}
+
+#[cfg(test)]
+mod kprobe_tests {
+    use super::kprobe_parts;
+
+    #[test]
+    fn a_probe_names_its_event_and_may_carry_a_filter() {
+        assert_eq!(
+            kprobe_parts("r:tfb_ret try_to_free_buffers ret=$retval:u8 if ret == 0"),
+            Some((
+                "tfb_ret",
+                "r:tfb_ret try_to_free_buffers ret=$retval:u8",
+                "ret == 0"
+            ))
+        );
+        assert_eq!(
+            kprobe_parts("p:tfb try_to_free_buffers index=+32(%di):u64"),
+            Some(("tfb", "p:tfb try_to_free_buffers index=+32(%di):u64", ""))
+        );
+        assert!(kprobe_parts("r16:x f").is_some());
+    }
+
+    #[test]
+    fn a_probe_without_name_or_target_or_on_two_lines_is_refused() {
+        for bad in [
+            "p try_to_free_buffers",
+            "p:tfb",
+            "x:tfb f",
+            "p:kprobes/tfb f",
+            "p:1x f",
+            "r1a:x f",
+            "p:x f\np:y g",
+        ] {
+            assert_eq!(kprobe_parts(bad), None, "{bad}");
+        }
     }
 }

@@ -51,12 +51,14 @@ pub fn tracing_dir() -> Option<PathBuf> {
         .find(|d| d.join("trace_pipe").exists())
 }
 
-/// Size the ring buffer, clear it, enable the events and turn tracing
-/// on. Events the kernel lacks are skipped with a log record.
+/// Size the ring buffer, clear it, enable the events and the dynamic
+/// probes and turn tracing on. Events the kernel lacks and probes it
+/// refuses are skipped with a log record.
 pub fn setup(
     dir: &Path,
     buffer_kb: u32,
     events: &[String],
+    kprobes: &[String],
     w: &RecordWriter,
 ) -> Result<(), String> {
     let fail = |what: &str, e: io::Error| format!("tracing: {what}: {}", sys::err_text(&e));
@@ -79,6 +81,11 @@ pub fn setup(
         }
         sys::write_value(&enable, "1").map_err(|e| fail(&format!("enabling {event}"), e))?;
     }
+    for probe in kprobes {
+        if let Err(e) = add_kprobe(dir, probe) {
+            w.log(&format!("kprobe {probe:?}: {e}; skipped"));
+        }
+    }
     // One clock for all CPUs (the default `local` clock is per CPU).
     if let Err(e) = sys::write_value(dir.join("trace_clock"), "global") {
         w.log(&format!("trace_clock = global: {}", sys::err_text(&e)));
@@ -94,6 +101,26 @@ pub fn setup(
         w.log(&format!("trace_marker: {}", sys::err_text(&e)));
     }
     Ok(())
+}
+
+/// Define a probe (appending its line to `kprobe_events`), set its
+/// filter and enable it.
+fn add_kprobe(dir: &Path, probe: &str) -> Result<(), String> {
+    let (name, definition, filter) =
+        crate::protocol::kprobe_parts(probe).ok_or("not a probe definition")?;
+    let text = |e: io::Error| sys::err_text(&e);
+    let mut events = OpenOptions::new()
+        .append(true)
+        .open(dir.join("kprobe_events"))
+        .map_err(|e| format!("kprobe_events: {}", text(e)))?;
+    io::Write::write_all(&mut events, format!("{definition}\n").as_bytes())
+        .map_err(|e| format!("the kernel refused it ({})", text(e)))?;
+    let event = dir.join("events/kprobes").join(name);
+    if !filter.is_empty() {
+        sys::write_value(event.join("filter"), filter)
+            .map_err(|e| format!("filter {filter:?} refused ({})", text(e)))?;
+    }
+    sys::write_value(event.join("enable"), "1").map_err(|e| format!("enabling: {}", text(e)))
 }
 
 /// The thread reading `trace_pipe`.
@@ -213,6 +240,32 @@ mod tests {
         let (out, pending) = run(&[b"a 1\nb 2", b"2\nc", b" 3", b"\n", b"d"]);
         assert_eq!(out, vec!["a 1\n", "b 22\n", "c 3\n"]);
         assert_eq!(pending, 1);
+    }
+
+    /// A probe's line is appended to `kprobe_events`, its filter and
+    /// `enable` written where the kernel would create them; a line that
+    /// names no event is refused without touching the file.
+    #[test]
+    fn a_kprobe_is_defined_filtered_and_enabled() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let event = dir.join("events/kprobes/tfb_fail");
+        std::fs::create_dir_all(&event).unwrap();
+        std::fs::write(dir.join("kprobe_events"), "p:old f\n").unwrap();
+        for f in ["filter", "enable"] {
+            std::fs::write(event.join(f), "").unwrap();
+        }
+        let probe = "r:tfb_fail try_to_free_buffers ret=$retval:u8 if ret == 0";
+        add_kprobe(dir, probe).unwrap();
+        let read = |p: &Path| std::fs::read_to_string(p).unwrap();
+        assert_eq!(
+            read(&dir.join("kprobe_events")),
+            "p:old f\nr:tfb_fail try_to_free_buffers ret=$retval:u8\n"
+        );
+        assert_eq!(read(&event.join("filter")), "ret == 0");
+        assert_eq!(read(&event.join("enable")), "1");
+        assert!(add_kprobe(dir, "r try_to_free_buffers").is_err());
+        assert!(read(&dir.join("kprobe_events")).ends_with("u8\n"));
     }
 
     #[test]

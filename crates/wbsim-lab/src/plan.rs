@@ -95,6 +95,7 @@ pub fn plan(
         swap: m.swap.is_some(),
         data_queue: m.data_queue.clone(),
         lru_gen: None,
+        kprobes: Vec::new(),
     }
 }
 

@@ -23,6 +23,7 @@ pub use crate::plan::{
     valid_trace_event, writeback_stall_limit_s, BASE_TRACE_EVENTS, WRITEBACK_TRACE_EVENTS,
 };
 use crate::qemu::{self, Accel, BootFiles};
+pub use wbsim_guest::protocol::kprobe_parts;
 
 /// Makes the swap disk's header on the host.
 const MKSWAP: &str = "mkswap";
@@ -44,6 +45,9 @@ pub struct LabOptions {
     /// More tracepoints for `--trace`, as `system/event`
     /// ([`valid_trace_event`]).
     pub extra_trace_events: Vec<String>,
+    /// Dynamic probes for `--trace` (`kprobe_events` lines, see
+    /// `wbsim_guest::protocol::kprobe_parts`).
+    pub kprobes: Vec<String>,
     /// A static ntfs-3g for fuse-ntfs scenarios ([`read_ntfs3g`]).
     pub ntfs_3g: Option<PathBuf>,
     pub rerun: bool,
@@ -260,6 +264,9 @@ pub fn run_lab(
         &opts.extra_trace_events,
     );
     plan.lru_gen = opts.lru_gen;
+    if opts.trace {
+        plan.kprobes = opts.kprobes.clone();
+    }
     let plan_json = serde_json::to_string_pretty(&plan).expect("plan serialises");
     let (accel, accel_why) = match opts.accel {
         Some(a) => (a, "asked for".to_string()),
