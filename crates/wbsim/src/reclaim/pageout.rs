@@ -123,7 +123,9 @@ pub trait ShrinkList: ReclaimHost {
         z.pages_scanned += nr_taken;
         self.mm_mut().lruvec_mut(zone).recent_scanned[file as usize] += nr_taken;
         self.count_scanned(zone, sc, nr_taken + skipped, file);
-        self.charge_sys(sc.tid, (nr_taken + skipped) * self.cost().scan_page_ns);
+        let cost = self.cost();
+        let ns = nr_taken * cost.scan_page_ns + skipped * cost.lru_skip_page_ns;
+        self.charge_sys(sc.tid, ns);
         let classzone = super::scan_classzone(self, zone, sc);
         self.trace(
             sc.tid,

@@ -194,3 +194,49 @@ fn mglru_moves_a_dirty_tail_page_on_and_evicts_the_clean_ones() {
     assert_eq!(sc.nr_reclaimed, 3);
     m.check();
 }
+
+/// `isolate_lru_folios` (4.8+): reclaim for DMA alone walks past the
+/// node list's DMA32 pages, counting them as scanned, and pays each a list
+/// move (`lru_skip_page_ns`), not a page's scan (`scan_page_ns`).
+#[test]
+fn reclaim_for_a_low_zone_walks_past_higher_pages_at_a_list_moves_cost() {
+    use crate::reclaim::pageout::ShrinkList;
+    use crate::reclaim::ScanControl;
+    let mut sc = crate::test_support::usb_stick_scenario("6.1", "xfs", 1, &["f"]);
+    let mut dma = sc.machine.zones[0].clone();
+    dma.kind = crate::scenario::ZoneKind::Dma;
+    dma.size_mib = 16;
+    sc.machine.zones.insert(0, dma);
+    let profile = crate::kernel::preset("6.1").unwrap();
+    let mut sys = crate::system::build_system(&sc, &profile, 1);
+    let file = (0..sys.mm().nr_inodes() as u32)
+        .find(|&i| sys.mm().inode(i).kind == crate::mm::inode::MappingKind::Regular)
+        .unwrap();
+    // Clean pages from the top of the zonelist: DMA32 (zone 1).
+    let gfp = crate::mm::Gfp::movable(false);
+    for idx in 0..40 {
+        let pfn = sys.find_or_create_page(0, file, idx, gfp).unwrap();
+        assert_eq!(sys.mm().pages()[pfn as usize].zone, 1);
+    }
+    sys.mm_mut().lru_add_drain(0);
+    let tid = sys.kswapd_task();
+    let mut control = ScanControl {
+        tid,
+        nid: 0,
+        is_kswapd: true,
+        may_writepage: true,
+        nr_to_reclaim: u64::MAX,
+        nr_scanned: 0,
+        nr_reclaimed: 0,
+        priority: 12,
+        stall: None,
+        nr: Default::default(),
+        reclaim_idx: Some(0),
+    };
+    let before = sys.task(tid).sys_ns;
+    sys.shrink_inactive_list(1, LRU_INACTIVE_FILE, 32, &mut control);
+    let cost = sys.cost();
+    assert_eq!((control.nr_scanned, control.nr_reclaimed), (40, 0));
+    assert_eq!(sys.task(tid).sys_ns - before, 40 * cost.lru_skip_page_ns);
+    assert!(cost.lru_skip_page_ns * 10 < cost.scan_page_ns);
+}
