@@ -90,90 +90,53 @@ fn a_file_that_is_not_a_kernel_is_refused() {
     assert!(stderr(&o).contains("not an x86 bzImage"), "{}", stderr(&o));
 }
 
-#[test]
-fn a_bad_or_lone_trace_event_is_refused_before_anything_boots() {
+/// `lab run SMALL OPTION VALUE`, with `--trace` or without; nothing can
+/// boot (no QEMU on PATH). Returns the output and whether the trace file
+/// was written.
+fn lab_run_with(option: &str, value: &str, traced: bool) -> (Output, bool) {
     let d = tempfile::tempdir().unwrap();
     let k = fake_bzimage(d.path());
-    let k = k.to_str().unwrap();
     let t = d.path().join("t.txt");
-    let t = t.to_str().unwrap();
-    let bad = lab(
-        d.path(),
-        "/nonexistent",
-        &[
-            "run",
-            SMALL,
-            "--kernel-image",
-            k,
-            "--trace",
-            t,
-            "--trace-event",
-            "../x",
-        ],
-    );
+    let mut args = vec!["run", SMALL, "--kernel-image", k.to_str().unwrap()];
+    if traced {
+        args.extend(["--trace", t.to_str().unwrap()]);
+    }
+    args.extend([option, value]);
+    let o = lab(d.path(), "/nonexistent", &args);
+    (o, t.exists())
+}
+
+#[test]
+fn a_bad_or_lone_trace_event_is_refused_before_anything_boots() {
+    let (bad, written) = lab_run_with("--trace-event", "../x", true);
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
     assert!(
         stderr(&bad).contains("expected SYSTEM/EVENT"),
         "{}",
         stderr(&bad)
     );
-    let lone = lab(
-        d.path(),
-        "/nonexistent",
-        &[
-            "run",
-            SMALL,
-            "--kernel-image",
-            k,
-            "--trace-event",
-            "sched/sched_switch",
-        ],
-    );
+    assert!(!written);
+    let (lone, _) = lab_run_with("--trace-event", "sched/sched_switch", false);
     assert_ne!(lone.status.code(), Some(0));
     assert!(stderr(&lone).contains("needs --trace"), "{}", stderr(&lone));
-    assert!(!Path::new(t).exists());
 }
 
 /// A dynamic probe must name its event and needs `--trace`; both are
 /// refused before anything boots, with the form that is allowed.
 #[test]
 fn a_kprobe_without_a_name_or_without_trace_is_refused() {
-    let d = tempfile::tempdir().unwrap();
-    let k = fake_bzimage(d.path());
-    let k = k.to_str().unwrap();
-    let t = d.path().join("t.txt");
-    let t = t.to_str().unwrap();
-    let unnamed = lab(
-        d.path(),
-        "/nonexistent",
-        &[
-            "run",
-            SMALL,
-            "--kernel-image",
-            k,
-            "--trace",
-            t,
-            "--kprobe",
-            "r try_to_free_buffers ret=$retval",
-        ],
-    );
+    let (unnamed, written) = lab_run_with("--kprobe", "r try_to_free_buffers ret=$retval", true);
     assert_eq!(unnamed.status.code(), Some(2), "{}", stderr(&unnamed));
     assert!(
         stderr(&unnamed).contains("`r:NAME SYMBOL [ARGS]`"),
         "{}",
         stderr(&unnamed)
     );
-    let lone = lab(
-        d.path(),
-        "/nonexistent",
-        &[
-            "run",
-            SMALL,
-            "--kernel-image",
-            k,
-            "--kprobe",
-            "r:tfb try_to_free_buffers ret=$retval:u8",
-        ],
+    assert!(!written);
+    let (lone, _) = lab_run_with(
+        "--kprobe",
+        "r:tfb try_to_free_buffers ret=$retval:u8",
+        false,
     );
     assert_ne!(lone.status.code(), Some(0));
     assert!(
@@ -181,7 +144,6 @@ fn a_kprobe_without_a_name_or_without_trace_is_refused() {
         "{}",
         stderr(&lone)
     );
-    assert!(!Path::new(t).exists());
 }
 
 #[test]
