@@ -10,7 +10,7 @@ use wbsim_lab::kernel_image::{self, KernelImage};
 use wbsim_lab::qemu::Accel;
 use wbsim_lab::run::{
     default_guest_binary, default_lab_dir, kprobe_parts, run_lab, valid_trace_event, LabOptions,
-    LabRun, Progress,
+    LabRun, Progress, KPROBE_FORMS,
 };
 
 use crate::exit::Failure;
@@ -342,9 +342,8 @@ fn lab_run(
         return Err(Failure {
             status: crate::exit::USAGE,
             message: format!(
-                "--kprobe {bad:?}: expected a kprobe_events line with a name, \
-                 `p:NAME SYMBOL [ARGS]` or `r:NAME SYMBOL [ARGS]`, optionally followed by \
-                 ` if FILTER`, e.g. `r:tfb_fail try_to_free_buffers ret=$retval:u8 if ret == 0`"
+                "--kprobe {bad:?}: expected a kprobe_events line with a name, {KPROBE_FORMS}, \
+                 e.g. `r:tfb_fail try_to_free_buffers ret=$retval:u8 if ret == 0`"
             ),
         });
     }

@@ -63,8 +63,8 @@ pub fn problems(plan: &Plan) -> Vec<String> {
     for probe in &plan.kprobes {
         if crate::protocol::kprobe_parts(probe).is_none() {
             out.push(format!(
-                "kprobe {probe:?} is not `p:NAME SYMBOL [ARGS]` or `r:NAME SYMBOL [ARGS]`, \
-                 with an optional ` if FILTER`"
+                "kprobe {probe:?} is not {}",
+                crate::protocol::KPROBE_FORMS
             ));
         }
     }

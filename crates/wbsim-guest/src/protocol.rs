@@ -359,6 +359,10 @@ mod tests {
     }
 }
 
+/// The forms [`kprobe_parts`] accepts, for the messages that refuse one.
+pub const KPROBE_FORMS: &str =
+    "`p:NAME SYMBOL [ARGS]` or `r:NAME SYMBOL [ARGS]`, optionally followed by ` if FILTER`";
+
 /// A plan's dynamic probe split into its event name (in the `kprobes`
 /// group), its `kprobe_events` line and its filter (empty for none).
 /// None unless it reads `p:NAME SYMBOL [ARGS]` or `rN:NAME SYMBOL [ARGS]`
@@ -374,8 +378,12 @@ pub fn kprobe_parts(probe: &str) -> Option<(&str, &str, &str)> {
         None => (probe.trim(), ""),
     };
     let (kind, rest) = definition.split_once(':')?;
-    let maxactive_ok = kind[1..].chars().all(|c| c.is_ascii_digit());
-    if !(kind.starts_with('p') && kind.len() == 1 || kind.starts_with('r') && maxactive_ok) {
+    let kind_ok = match kind.as_bytes() {
+        [b'p'] => true,
+        [b'r', maxactive @ ..] => maxactive.iter().all(u8::is_ascii_digit),
+        _ => false,
+    };
+    if !kind_ok {
         return None;
     }
     let (name, target) = rest.split_once(' ')?;
@@ -418,6 +426,7 @@ mod kprobe_tests {
             "p:1x f",
             "r1a:x f",
             "p:x f\np:y g",
+            ":x f",
         ] {
             assert_eq!(kprobe_parts(bad), None, "{bad}");
         }

@@ -23,7 +23,7 @@ pub use crate::plan::{
     valid_trace_event, writeback_stall_limit_s, BASE_TRACE_EVENTS, WRITEBACK_TRACE_EVENTS,
 };
 use crate::qemu::{self, Accel, BootFiles};
-pub use wbsim_guest::protocol::kprobe_parts;
+pub use wbsim_guest::protocol::{kprobe_parts, KPROBE_FORMS};
 
 /// Makes the swap disk's header on the host.
 const MKSWAP: &str = "mkswap";
