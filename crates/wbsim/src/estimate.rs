@@ -6,9 +6,11 @@
 //! simulator allocates:
 //! - per simulated page frame: one `Page`, one swap-slot word and the
 //!   buffer_head cache's bookkeeping;
-//! - per file a workload creates: its inode, the inline part of its page
-//!   index, its dentry/inode-cache entries and the filesystem's per-file
-//!   records ([`BYTES_PER_FILE`]);
+//! - per file a workload creates: its inode number's slot and its
+//!   dentry/inode-cache entries ([`BYTES_PER_FILE`]); and, for the files
+//!   whose inode is held (at most one per page frame, the others retired),
+//!   the inode with the inline part of its page index and the
+//!   filesystem's per-file records ([`BYTES_PER_HELD_FILE`]);
 //! - per page of every file, anonymous region and swap area: one word of
 //!   page index, doubled for the index's geometric growth, and the dirty
 //!   bitmap;
@@ -27,15 +29,18 @@ use crate::RunOptions;
 /// thread stacks and allocator slack.
 const BASE_BYTES: u64 = 32 << 20;
 
-/// Heap bytes per file beyond `size_of::<Inode>()`: the dentry and inode
-/// cache entries of the slab model, xfs's per-inode log records, the
-/// flusher's list links and allocator overhead. Measured (peak RSS by
-/// wait4, `tests/estimate.rs`): the 120-loop writeback-plug run, 9.6 M
-/// fs_mark files on a 16 GiB machine, peaks at 1,493 MiB, about 149 bytes
-/// per file in all once frames and base are taken off; with this margin the
-/// estimate says ~240 bytes per file, an upper bound for file systems whose
-/// per-file records are larger than xfs's.
-pub const BYTES_PER_FILE: u64 = 96;
+/// Heap bytes of every file a run creates, held to its end: its inode
+/// number's slot (a `u32`), its dentry and inode LRU entries (`u32`, and
+/// `u32` with a flag), doubled for the geometric growth of the vectors.
+pub const BYTES_PER_FILE: u64 = 2 * (4 + 4 + 8);
+
+/// Heap bytes of a file whose [`Inode`] is held (not retired, see
+/// `mm::inode_table`), beyond `size_of::<Inode>()`: the flusher's list
+/// links, a filesystem's per-file records and allocator overhead.
+/// Measured (peak RSS by wait4, `tests/estimate.rs`): the 120-loop
+/// writeback-plug run, 9.6 M fs_mark files on a 16 GiB machine, peaks at
+/// 808 MiB with 4.07 M inodes held at its end.
+pub const BYTES_PER_HELD_FILE: u64 = 64;
 
 /// The estimate, by part.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -87,10 +92,8 @@ pub fn run_memory(sc: &Scenario, opts: &RunOptions) -> MemoryEstimate {
         .map(|z| z.size_mib.saturating_mul(1 << 20))
         .fold(0, u64::saturating_add);
     let frames = mem_bytes / PAGE_BYTES;
-    let per_file = size_of::<Inode>() as u64 + BYTES_PER_FILE;
-    // fs_mark's small files keep their page index inline (in `per_file`);
-    // only mappings of more than `INLINE_PAGES` add index memory.
-    let (mut files, mut index_pages) = (0u64, 0u64);
+    let per_held_file = size_of::<Inode>() as u64 + BYTES_PER_HELD_FILE;
+    let (mut files, mut held, mut index_pages) = (0u64, 0u64, 0u64);
     for t in &sc.tasks {
         let (n, pages_each) = match &t.program {
             Program::Dd(d) => (1, d.total_bytes().div_ceil(PAGE_BYTES)),
@@ -100,9 +103,25 @@ pub fn run_memory(sc: &Scenario, opts: &RunOptions) -> MemoryEstimate {
             Program::Iozone(i) => (1, i.file_bytes.div_ceil(PAGE_BYTES)),
             Program::Sync(_) => (0, 0),
         };
+        let open = match &t.program {
+            Program::FsMark(f) => u64::from(f.threads()),
+            _ => n,
+        };
+        // A closed file's inode is retired once it has no page left, so
+        // the closed ones held are those the page cache holds: at most
+        // one per frame, and for files of several pages (reclaim takes
+        // them whole, oldest first) twice as many as fit in memory.
+        let cached = match pages_each {
+            0 | 1 => frames,
+            _ => frames.saturating_mul(2) / pages_each,
+        };
+        let n_held = n.min(cached.saturating_add(open));
         files = files.saturating_add(n);
+        held = held.saturating_add(n_held);
+        // Small files keep their page index inline (in `per_held_file`);
+        // only mappings of more than `INLINE_PAGES` add index memory.
         if pages_each > INLINE_PAGES as u64 {
-            index_pages = index_pages.saturating_add(n.saturating_mul(pages_each));
+            index_pages = index_pages.saturating_add(n_held.saturating_mul(pages_each));
         }
     }
     let swap_pages = sc
@@ -125,7 +144,8 @@ pub fn run_memory(sc: &Scenario, opts: &RunOptions) -> MemoryEstimate {
         frames_bytes: frames.saturating_mul(
             size_of::<Page>() as u64 + 4 + crate::mm::buffer_head::HOST_BYTES_PER_FRAME,
         ),
-        files_bytes: files.saturating_mul(per_file),
+        files_bytes: (files.saturating_mul(BYTES_PER_FILE))
+            .saturating_add(held.saturating_mul(per_held_file)),
         page_index_bytes: index_bytes(index_pages.saturating_add(swap_pages)),
         series_bytes,
     }

@@ -83,6 +83,29 @@ fn fs_mark_reports_one_line_per_loop_and_keeps_its_files() {
     assert!(files_per_s < 200.0, "{files_per_s}");
 }
 
+/// Files written, closed and reclaimed are never read again: their
+/// inodes leave host memory (`mm::inode_table`), the run's figures and
+/// invariants (the filesystem's used blocks among them) unchanged.
+#[test]
+fn closed_files_whose_pages_are_reclaimed_leave_host_memory() {
+    use wbsim::mm::MmHost;
+    // 64,000 one-page files through a 64 MiB machine (16,384 frames).
+    let tasks =
+        "[[task]]\ncommand = \"fs_mark -d disk/fm -D 4 -N 10 -n 8000 -L 8 -t 1 -S0 -s 4096\"";
+    let sc = with_tasks(tasks, "fsmark-many.toml");
+    let checked = run_checked(&sc, "3.0-rc6");
+    let (sys, plain) = wbsim::simulate_system(&sc, &kernel::preset("3.0-rc6").unwrap(), 1);
+    assert_eq!(checked.vmstat, plain.vmstat);
+    let inodes = sys.mm().inodes();
+    assert!(inodes.len() > 64_000, "{} inodes", inodes.len());
+    assert!(
+        inodes.nr_live() < 16_384 && inodes.nr_live() < inodes.len() / 4,
+        "{} of {} inodes held: more than there are frames",
+        inodes.nr_live(),
+        inodes.len()
+    );
+}
+
 #[test]
 fn two_fs_mark_threads_sum_their_rates() {
     let one = "[[task]]\ncommand = \"fs_mark -d disk/a -n 10 -L 2 -S0 -s 65536\"";

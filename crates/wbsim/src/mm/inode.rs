@@ -94,6 +94,9 @@ pub struct Inode {
     /// `blocks_end` have one; `blocks` counts them.
     pub blocks: u32,
     pub blocks_end: u32,
+    /// No task holds the file open (`i_count` 0: closed, its dentry or
+    /// inode on the slab LRUs).
+    pub unused: bool,
 }
 
 impl Inode {
@@ -120,6 +123,7 @@ impl Inode {
             blocks_end: 0,
             size_pages: 0,
             in_writeback: false,
+            unused: false,
         }
     }
 

@@ -2,6 +2,7 @@
 //! other subsystems use the accessors below.
 
 use super::inode::Inode;
+use super::inode_table::InodeTable;
 use super::lruvec::LruRules;
 use super::page::Frames;
 use super::page_alloc::AllocState;
@@ -22,8 +23,8 @@ pub struct Memory {
     /// Per-CPU LRU-add pagevecs.
     pub(super) pagevecs: Vec<Pagevec>,
     /// Every mapping: file and block-device inodes, anonymous memory, the
-    /// swap cache.
-    pub(super) inodes: Vec<Inode>,
+    /// swap cache; evicted inodes hold no memory.
+    pub(super) inodes: InodeTable,
     /// The swap area, if the scenario has one.
     pub(super) swap: Option<SwapArea>,
     /// Anonymous memory of the processes that have some.
@@ -85,7 +86,7 @@ impl Memory {
             zones,
             gauges: PageGauges::default(),
             pagevecs: vec![Pagevec::default(); cpus],
-            inodes: Vec::new(),
+            inodes: InodeTable::default(),
             swap: None,
             anon_regions: Vec::new(),
             page_swap_slot: vec![NO_SLOT; nr_pages],
@@ -275,7 +276,7 @@ impl Memory {
         &mut self.inodes[ino as usize]
     }
 
-    pub fn inodes(&self) -> &[Inode] {
+    pub fn inodes(&self) -> &InodeTable {
         &self.inodes
     }
 
@@ -285,9 +286,16 @@ impl Memory {
 
     /// Add a mapping; returns its inode number.
     pub fn add_inode(&mut self, inode: Inode) -> u32 {
-        let id = self.inodes.len() as u32;
-        self.inodes.push(inode);
-        id
+        self.inodes.add(inode)
+    }
+
+    /// A closed file whose last page reclaim just took: nothing reads its
+    /// state again (no workload reopens a closed file), so its host memory
+    /// goes ([`InodeTable::retire`]).
+    pub fn retire_if_unused(&mut self, ino: u32) {
+        if self.inodes[ino as usize].unused {
+            self.inodes.retire(ino);
+        }
     }
 
     pub fn swap(&self) -> Option<&SwapArea> {

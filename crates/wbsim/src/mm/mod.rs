@@ -6,6 +6,7 @@ pub mod buffer_head;
 pub mod filemap;
 pub mod free_counter;
 pub mod inode;
+pub mod inode_table;
 pub mod lru_gen;
 pub mod lruvec;
 mod memory;

@@ -111,9 +111,12 @@ pub trait SlabShrink: MmHost {
                 reap += self.invalidate_mapping_pages(tid, ino);
                 if self.mm().inodes[ino as usize].nr_cached > 0 {
                     self.mm_mut().vfs.inode_lru.push_front((ino, false));
+                    continue;
                 }
             }
-            // Evicted: the inode has no pages and leaves the cache.
+            // Evicted: the inode has no pages and leaves the cache (and,
+            // when nothing else of it is in flight, host memory).
+            self.mm_mut().inodes.retire(ino);
         }
         let ev = if is_kswapd {
             Ev::KswapdInodeSteal
@@ -152,8 +155,12 @@ pub trait SlabShrink: MmHost {
 impl<T: MmHost + ?Sized> SlabShrink for T {}
 
 impl Memory {
-    /// `close()` of the last reference: the dentry goes on the unused list.
+    /// `close()` of the last reference: the dentry goes on the unused list
+    /// (and an empty file's inode leaves host memory, see
+    /// [`crate::mm::inode_table`]).
     pub fn icache_release(&mut self, ino: u32) {
+        self.inodes[ino as usize].unused = true;
+        self.inodes.retire(ino);
         self.vfs.dentry_lru.push_front(ino);
     }
 }

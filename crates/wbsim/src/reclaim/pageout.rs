@@ -384,6 +384,9 @@ pub trait ShrinkList: ReclaimHost {
         } else {
             self.mm_mut().inode_mut(p.inode).remove(p.index);
         }
+        if !anon {
+            self.mm_mut().retire_if_unused(p.inode);
+        }
         Fate::Freed
     }
 

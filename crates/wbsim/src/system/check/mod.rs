@@ -273,11 +273,7 @@ impl System {
             }
         }
         if p.inode != NIL {
-            let found = self
-                .mm()
-                .inodes()
-                .get(p.inode as usize)
-                .map(|i| i.page(p.index));
+            let found = self.mm().inodes().get(p.inode).map(|i| i.page(p.index));
             if found != Some(pfn as u32) {
                 f.fail(Invariant::FrameInItsMapping, || {
                     format!("page {pfn} not found at its index in inode {}", p.inode)
@@ -485,9 +481,12 @@ impl System {
     /// counts as used: O(inodes), so checked on full walks only.
     pub(crate) fn check_fs_blocks(&self, f: &mut Findings) {
         for (i, fs) in self.fs().all().iter().enumerate() {
-            let held = (self.mm().inodes().iter())
+            let inodes = self.mm().inodes();
+            let held = (inodes.iter())
                 .filter(|inode| inode.fs == i)
-                .fold(0u64, |a, inode| a.wrapping_add(u64::from(inode.blocks)));
+                .fold(inodes.retired_blocks(i), |a, inode| {
+                    a.wrapping_add(u64::from(inode.blocks))
+                });
             if held != fs.used_blocks {
                 f.fail(Invariant::FsBlocks, || {
                     format!(
