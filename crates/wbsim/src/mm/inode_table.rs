@@ -29,30 +29,29 @@ use std::ops::{Index, IndexMut};
 use super::inode::{Inode, MappingKind};
 use crate::mm::page::NIL;
 
-/// `slot_of` entry of a retired inode.
-const RETIRED: u32 = u32::MAX;
+/// `slot_of` entry of a retired inode: the slot of `live` that holds the
+/// empty mapping it reads as (so that reading an inode takes no branch).
+const RETIRED: u32 = 0;
 
 #[derive(Debug, Clone)]
 pub struct InodeTable {
     /// Inode number → its slot in `live`, or `RETIRED`.
     slot_of: Vec<u32>,
+    /// Slot `RETIRED` holds the empty mapping; the others, inodes.
     live: Vec<Inode>,
     /// Slots of `live` freed by retirements, reused by the next inodes.
     free_slots: Vec<u32>,
     /// Data blocks the retired files of each filesystem hold on disk.
     retired_blocks: Vec<u64>,
-    /// What a retired inode reads as.
-    retired: Inode,
 }
 
 impl Default for InodeTable {
     fn default() -> Self {
         InodeTable {
             slot_of: Vec::new(),
-            live: Vec::new(),
+            live: vec![Inode::new(NIL, 0, 0, MappingKind::Regular, 0)],
             free_slots: Vec::new(),
             retired_blocks: Vec::new(),
-            retired: Inode::new(u32::MAX, 0, 0, MappingKind::Regular, 0),
         }
     }
 }
@@ -69,7 +68,7 @@ impl InodeTable {
 
     /// Inodes held in host memory.
     pub fn nr_live(&self) -> usize {
-        self.live.len() - self.free_slots.len()
+        self.live.len() - 1 - self.free_slots.len()
     }
 
     /// Add a mapping; returns its inode number (`inode.id` must be it).
@@ -152,17 +151,14 @@ impl Index<usize> for InodeTable {
     type Output = Inode;
 
     /// Inode `id`; a retired one reads as an empty mapping.
-    #[inline]
+    #[inline(always)]
     fn index(&self, id: usize) -> &Inode {
-        match self.slot_of[id] {
-            RETIRED => &self.retired,
-            slot => &self.live[slot as usize],
-        }
+        &self.live[self.slot_of[id] as usize]
     }
 }
 
 impl IndexMut<usize> for InodeTable {
-    #[inline]
+    #[inline(always)]
     fn index_mut(&mut self, id: usize) -> &mut Inode {
         let slot = self.slot_of[id];
         assert!(slot != RETIRED, "inode {id} changed after it was retired");
