@@ -4,8 +4,8 @@
 //!
 //! The parts that grow with the input, each an upper bound of what the
 //! simulator allocates:
-//! - per simulated page frame: one `Page`, one swap-slot word and the
-//!   buffer_head cache's bookkeeping;
+//! - per simulated page frame: one `Page`, the buffer_head cache's
+//!   bookkeeping and, with a swap area, one swap-slot word;
 //! - per file a workload creates: its inode number's slot and its
 //!   dentry/inode-cache entries ([`BYTES_PER_FILE`]); and, for the files
 //!   whose inode is held (at most one per page frame, the others retired),
@@ -142,7 +142,9 @@ pub fn run_memory(sc: &Scenario, opts: &RunOptions) -> MemoryEstimate {
     MemoryEstimate {
         base_bytes: BASE_BYTES,
         frames_bytes: frames.saturating_mul(
-            size_of::<Page>() as u64 + 4 + crate::mm::buffer_head::HOST_BYTES_PER_FRAME,
+            size_of::<Page>() as u64
+                + if sc.swap.is_some() { 4 } else { 0 }
+                + crate::mm::buffer_head::HOST_BYTES_PER_FRAME,
         ),
         files_bytes: (files.saturating_mul(BYTES_PER_FILE))
             .saturating_add(held.saturating_mul(per_held_file)),

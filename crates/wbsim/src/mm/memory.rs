@@ -30,6 +30,7 @@ pub struct Memory {
     /// Anonymous memory of the processes that have some.
     pub(super) anon_regions: Vec<AnonRegion>,
     /// `page->private` of swap-cache pages: the slot (`NO_SLOT` otherwise).
+    /// One word per frame, allocated with the swap area: empty without one.
     pub(super) page_swap_slot: Vec<u32>,
     /// Tasks waiting for a page's read to complete (`lock_page`).
     pub(super) read_waiters: Vec<(u32, u32)>,
@@ -89,7 +90,7 @@ impl Memory {
             inodes: InodeTable::default(),
             swap: None,
             anon_regions: Vec::new(),
-            page_swap_slot: vec![NO_SLOT; nr_pages],
+            page_swap_slot: Vec::new(),
             read_waiters: Vec::new(),
             vfs: VfsCaches::default(),
             task_alloc: Vec::new(),
@@ -305,6 +306,7 @@ impl Memory {
     /// The scenario's swap area (at boot).
     pub fn set_swap(&mut self, swap: SwapArea) {
         self.swap = Some(swap);
+        self.page_swap_slot = vec![NO_SLOT; self.pages.len()];
     }
 
     pub fn anon_regions(&self) -> &[AnonRegion] {
@@ -325,8 +327,12 @@ impl Memory {
         &self.pagevecs
     }
 
+    /// The swap slot of a swap-cache page (`NO_SLOT`: none, or no swap).
     pub fn page_swap_slot(&self, pfn: u32) -> u32 {
-        self.page_swap_slot[pfn as usize]
+        self.page_swap_slot
+            .get(pfn as usize)
+            .copied()
+            .unwrap_or(NO_SLOT)
     }
 
     pub fn task_alloc(&self, tid: u32) -> &super::page_alloc::AllocState {

@@ -295,7 +295,7 @@ impl Memory {
     /// `delete_from_swap_cache` + `swap_free` (`try_to_free_swap`,
     /// `reuse_swap_page`): the page no longer has a copy in swap.
     pub fn drop_swap_copy(&mut self, pfn: Pfn) {
-        let slot = self.page_swap_slot[pfn as usize];
+        let slot = self.page_swap_slot(pfn);
         let swap = self.swap.as_mut().expect("swap cache page without swap");
         swap.free_slot(slot);
         let swap_ino = swap.inode;
@@ -315,7 +315,7 @@ impl Memory {
         if !p.has(flags::ANON) {
             return;
         }
-        let slot = self.page_swap_slot[pfn as usize];
+        let slot = self.page_swap_slot(pfn);
         let r = self.region_of_inode(p.inode);
         self.anon_regions[r].swap_pte[p.index as usize] = slot;
         self.inodes[p.inode as usize].remove(p.index);
