@@ -90,8 +90,8 @@ fn ioends_split_at_the_limit_and_at_gaps() {
     sys.ioend_add_page(0, fs, ino, 11, 300);
     sys.ioend_add_page(0, fs, ino, 20, 301);
     let io = &sys.fs().ioends;
-    assert_eq!(io.by_inode[ino as usize].len(), 2);
-    let first = io.slots[io.by_inode[ino as usize][0] as usize];
+    assert_eq!(io.of_inode(ino).count(), 2);
+    let first = io.slots[io.of_inode(ino).next().unwrap() as usize];
     assert_eq!(
         (first.first_index, first.nr_pages, first.closed),
         (10, 2, true)
@@ -104,9 +104,9 @@ fn ioends_split_at_the_limit_and_at_gaps() {
         sys.ioend_add_page(0, fs, ino, i, 1000 + i);
     }
     let io = &sys.fs().ioends;
-    let sizes: Vec<u32> = io.by_inode[ino as usize]
-        .iter()
-        .map(|&id| io.slots[id as usize].nr_pages)
+    let sizes: Vec<u32> = io
+        .of_inode(ino)
+        .map(|id| io.slots[id as usize].nr_pages)
         .collect();
     assert_eq!(sizes, [3, 3, 1]);
 }
@@ -129,6 +129,7 @@ fn btrfs_bios_count_segments_of_contiguous_frames() {
         last_pfn: 5999,
         nr_segments: 1,
         nr_submitted: 0,
+        next_of_inode: super::NO_IOEND,
     };
     assert!(e.takes(1000, 6000, bio), "the next frame: same segment");
     assert!(e.takes(1000, 9000, bio), "a new segment, 2 of 256");
@@ -261,4 +262,29 @@ fn ext4_writeback_and_conversion_wait_for_the_commits_log_write() {
     let (mut sys, ino, fs) = one_file("6.1", "xfs");
     sys.fs_mut().filesystems[fs].metadata.log_shadowed = true;
     assert!(!crate::fs::writepages_map_waits(&mut sys, 0, ino, 0));
+}
+
+#[test]
+fn an_inodes_ioends_leave_its_list_in_any_order_and_keep_their_age_order() {
+    let sc = crate::test_support::usb_stick_scenario("6.1", "xfs", 1, &["a"]);
+    let mut profile = crate::kernel::preset("6.1").unwrap();
+    profile.xfs_ioend_pages = 2;
+    let mut sys = crate::system::build_system(&sc, &profile, 1);
+    let ino = (0..sys.mm().nr_inodes() as u32)
+        .find(|&i| sys.mm().inode(i).kind == crate::mm::inode::MappingKind::Regular)
+        .unwrap();
+    let fs = sys.mm().inode(ino).fs;
+    for i in 0..8 {
+        sys.ioend_add_page(0, fs, ino, i, 1000 + i);
+    }
+    let io = &mut sys.fs_mut().ioends;
+    let ids: Vec<u32> = io.of_inode(ino).collect();
+    assert_eq!(ids.len(), 4);
+    io.list_remove(ino, ids[2]);
+    io.list_remove(ino, ids[0]);
+    assert_eq!(io.of_inode(ino).collect::<Vec<_>>(), [ids[1], ids[3]]);
+    io.list_remove(ino, ids[3]);
+    io.list_remove(ino, ids[1]);
+    assert_eq!(io.of_inode(ino).count(), 0);
+    assert_eq!(io.first_of_inode[ino as usize], super::NO_IOEND);
 }
