@@ -49,16 +49,16 @@ pub trait Account: WritebackHost {
         self.clear_page_dirty_for_io(pfn);
         let p = &mut self.mm_mut().pages_mut()[pfn as usize];
         p.flags |= flags::WRITEBACK;
-        let (z, ino, anon) = (p.zone as usize, p.inode as usize, p.has(flags::ANON));
+        let (z, ino, index) = (p.zone as usize, p.inode, p.index);
+        let anon = p.has(flags::ANON);
         self.mm_mut().zone_mut(z).nr_writeback += 1;
         self.mm_mut().gauges_mut().nr_writeback += 1;
         if !anon {
-            let bdi = self.mm().inode(ino as u32).bdi;
-            self.wb_mut().bdis[bdi].writeback += 1;
-            let index = self.mm().pages()[pfn as usize].index;
-            let inode = self.mm_mut().inode_mut(ino as u32);
+            let inode = self.mm_mut().inode_mut(ino);
             inode.nr_writeback += 1;
             inode.on_disk_pages = inode.on_disk_pages.max(index + 1);
+            let bdi = inode.bdi;
+            self.wb_mut().bdis[bdi].writeback += 1;
         }
     }
 
@@ -94,8 +94,9 @@ pub fn set_page_dirty<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn, tid: Opt
     sys.mm_mut().gauges_mut().nr_dirty += 1;
     sys.mm_mut().vmstat_mut().inc(Ev::NrDirtied, 1);
     let ino = p.inode as usize;
-    sys.mm_mut().inode_mut(ino as u32).set_dirty_tag(p.index);
-    let bdi = sys.mm().inode(ino as u32).bdi;
+    let inode = sys.mm_mut().inode_mut(ino as u32);
+    inode.set_dirty_tag(p.index);
+    let bdi = inode.bdi;
     sys.wb_mut().bdis[bdi].reclaimable += 1;
     sys.wb_mut().bdis[bdi].dirtied_pages += 1;
     if let Some(t) = tid {
@@ -118,9 +119,9 @@ pub fn clear_page_dirty_for_io<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn)
     }
     sys.mm_mut().zone_mut(p.zone as usize).nr_dirty -= 1;
     sys.mm_mut().gauges_mut().nr_dirty -= 1;
-    let ino = p.inode as usize;
-    sys.mm_mut().inode_mut(ino as u32).clear_dirty_tag(p.index);
-    let bdi = sys.mm().inode(ino as u32).bdi;
+    let inode = sys.mm_mut().inode_mut(p.inode);
+    inode.clear_dirty_tag(p.index);
+    let bdi = inode.bdi;
     sys.wb_mut().bdis[bdi].reclaimable -= 1;
 }
 
@@ -159,8 +160,9 @@ pub fn end_page_writeback<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn) {
     if !p.has(flags::ANON) {
         // Swap (BDI_CAP_NO_ACCT_AND_WRITEBACK) counts no device
         // writeback and earns no writeback proportion.
-        let bdi = sys.mm().inode(p.inode).bdi;
-        sys.mm_mut().inode_mut(p.inode).nr_writeback -= 1;
+        let inode = sys.mm_mut().inode_mut(p.inode);
+        inode.nr_writeback -= 1;
+        let bdi = inode.bdi;
         sys.wb_mut().bdis[bdi].writeback -= 1;
         sys.wb_mut().bdis[bdi].written_pages += 1;
         sys.bdi_writeout_inc(bdi);
