@@ -46,11 +46,16 @@ pub struct InodeTable {
     retired_blocks: Vec<u64>,
 }
 
+/// What a retired inode reads as, and what its slot holds until reused.
+fn empty_mapping() -> Inode {
+    Inode::new(NIL, 0, 0, MappingKind::Regular, 0)
+}
+
 impl Default for InodeTable {
     fn default() -> Self {
         InodeTable {
             slot_of: Vec::new(),
-            live: vec![Inode::new(NIL, 0, 0, MappingKind::Regular, 0)],
+            live: vec![empty_mapping()],
             free_slots: Vec::new(),
             retired_blocks: Vec::new(),
         }
@@ -98,11 +103,6 @@ impl InodeTable {
         }
     }
 
-    /// Whether inode `id` was retired.
-    pub fn is_retired(&self, id: u32) -> bool {
-        self.slot_of.get(id as usize) == Some(&RETIRED)
-    }
-
     /// The cached inodes in inode-number order.
     pub fn iter(&self) -> impl Iterator<Item = &Inode> + '_ {
         self.slot_of
@@ -142,7 +142,7 @@ impl InodeTable {
         }
         self.retired_blocks[inode.fs] += u64::from(inode.blocks);
         // Give the slot's heap (a spilled page index) back now.
-        self.live[slot as usize] = Inode::new(NIL, 0, 0, MappingKind::Regular, 0);
+        self.live[slot as usize] = empty_mapping();
         self.free_slots.push(slot);
         self.slot_of[id as usize] = RETIRED;
         true
@@ -187,7 +187,7 @@ mod tests {
         assert!(!t.retire(1), "a cached page keeps it");
         t[1].remove(0);
         assert!(t.retire(1));
-        assert!(t.is_retired(1) && !t.retire(1));
+        assert!(t.get(1).is_none() && !t.retire(1));
         assert_eq!((t.len(), t.nr_live(), t.retired_blocks(1)), (3, 2, 5));
         assert_eq!(t[1].nr_cached + t[1].nr_dirty, 0);
         assert_eq!(t[1].page(0), NIL);
