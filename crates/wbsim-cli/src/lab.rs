@@ -321,6 +321,16 @@ fn lab_text(lab: &LabRun) -> String {
     s
 }
 
+/// An option of `wbsim lab run` that adds records to `--trace`'s file:
+/// it needs `--trace`, and each of its values must be well formed.
+struct TraceAddition<'a> {
+    option: &'static str,
+    values: &'a [String],
+    valid: fn(&str) -> bool,
+    /// What a value should look like, for the refusal.
+    expected: String,
+}
+
 fn lab_run(
     b: &BootArgs,
     json: Option<&Path>,
@@ -332,29 +342,37 @@ fn lab_run(
     if trace.is_some() && b.runs != 1 {
         return Err("--trace needs --runs 1 (one boot's trace)".into());
     }
-    if !trace_events.is_empty() && trace.is_none() {
-        return Err("--trace-event needs --trace (the file the events go to)".into());
-    }
-    if !kprobes.is_empty() && trace.is_none() {
-        return Err("--kprobe needs --trace (the file the events go to)".into());
-    }
-    if let Some(bad) = kprobes.iter().find(|p| kprobe_parts(p).is_none()) {
-        return Err(Failure {
-            status: crate::exit::USAGE,
-            message: format!(
-                "--kprobe {bad:?}: expected a kprobe_events line with a name, {KPROBE_FORMS}, \
+    let additions = [
+        TraceAddition {
+            option: "--trace-event",
+            values: trace_events,
+            valid: valid_trace_event,
+            expected: "SYSTEM/EVENT as under /sys/kernel/tracing/events (letters, digits, \
+                       underscores), e.g. sched/sched_switch"
+                .into(),
+        },
+        TraceAddition {
+            option: "--kprobe",
+            values: kprobes,
+            valid: |p| kprobe_parts(p).is_some(),
+            expected: format!(
+                "a kprobe_events line with a name, {KPROBE_FORMS}, \
                  e.g. `r:tfb_fail try_to_free_buffers ret=$retval:u8 if ret == 0`"
             ),
-        });
+        },
+    ];
+    for a in &additions {
+        if !a.values.is_empty() && trace.is_none() {
+            return Err(format!("{} needs --trace (the file the events go to)", a.option).into());
+        }
     }
-    if let Some(bad) = trace_events.iter().find(|e| !valid_trace_event(e)) {
-        return Err(Failure {
-            status: crate::exit::USAGE,
-            message: format!(
-                "--trace-event {bad:?}: expected SYSTEM/EVENT as under \
-                 /sys/kernel/tracing/events (letters, digits, underscores), e.g. sched/sched_switch"
-            ),
-        });
+    for a in &additions {
+        if let Some(bad) = a.values.iter().find(|v| !(a.valid)(v)) {
+            return Err(Failure {
+                status: crate::exit::USAGE,
+                message: format!("{} {bad:?}: expected {}", a.option, a.expected),
+            });
+        }
     }
     let mut requests: Vec<(&str, &Path)> = Vec::new();
     for (l, p) in [("--json", json), ("--series", series), ("--trace", trace)] {

@@ -106,43 +106,40 @@ fn lab_run_with(option: &str, value: &str, traced: bool) -> (Output, bool) {
     (o, t.exists())
 }
 
+/// `wbsim lab run OPTION BAD --trace` fails with a usage error naming
+/// `bad_says` and writes no trace; `OPTION LONE` without `--trace` fails
+/// saying `lone_says`. Both before anything boots.
+fn assert_refused(option: &str, bad: &str, bad_says: &str, lone: &str, lone_says: &str) {
+    let (refused, written) = lab_run_with(option, bad, true);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains(bad_says), "{}", stderr(&refused));
+    assert!(!written);
+    let (alone, _) = lab_run_with(option, lone, false);
+    assert_ne!(alone.status.code(), Some(0));
+    assert!(stderr(&alone).contains(lone_says), "{}", stderr(&alone));
+}
+
 #[test]
 fn a_bad_or_lone_trace_event_is_refused_before_anything_boots() {
-    let (bad, written) = lab_run_with("--trace-event", "../x", true);
-    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
-    assert!(
-        stderr(&bad).contains("expected SYSTEM/EVENT"),
-        "{}",
-        stderr(&bad)
+    assert_refused(
+        "--trace-event",
+        "../x",
+        "expected SYSTEM/EVENT",
+        "sched/sched_switch",
+        "needs --trace",
     );
-    assert!(!written);
-    let (lone, _) = lab_run_with("--trace-event", "sched/sched_switch", false);
-    assert_ne!(lone.status.code(), Some(0));
-    assert!(stderr(&lone).contains("needs --trace"), "{}", stderr(&lone));
 }
 
 /// A dynamic probe must name its event and needs `--trace`; both are
 /// refused before anything boots, with the form that is allowed.
 #[test]
 fn a_kprobe_without_a_name_or_without_trace_is_refused() {
-    let (unnamed, written) = lab_run_with("--kprobe", "r try_to_free_buffers ret=$retval", true);
-    assert_eq!(unnamed.status.code(), Some(2), "{}", stderr(&unnamed));
-    assert!(
-        stderr(&unnamed).contains("`r:NAME SYMBOL [ARGS]`"),
-        "{}",
-        stderr(&unnamed)
-    );
-    assert!(!written);
-    let (lone, _) = lab_run_with(
+    assert_refused(
         "--kprobe",
+        "r try_to_free_buffers ret=$retval",
+        "`r:NAME SYMBOL [ARGS]`",
         "r:tfb try_to_free_buffers ret=$retval:u8",
-        false,
-    );
-    assert_ne!(lone.status.code(), Some(0));
-    assert!(
-        stderr(&lone).contains("--kprobe needs --trace"),
-        "{}",
-        stderr(&lone)
+        "--kprobe needs --trace",
     );
 }
 
