@@ -39,12 +39,12 @@ pub trait IoLessThrottle: WritebackHost {
     /// `balance_dirty_pages_ratelimited` (3.2+): per-task `nr_dirtied`
     /// against `nr_dirtied_pause` (8 pages while the device is over its
     /// limit), with the per-CPU `bdp_ratelimits` safety net of
-    /// `ratelimit_pages = thresh / (cpus * 32)`.
+    /// `ratelimit_pages`, which [`IoLessThrottle::writeback_set_ratelimit`]
+    /// set.
     fn balance_dirty_pages_ratelimited_ioless(&mut self, tid: u32, bdi: usize, nr: u64) {
         let cpu = self.task(tid).cpu;
-        let ncpus = self.core().nr_cpus() as u64;
-        let ratelimit_pages = (self.global_dirty_limits().thresh / (ncpus * 32)).max(16);
         let wb = self.wb_mut();
+        let ratelimit_pages = wb.ratelimit_pages;
         let exceeded = wb.bdis[bdi].dirty_exceeded;
         let st = &mut wb.task_bdp[tid as usize];
         st.nr_dirtied += nr;
@@ -77,9 +77,22 @@ pub trait IoLessThrottle: WritebackHost {
     /// it is not the threshold at the workload's start: `boot_limit_pages`
     /// (the machine's `boot_dirty_limit_pages`) when the scenario gives
     /// it, else the threshold now.
+    ///
+    /// The same call sets `ratelimit_pages = thresh / (cpus * 32)`, at
+    /// least 16 (3.2+; read in 3.3.8 and 6.1 mm/page-writeback.c). The
+    /// kernel computes it only there: at boot, on CPU or memory hotplug,
+    /// and when `dirty_ratio` or `dirty_bytes` is written; not per call of
+    /// `balance_dirty_pages_ratelimited`. Before 3.2 it is set from the
+    /// machine's pages when the machine is built
+    /// ([`super::writer_throttle::ratelimit_pages`]) and kept.
     fn writeback_set_ratelimit(&mut self, boot_limit_pages: Option<u64>) {
         let thresh = boot_limit_pages.unwrap_or_else(|| self.global_dirty_limits().thresh);
-        self.wb_mut().global_dirty_limit = GlobalDirtyLimit::new(thresh);
+        let ncpus = self.core().nr_cpus() as u64;
+        let wb = self.wb_mut();
+        wb.global_dirty_limit = GlobalDirtyLimit::new(thresh);
+        if matches!(wb.throttle, super::throttle::ThrottleScheme::IoLess { .. }) {
+            wb.ratelimit_pages = (thresh / (ncpus * 32)).max(16);
+        }
     }
 
     /// The flusher's bandwidth estimate after a writeback pass
@@ -343,6 +356,7 @@ impl<T: WritebackHost + ?Sized> IoLessThrottle for T {}
 #[cfg(test)]
 mod tests {
     use super::IoLessThrottle;
+    use crate::sched::HasCore;
     use crate::test_support::usb_stick_files;
     use crate::writeback::limits::Limits;
     use crate::writeback::WritebackHost;
@@ -361,5 +375,20 @@ mod tests {
             sys.wb().global_dirty_limit.dirty_limit_pages,
             thresh + 1_300
         );
+    }
+
+    /// `writeback_set_ratelimit` (3.2+) also sets `ratelimit_pages`, the
+    /// per-CPU safety net of `balance_dirty_pages_ratelimited`, from the
+    /// same threshold; it is not recomputed as memory fills.
+    #[test]
+    fn ratelimit_pages_is_set_with_the_boot_threshold() {
+        let (mut sys, _) = usb_stick_files("3.3", "xfs", &["a"]);
+        let ncpus = sys.core().nr_cpus() as u64;
+        let thresh = sys.global_dirty_limits().thresh;
+        assert_eq!(sys.wb().ratelimit_pages, (thresh / (ncpus * 32)).max(16));
+        sys.writeback_set_ratelimit(Some(64_000 * ncpus));
+        assert_eq!(sys.wb().ratelimit_pages, 2_000);
+        sys.writeback_set_ratelimit(Some(100));
+        assert_eq!(sys.wb().ratelimit_pages, 16);
     }
 }
