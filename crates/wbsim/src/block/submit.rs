@@ -22,7 +22,7 @@ pub trait Submit: BlockHost {
 
     /// Device under inode `ino`, if it has a block device.
     fn inode_device(&self, ino: u32) -> Option<usize> {
-        self.bdi_device(self.mm().inode(ino).bdi)
+        self.bdi_device(self.mm().inode(ino).bdi())
     }
 
     /// `get_request_wait` (or blk-mq's `wbt_wait`, for a write request of

@@ -135,7 +135,7 @@ pub trait FsDaemons: FsHost {
             return Step::Wait(None);
         };
         let blockdev = self.fs().filesystems[fs].blockdev_inode;
-        let bdi = self.mm().inode(blockdev).bdi;
+        let bdi = self.mm().inode(blockdev).bdi();
         self.wb_mut().set_task_backing_dev(tid, Some(bdi));
         let md = &self.fs().filesystems[fs].metadata;
         let (first_cluster, bitmap_first, mft_page) = (

@@ -43,7 +43,7 @@ pub trait Fuse: FsHost {
     fn fuse_writepage(&mut self, tid: u32, pfn: Pfn, memalloc: bool) -> bool {
         let p = self.mm().pages()[pfn as usize];
         let ino = p.inode;
-        let fs = self.mm().inode(ino).fs;
+        let fs = self.mm().inode(ino).fs();
         self.clear_page_dirty_for_io(pfn);
         let daemon = self.fs().filesystems[fs].fuse_daemon;
         let tmp = daemon.and_then(|_| self.fuse_alloc_tmp_page(tid, memalloc));
@@ -60,7 +60,7 @@ pub trait Fuse: FsHost {
         self.mm_mut().vmstat_mut().inc(Ev::NrWritten, 1);
         let inode = self.mm_mut().inode_mut(ino);
         inode.on_disk_pages = inode.on_disk_pages.max(p.index + 1);
-        let bdi = inode.bdi;
+        let bdi = inode.bdi();
         self.wb_mut().bdi_mut(bdi).writeback += 1;
         self.mm_mut().gauges_mut().nr_writeback_temp += 1;
         self.charge_sys(tid, self.cost().fuse_request_ns);
@@ -92,7 +92,7 @@ pub trait Fuse: FsHost {
     /// `fuse_writepage_end` → `fuse_writepage_finish`: the daemon replied
     /// to a writepage request; the temporary page is freed.
     fn fuse_writepage_end(&mut self, tid: u32, ino: u32, tmp: Pfn) {
-        let bdi = self.mm().inode(ino).bdi;
+        let bdi = self.mm().inode(ino).bdi();
         self.wb_mut().bdi_mut(bdi).writeback -= 1;
         self.wb_mut().bdi_mut(bdi).written_pages += 1;
         self.mm_mut().gauges_mut().nr_writeback_temp -= 1;
@@ -108,5 +108,5 @@ impl<T: FsHost + ?Sized> Fuse for T {}
 pub fn is_fuse_file<H: FsHost + ?Sized>(sys: &H, ino: u32) -> bool {
     let inode = sys.mm().inode(ino);
     inode.kind == crate::mm::inode::MappingKind::Regular
-        && sys.fs().filesystems[inode.fs].fs_type == crate::fs::FsType::FuseNtfs
+        && sys.fs().filesystems[inode.fs()].fs_type == crate::fs::FsType::FuseNtfs
 }

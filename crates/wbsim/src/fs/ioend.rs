@@ -334,7 +334,7 @@ pub trait IoendCompletion: FsHost {
         index: u32,
         class: WbtClass,
     ) -> bool {
-        let fs = self.mm().inode(ino).fs;
+        let fs = self.mm().inode(ino).fs();
         let deferral = self.ioend_deferral(fs);
         if !matches!(deferral, Deferral::Bio(_)) {
             return self.must_wait_for_request_of(tid, ino, index, class);

@@ -357,7 +357,7 @@ pub trait Jbd2: FsHost {
     /// wait for the commit's log write (`do_get_write_access` on a shadowed
     /// inode table block); the task is then queued and sleeps.
     fn jbd2_inode_update_waits(&mut self, tid: u32, ino: u32) -> bool {
-        let fs = self.mm().inode(ino).fs;
+        let fs = self.mm().inode(ino).fs();
         self.jbd2_short_handle_waits(tid, fs)
     }
 

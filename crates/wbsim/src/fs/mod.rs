@@ -91,7 +91,7 @@ pub trait Writepage: FsHost {
         let p = self.mm().pages()[pfn as usize];
         let ino = p.inode;
         let inode = self.mm().inode(ino);
-        let fs_type = self.fs().filesystems[inode.fs].fs_type;
+        let fs_type = self.fs().filesystems[inode.fs()].fs_type;
         let kind = inode.kind;
         use crate::mm::inode::MappingKind;
         let writes = match (kind, fs_type) {
@@ -192,7 +192,7 @@ pub fn mapping_has_buffer_heads<H: FsHost + ?Sized>(sys: &H, ino: u32) -> bool {
     use crate::mm::inode::MappingKind;
     let inode = sys.mm().inode(ino);
     match inode.kind {
-        MappingKind::Regular => sys.fs().filesystems[inode.fs]
+        MappingKind::Regular => sys.fs().filesystems[inode.fs()]
             .fs_type
             .data_pages_have_buffer_heads(sys.profile().xfs_buffer_heads),
         MappingKind::BlockDevice => true,
@@ -209,7 +209,7 @@ pub fn mapping_has_buffer_heads<H: FsHost + ?Sized>(sys: &H, ino: u32) -> bool {
 /// `ext4_io_submit` adds only REQ_SYNC for WB_SYNC_ALL (fs/ext4/page-io.c).
 /// Only the blk-mq presets have wbt, so only 6.1 reads this.
 pub fn marks_background_writes<H: FsHost + ?Sized>(sys: &H, ino: u32) -> bool {
-    let fs = sys.mm().inode(ino).fs;
+    let fs = sys.mm().inode(ino).fs();
     match sys.fs().filesystems[fs].fs_type {
         FsType::Ext4 => false,
         FsType::Xfs | FsType::Btrfs => true,
@@ -230,7 +230,7 @@ pub fn writepages_map_waits<H: FsHost + ?Sized>(
     ino: u32,
     index: u32,
 ) -> bool {
-    let fs = sys.mm().inode(ino).fs;
+    let fs = sys.mm().inode(ino).fs();
     if sys.fs().filesystems[fs].fs_type != FsType::Ext4 || !sys.ioend_would_start(fs, ino, index) {
         return false;
     }
@@ -257,7 +257,7 @@ pub fn writepages_delalloc<H: FsHost + ?Sized>(
     /// BTRFS_MAX_EXTENT_SIZE (128 MiB) in pages.
     const MAX_EXTENT_PAGES: u32 = 32768;
     let thresh = sys.profile().btrfs_delalloc_write_pages as i64;
-    let fs = sys.mm().inode(ino).fs;
+    let fs = sys.mm().inode(ino).fs();
     if thresh == 0 || sys.fs().filesystems[fs].fs_type != FsType::Btrfs {
         return None;
     }
@@ -298,7 +298,7 @@ pub fn writepages_done<H: FsHost + ?Sized>(sys: &mut H, tid: u32, ino: u32) {
     // (`fs_writepages_submit_must_wait`); one that did not has it
     // submitted now, without waiting, and the last ioend is closed.
     sys.submit_open_bio(tid, ino, None);
-    let fs = sys.mm().inode(ino).fs;
+    let fs = sys.mm().inode(ino).fs();
     sys.jbd2_handle_stop(fs);
     sys.task_mut(tid).no_preempt = false;
 }
@@ -314,7 +314,7 @@ pub fn fs_writepage_writeback<H: FsHost + ?Sized>(
 ) -> bool {
     let p = sys.mm().pages()[pfn as usize];
     let inode = sys.mm().inode(p.inode);
-    let fs = inode.fs;
+    let fs = inode.fs();
     let fs_type = sys.fs().filesystems[fs].fs_type;
     let regular = inode.kind == crate::mm::inode::MappingKind::Regular;
     if caller == WritebackCaller::Journal && !p.has(flags::MAPPED) {

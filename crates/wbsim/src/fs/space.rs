@@ -46,7 +46,7 @@ pub trait SpaceReservation: FsHost {
         if inode.kind != MappingKind::Regular || idx < inode.blocks_end {
             return true;
         }
-        let fs = inode.fs;
+        let fs = inode.fs();
         let fs = &mut self.fs_mut().filesystems[fs];
         if fs.used_blocks >= fs.capacity_blocks {
             return false;
@@ -82,7 +82,7 @@ pub trait SpaceReservation: FsHost {
     /// flusher (`xfs_flush_inodes`) and retries once. Returns true if the
     /// caller should retry.
     fn enospc_should_retry(&mut self, tid: u32, ino: u32) -> bool {
-        let fs = self.mm().inode(ino).fs;
+        let fs = self.mm().inode(ino).fs();
         if self.fs().filesystems[fs].fs_type != FsType::Xfs
             || self.fs().task_enospc_flushed[tid as usize]
         {
@@ -113,7 +113,7 @@ pub trait SpaceReservation: FsHost {
         let n = inode.blocks as u64;
         inode.blocks = 0;
         inode.blocks_end = 0;
-        let fs = inode.fs;
+        let fs = inode.fs();
         let f = &mut self.fs_mut().filesystems[fs];
         f.used_blocks = f.used_blocks.saturating_sub(n);
     }

@@ -166,7 +166,7 @@ pub trait Filemap: MmHost {
         let inode = &mut self.mm_mut().inodes[ino as usize];
         inode.ra_size = end - first;
         inode.ra_prev_index = end - 1;
-        let bdi = inode.bdi;
+        let bdi = inode.bdi();
         self.flush_plug(bdi);
         Ok(())
     }

@@ -137,10 +137,10 @@ impl InodeTable {
         if !idle {
             return false;
         }
-        if self.retired_blocks.len() <= inode.fs {
-            self.retired_blocks.resize(inode.fs + 1, 0);
+        if self.retired_blocks.len() <= inode.fs() {
+            self.retired_blocks.resize(inode.fs() + 1, 0);
         }
-        self.retired_blocks[inode.fs] += u64::from(inode.blocks);
+        self.retired_blocks[inode.fs()] += u64::from(inode.blocks);
         // Give the slot's heap (a spilled page index) back now.
         self.live[slot as usize] = empty_mapping();
         self.free_slots.push(slot);

@@ -71,7 +71,7 @@ pub trait DirtyPages: ReclaimHost {
             return false;
         }
         let inode = self.mm().inode(self.mm().pages()[pfn as usize].inode);
-        let fs_type = self.fs().get(inode.fs).fs_type;
+        let fs_type = self.fs().get(inode.fs()).fs_type;
         inode.kind == MappingKind::Regular
             && matches!(fs_type, crate::fs::FsType::Xfs | crate::fs::FsType::Btrfs)
     }

@@ -339,7 +339,7 @@ pub trait ShrinkList: ReclaimHost {
                 );
                 return Fate::Kept;
             }
-            let bdi = self.mm().inode(p.inode).bdi;
+            let bdi = self.mm().inode(p.inode).bdi();
             if !self.may_write_to_queue(sc, bdi) {
                 t.congested += 1;
                 return Fate::Kept;
@@ -406,7 +406,7 @@ pub trait ShrinkList: ReclaimHost {
         let class = if sc.is_kswapd {
             crate::block::wbt::WbtClass::Max
         } else {
-            self.wbt_class(self.mm().inode(p.inode).bdi, false)
+            self.wbt_class(self.mm().inode(p.inode).bdi(), false)
         };
         if self.must_wait_for_request_of(sc.tid, p.inode, p.index, class) {
             sc.stall = Some(crate::sched::Step::Wait(None));

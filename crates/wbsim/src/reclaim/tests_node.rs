@@ -84,7 +84,7 @@ fn the_end_of_writeback_takes_an_active_reclaim_page_to_the_inactive_tail_from_4
         m.sys.mm_mut().pages_mut()[pfn as usize].flags |= flags::WRITEBACK;
         m.sys.mm_mut().zone_mut(ZONE).nr_writeback += 1;
         m.sys.mm_mut().gauges_mut().nr_writeback += 1;
-        let bdi = m.sys.mm().inode(m.file).bdi;
+        let bdi = m.sys.mm().inode(m.file).bdi();
         m.sys.mm_mut().inode_mut(m.file).nr_writeback += 1;
         m.sys.wb_mut().bdi_mut(bdi).writeback += 1;
         end_page_writeback(&mut m.sys, pfn);

@@ -282,7 +282,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             dev
         };
         let bd = blockdev_inode[dev];
-        sys.mm.inode_mut(bd).fs = f;
+        sys.mm.inode_mut(bd).set_fs(f);
         let mut md = MetadataState::default();
         // Placement inputs (mkfs defaults of 2011 tools, approximate and
         // UNVERIFIED): xfs 4 AGs with the internal log in the middle AG;

@@ -324,7 +324,7 @@ pub trait IozoneRunner: WorkloadHost {
             }
             return Ok(());
         }
-        let fs = self.mm().inode(ino).fs;
+        let fs = self.mm().inode(ino).fs();
         let Some(daemon) = self.fs().get(fs).fuse_daemon else {
             return Err(self.iozone_enospc(tid));
         };

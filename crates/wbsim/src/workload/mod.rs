@@ -136,7 +136,7 @@ pub trait Writer: WorkloadHost {
                     // (`ntfs_fuse_fsync` -> `ntfs_device_sync`): the block
                     // device's page cache, flushed here on its behalf.
                     let target = match w.fuse_daemon {
-                        Some(_) => self.fs().get(self.mm().inode(ino).fs).blockdev_inode,
+                        Some(_) => self.fs().get(self.mm().inode(ino).fs()).blockdev_inode,
                         None => ino,
                     };
                     let step = self.filemap_write_and_wait(tid, target, &mut cursor);

@@ -35,7 +35,7 @@ pub trait Account: WritebackHost {
         }
         inode.list = InodeList::Dirty;
         inode.dirtied_when = now;
-        let bdi = inode.bdi;
+        let bdi = inode.bdi();
         let had_dirty = self.wb().bdis[bdi].has_dirty_io();
         self.wb_mut().bdis[bdi].b_dirty.push_front(ino);
         if !had_dirty {
@@ -57,7 +57,7 @@ pub trait Account: WritebackHost {
             let inode = self.mm_mut().inode_mut(ino);
             inode.nr_writeback += 1;
             inode.on_disk_pages = inode.on_disk_pages.max(index + 1);
-            let bdi = inode.bdi;
+            let bdi = inode.bdi();
             self.wb_mut().bdis[bdi].writeback += 1;
         }
     }
@@ -72,7 +72,7 @@ pub trait Account: WritebackHost {
         if counted && self.profile().redirty_accounting {
             self.mm_mut().vmstat_mut().dec(Ev::NrDirtied, 1);
             let ino = self.mm().pages()[pfn as usize].inode;
-            let bdi = self.mm().inode(ino).bdi;
+            let bdi = self.mm().inode(ino).bdi();
             self.wb_mut().bdis[bdi].dirtied_pages -= 1;
         }
     }
@@ -96,7 +96,7 @@ pub fn set_page_dirty<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn, tid: Opt
     let ino = p.inode as usize;
     let inode = sys.mm_mut().inode_mut(ino as u32);
     inode.set_dirty_tag(p.index);
-    let bdi = inode.bdi;
+    let bdi = inode.bdi();
     sys.wb_mut().bdis[bdi].reclaimable += 1;
     sys.wb_mut().bdis[bdi].dirtied_pages += 1;
     if let Some(t) = tid {
@@ -121,7 +121,7 @@ pub fn clear_page_dirty_for_io<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn)
     sys.mm_mut().gauges_mut().nr_dirty -= 1;
     let inode = sys.mm_mut().inode_mut(p.inode);
     inode.clear_dirty_tag(p.index);
-    let bdi = inode.bdi;
+    let bdi = inode.bdi();
     sys.wb_mut().bdis[bdi].reclaimable -= 1;
 }
 
@@ -162,7 +162,7 @@ pub fn end_page_writeback<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn) {
         // writeback and earns no writeback proportion.
         let inode = sys.mm_mut().inode_mut(p.inode);
         inode.nr_writeback -= 1;
-        let bdi = inode.bdi;
+        let bdi = inode.bdi();
         sys.wb_mut().bdis[bdi].writeback -= 1;
         sys.wb_mut().bdis[bdi].written_pages += 1;
         sys.bdi_writeout_inc(bdi);
@@ -200,7 +200,7 @@ mod tests {
         for (kernel, dirtied) in [("3.2", 2), ("3.3", 1)] {
             let (mut sys, files) = usb_stick_files(kernel, "ext4", &["a"]);
             let ino = files[0];
-            let bdi = sys.mm().inode(ino).bdi;
+            let bdi = sys.mm().inode(ino).bdi();
             let (ev0, bdi0) = (
                 sys.mm().vmstat().get(Ev::NrDirtied),
                 sys.wb().bdi(bdi).dirtied_pages,
@@ -229,7 +229,7 @@ mod tests {
         use crate::mm::inode::InodeList;
         let (mut sys, files) = usb_stick_files("6.1", "ext4", &["a"]);
         let ino = files[0];
-        let bdi = sys.mm().inode(ino).bdi;
+        let bdi = sys.mm().inode(ino).bdi();
         let inode = sys.mm_mut().inode_mut(ino);
         inode.in_writeback = true;
         inode.dirtied_when = 7;

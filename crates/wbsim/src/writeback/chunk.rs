@@ -101,7 +101,7 @@ mod tests {
         for (&ino, &n) in files.iter().zip(sizes) {
             dirty_file_pages(&mut sys, ino, n);
         }
-        let bdi = sys.mm().inode(files[0]).bdi;
+        let bdi = sys.mm().inode(files[0]).bdi();
         sys.wb_mut().bdis[bdi].bandwidth.avg_write_bandwidth_pps = 102_400;
         sys.wb_mut().global_dirty_limit.dirty_limit_pages = 200_000;
         // The pass alone, not wbt's cap on requests (6.1), sizes what it writes.
@@ -123,10 +123,7 @@ mod tests {
                 PassResult::Blocked => panic!("{kernel}: the request queue filled"),
             }
         }
-        let left = files
-            .iter()
-            .map(|&i| sys.mm().inode(i).nr_dirty as u32)
-            .collect();
+        let left = files.iter().map(|&i| sys.mm().inode(i).nr_dirty).collect();
         (pass, left)
     }
 

@@ -305,7 +305,7 @@ pub trait WritebackPasses: WritebackHost {
         from: u32,
         end_pages: u32,
     ) -> (PassResult, u32) {
-        let bdi = self.mm().inode(ino).bdi;
+        let bdi = self.mm().inode(ino).bdi();
         let mut pass = WbPass::new(bdi, i64::MAX, None);
         pass.started = true;
         pass.inode = ino;
@@ -413,7 +413,7 @@ mod tests {
     fn two_files(kernel: &str) -> (crate::system::System, u32, u32) {
         let (mut sys, files) = usb_stick_files(kernel, "xfs", &["a", "b"]);
         let (old, new) = (files[0], files[1]);
-        let bdi = sys.mm().inode(old).bdi;
+        let bdi = sys.mm().inode(old).bdi();
         // b_dirty: head = newest, tail = oldest.
         sys.mm_mut().inode_mut(old).dirtied_when = 1_000;
         sys.mm_mut().inode_mut(new).dirtied_when = 50_000_000_000;
@@ -431,7 +431,7 @@ mod tests {
     fn reclaim_marked_inode_is_queued_regardless_of_age() {
         let cutoff = Some(10_000);
         let (mut sys, old, new) = two_files("3.0-rc6+reclaim-1-5");
-        let bdi = sys.mm().inode(old).bdi;
+        let bdi = sys.mm().inode(old).bdi();
         sys.queue_io(bdi, cutoff);
         let b_io: Vec<u32> = sys.wb().bdi(bdi).b_io.iter().copied().collect();
         // b_io is consumed from the back: the marked inode goes first.

@@ -21,7 +21,7 @@ pub trait Fsync: WritebackHost {
     /// under writeback. `cursor` is the next page index to look at
     /// (start at 0); returns the step to take while it is not finished.
     fn filemap_write_and_wait(&mut self, tid: u32, ino: u32, cursor: &mut u32) -> Option<Step> {
-        let bdi = self.mm().inode(ino).bdi;
+        let bdi = self.mm().inode(ino).bdi();
         let class = self.wbt_class(bdi, false);
         self.blk_start_plug(tid);
         while let Some(idx) = self.mm().inode(ino).next_dirty(*cursor, u32::MAX) {

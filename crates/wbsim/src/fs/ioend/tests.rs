@@ -38,7 +38,7 @@ fn submit_from(sys: &mut crate::system::System, ino: u32, first: u32, n: u32) ->
 /// file's inode and its filesystem.
 fn one_file(kernel: &str, fs_type: &str) -> (crate::system::System, u32, usize) {
     let (sys, files) = usb_stick_files(kernel, fs_type, &["a"]);
-    let fs = sys.mm().inode(files[0]).fs;
+    let fs = sys.mm().inode(files[0]).fs();
     (sys, files[0], fs)
 }
 
@@ -56,7 +56,7 @@ fn ext4_io_end_pages_end_writeback_together_in_the_worker() {
     let (mut sys, ino, fs) = one_file("6.1", "ext4");
     assert_eq!(sys.ioend_limit_pages(fs), 2048);
     let pfns = submit(&mut sys, ino, 8);
-    let written0 = sys.wb().bdi(sys.mm().inode(ino).bdi).written_pages;
+    let written0 = sys.wb().bdi(sys.mm().inode(ino).bdi()).written_pages;
     for &p in &pfns[..7] {
         sys.end_page_writeback(p);
     }
@@ -67,7 +67,7 @@ fn ext4_io_end_pages_end_writeback_together_in_the_worker() {
     let worker = sys.fs().ioends.worker[fs].unwrap();
     assert!(matches!(sys.ioend_worker_step(worker, fs), Step::Continue));
     assert_eq!(under_writeback(&sys, &pfns), 0);
-    let bdi = sys.mm().inode(ino).bdi;
+    let bdi = sys.mm().inode(ino).bdi();
     assert_eq!(sys.wb().bdi(bdi).written_pages - written0, 8);
     assert!(matches!(
         sys.ioend_worker_step(worker, fs),
@@ -273,7 +273,7 @@ fn an_inodes_ioends_leave_its_list_in_any_order_and_keep_their_age_order() {
     let ino = (0..sys.mm().nr_inodes() as u32)
         .find(|&i| sys.mm().inode(i).kind == crate::mm::inode::MappingKind::Regular)
         .unwrap();
-    let fs = sys.mm().inode(ino).fs;
+    let fs = sys.mm().inode(ino).fs();
     for i in 0..8 {
         sys.ioend_add_page(0, fs, ino, i, 1000 + i);
     }

@@ -19,7 +19,7 @@ fn file_on_a_transaction(kernel: &str) -> (crate::system::System, u32, Vec<u32>,
     for &pfn in &pfns[..4] {
         submit_page_write(&mut sys, 0, pfn);
     }
-    let fs = sys.mm().inode(ino).fs;
+    let fs = sys.mm().inode(ino).fs();
     let md = &mut sys.fs_mut().filesystems[fs].metadata;
     md.ordered_inodes.push(ino);
     md.transaction_expires_ns = Some(0);
@@ -84,7 +84,7 @@ fn writeback_past_the_commits_start_size_does_not_hold_it() {
 fn a_6_1_writer_waits_for_the_commits_log_write() {
     use crate::block::BlockHost;
     let (mut sys, ino, pfns, tid) = file_on_a_transaction("6.1");
-    let fs = sys.mm().inode(ino).fs;
+    let fs = sys.mm().inode(ino).fs();
     assert_eq!(sys.jbd2_step(tid), Step::Wait(None), "no data to wait for");
     assert_eq!(
         sys.fs_mut().daemon_mut(tid).commit.as_ref().unwrap().phase,
@@ -124,7 +124,7 @@ fn a_6_1_writer_waits_for_the_commits_log_write() {
 #[test]
 fn a_transaction_commits_when_a_handle_finds_it_due() {
     let (mut sys, files) = usb_stick_files("6.1", "ext4", &["a"]);
-    let fs = sys.mm().inode(files[0]).fs;
+    let fs = sys.mm().inode(files[0]).fs();
     sys.fs_mut().filesystems[fs].metadata.journal_flushed = false;
     let tid = sys.fs().jbd2_task(fs).unwrap();
     let interval = sys.fs_mut().daemon_mut(tid).interval_ns;
@@ -157,7 +157,7 @@ fn a_transaction_commits_when_a_handle_finds_it_due() {
 fn the_first_commit_records_the_log_in_the_journal_superblock() {
     use crate::block::BlockHost;
     let (mut sys, files) = usb_stick_files("6.1", "ext4", &["a"]);
-    let fs = sys.mm().inode(files[0]).fs;
+    let fs = sys.mm().inode(files[0]).fs();
     let tid = sys.fs().jbd2_task(fs).unwrap();
     assert!(sys.fs().filesystems[fs].metadata.journal_flushed);
     sys.fs_mut().filesystems[fs].metadata.transaction_expires_ns = Some(0);

@@ -184,7 +184,7 @@ fn may_writepage_turns_on_after_scanning_one_and_a_half_swap_cluster_max() {
     let mut m = Machine::new("3.0-vanilla");
     m.sys.core_mut().sysctl_mut().laptop_mode = true;
     let pfns = m.file_pages(m.bdev, 2500, true);
-    let bdi = m.sys.mm().inode(m.bdev).bdi;
+    let bdi = m.sys.mm().inode(m.bdev).bdi();
     let mut st = entering(false);
     while st.priority > 5 {
         let could_write = st.may_writepage;

@@ -483,7 +483,7 @@ impl System {
         for (i, fs) in self.fs().all().iter().enumerate() {
             let inodes = self.mm().inodes();
             let held = (inodes.iter())
-                .filter(|inode| inode.fs == i)
+                .filter(|inode| inode.fs() == i)
                 .fold(inodes.retired_blocks(i), |a, inode| {
                     a.wrapping_add(u64::from(inode.blocks))
                 });
