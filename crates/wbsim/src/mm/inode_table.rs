@@ -2,7 +2,7 @@
 //! whose state can still be read.
 //!
 //! A run of fs_mark creates ten million files that are written, closed,
-//! reclaimed and never opened again; keeping each one's [`Inode`] (152
+//! reclaimed and never opened again; keeping each one's [`Inode`] (then 152
 //! bytes) made the writeback-plug run hold 1.5 GB. An inode is *retired*
 //! when nothing will read its state again:
 //! - the icache shrinker evicted it (`prune_icache` → `evict`, 3.0;
