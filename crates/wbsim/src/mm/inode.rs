@@ -2,10 +2,8 @@
 //! (`struct address_space`), and the few per-inode fields writeback and
 //! the filesystems keep.
 //!
-//! The radix tree is a dense `Vec<u32>` from page index to page frame
-//! (`NIL` when not cached) plus a bitmap of dirty indices, which is what
-//! `write_cache_pages` needs: find the next dirty index at or after a
-//! position in O(words skipped).
+//! The radix tree and its dirty tags are a [`PageIndex`]: inline for
+//! small files, a dense vector and a bitmap on the heap for larger ones.
 
 use crate::mm::page::NIL;
 
@@ -20,10 +18,8 @@ pub const SHADOW_PAYLOAD_LIMIT: u32 = SHADOW_BIT - 1;
 fn is_shadow(entry: u32) -> bool {
     entry != NIL && entry & SHADOW_BIT != 0
 }
-use smallvec::SmallVec;
-
-/// Pages of a mapping's index held inline, without a heap allocation.
-pub(crate) const INLINE_PAGES: usize = 4;
+use crate::mm::page_index::PageIndex;
+pub(crate) use crate::mm::page_index::INLINE_PAGES;
 
 /// Which dirty-inode list of its backing device an inode is on
 /// (`b_dirty`, `b_io`, `b_more_io` of `struct backing_dev_info`, 3.0).
@@ -64,11 +60,10 @@ pub struct Inode {
     /// ([`Inode::bdi`]).
     bdi: u16,
     pub kind: MappingKind,
-    /// Page index -> page frame, `NIL` if not cached. Inline up to four
-    /// pages (and 64 dirty tags): runs create millions of one-page files,
-    /// which then cost no heap allocation.
-    pages: SmallVec<[u32; INLINE_PAGES]>,
-    dirty_bits: SmallVec<[u64; 1]>,
+    /// Page index -> page frame, `NIL` if not cached, with the dirty
+    /// tags. Inline up to four pages: runs create millions of one-page
+    /// files, which then cost no heap allocation.
+    pages: PageIndex,
     pub nr_cached: u32,
     pub nr_dirty: u32,
     /// `mapping->writeback_index` for cyclic writeback.
@@ -130,8 +125,7 @@ impl Inode {
             fs: u16::try_from(fs).expect("at most 65,536 filesystems"),
             bdi: u16::try_from(bdi).expect("at most 65,536 backing devices"),
             kind,
-            pages: SmallVec::new(),
-            dirty_bits: SmallVec::new(),
+            pages: PageIndex::new(),
             nr_cached: 0,
             nr_dirty: 0,
             writeback_index: 0,
@@ -159,7 +153,7 @@ impl Inode {
 
     /// The page frame at `index`, `NIL` if none (a shadow entry is none).
     pub fn page(&self, index: u32) -> u32 {
-        match self.pages.get(index as usize).copied() {
+        match self.pages.get(index as usize) {
             Some(e) if !is_shadow(e) => e,
             _ => NIL,
         }
@@ -167,7 +161,7 @@ impl Inode {
 
     /// The shadow entry reclaim left at `index` (its payload), if any.
     pub fn shadow(&self, index: u32) -> Option<u32> {
-        let e = self.pages.get(index as usize).copied()?;
+        let e = self.pages.get(index as usize)?;
         is_shadow(e).then_some(e & !SHADOW_BIT)
     }
 
@@ -177,22 +171,16 @@ impl Inode {
     pub fn remove_leaving_shadow(&mut self, index: u32, payload: u32) {
         self.remove(index);
         debug_assert!(payload < SHADOW_PAYLOAD_LIMIT);
-        self.pages[index as usize] = SHADOW_BIT | payload;
+        self.pages.set(index as usize, SHADOW_BIT | payload);
     }
 
     /// Insert a page into the mapping (`add_to_page_cache`), over a shadow
     /// entry if there is one.
     pub fn insert(&mut self, index: u32, pfn: u32) {
         let i = index as usize;
-        if i >= self.pages.len() {
-            // Grow geometrically; amortised O(1), no per-page allocation,
-            // and none at all while the file fits the inline four pages.
-            let new_len = (i + 1).max(self.pages.len() * 2).max(INLINE_PAGES);
-            self.pages.resize(new_len, NIL);
-            self.dirty_bits.resize(new_len.div_ceil(64), 0);
-        }
-        debug_assert!(self.pages[i] == NIL || is_shadow(self.pages[i]));
-        self.pages[i] = pfn;
+        self.pages.grow_for(i);
+        debug_assert!(self.pages.get(i).is_some_and(|e| e == NIL || is_shadow(e)));
+        self.pages.set(i, pfn);
         self.nr_cached += 1;
         if index >= self.size_pages {
             self.size_pages = index + 1;
@@ -202,16 +190,14 @@ impl Inode {
     /// Remove a page from the mapping (`__remove_mapping`).
     pub fn remove(&mut self, index: u32) {
         let i = index as usize;
-        debug_assert!(self.pages[i] != NIL && !is_shadow(self.pages[i]));
-        self.pages[i] = NIL;
+        debug_assert!(self.pages.get(i).is_some_and(|e| e != NIL && !is_shadow(e)));
+        self.pages.set(i, NIL);
         self.nr_cached -= 1;
     }
 
     /// Tag an index dirty in the mapping. Returns false if it already was.
     pub fn set_dirty_tag(&mut self, index: u32) -> bool {
-        let (w, b) = ((index / 64) as usize, index % 64);
-        let was = self.dirty_bits[w] & (1 << b) != 0;
-        self.dirty_bits[w] |= 1 << b;
+        let was = self.pages.tag(index, true);
         if !was {
             self.nr_dirty += 1;
         }
@@ -219,37 +205,18 @@ impl Inode {
     }
 
     pub fn clear_dirty_tag(&mut self, index: u32) {
-        let (w, b) = ((index / 64) as usize, index % 64);
-        if self.dirty_bits[w] & (1 << b) != 0 {
-            self.dirty_bits[w] &= !(1 << b);
+        if self.pages.tag(index, false) {
             self.nr_dirty -= 1;
         }
     }
 
     pub fn is_dirty_tagged(&self, index: u32) -> bool {
-        let (w, b) = ((index / 64) as usize, index % 64);
-        self.dirty_bits.get(w).is_some_and(|x| x & (1 << b) != 0)
+        self.pages.is_tagged(index)
     }
 
     /// First dirty index in `[from, end)`, like a radix-tree tag lookup.
     pub fn next_dirty(&self, from: u32, end: u32) -> Option<u32> {
-        let end = end.min((self.dirty_bits.len() * 64) as u32);
-        if from >= end {
-            return None;
-        }
-        let mut w = (from / 64) as usize;
-        let mut word = self.dirty_bits[w] & (!0u64 << (from % 64));
-        loop {
-            if word != 0 {
-                let idx = (w as u32) * 64 + word.trailing_zeros();
-                return (idx < end).then_some(idx);
-            }
-            w += 1;
-            if (w as u32) * 64 >= end {
-                return None;
-            }
-            word = self.dirty_bits[w];
-        }
+        self.pages.next_tagged(from, end)
     }
 }
 
@@ -284,7 +251,7 @@ mod tests {
             ino.insert(i, 100 + i);
             assert!(ino.set_dirty_tag(i));
         }
-        assert!(!ino.pages.spilled() && !ino.dirty_bits.spilled());
+        assert!(!ino.pages.spilled());
         assert_eq!(ino.next_dirty(1, 4), Some(1));
         ino.insert(4, 104);
         assert!(ino.pages.spilled());
@@ -295,10 +262,11 @@ mod tests {
     /// A run keeps an inode for every file it holds (4 M in the
     /// writeback-plug fs_mark), so its size is host memory per file:
     /// 152 bytes before the counters went to `u32`, `fs` and `bdi` to
-    /// `u16` and the `SmallVec`s lost their enum tags.
+    /// `u16`, and the page index and its tags became one 24-byte
+    /// [`PageIndex`] instead of two `SmallVec`s.
     #[test]
-    fn an_inode_takes_at_most_120_bytes() {
-        assert!(std::mem::size_of::<Inode>() <= 120);
+    fn an_inode_takes_at_most_96_bytes() {
+        assert!(std::mem::size_of::<Inode>() <= 96);
         assert_eq!(Inode::new(7, 3, 2, MappingKind::Regular, 0).fs(), 3, "fs");
         assert_eq!(Inode::new(7, 3, 2, MappingKind::Regular, 0).bdi(), 2);
     }

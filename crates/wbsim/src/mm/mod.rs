@@ -13,6 +13,7 @@ mod memory;
 pub mod node;
 pub mod page;
 pub mod page_alloc;
+pub mod page_index;
 pub mod pcp;
 pub mod reclaim_wait;
 pub mod slab;
