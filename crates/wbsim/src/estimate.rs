@@ -39,7 +39,7 @@ pub const BYTES_PER_FILE: u64 = 2 * (4 + 4 + 8);
 /// links, a filesystem's per-file records and allocator overhead.
 /// Measured (peak RSS by wait4, `tests/estimate.rs`): the 120-loop
 /// writeback-plug run, 9.6 M fs_mark files on a 16 GiB machine, peaks at
-/// 575 MiB with 4.07 M inodes held at its end.
+/// 544 MiB with 4.07 M inodes held at its end.
 pub const BYTES_PER_HELD_FILE: u64 = 64;
 
 /// Heap bytes of a page index too large to be inline, beyond its

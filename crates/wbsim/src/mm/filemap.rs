@@ -26,6 +26,24 @@ use crate::sched::Step;
 /// `VM_MAX_READAHEAD` (128 KiB) in pages, the default `read_ahead_kb`.
 pub const RA_PAGES: u32 = 32;
 
+/// `struct file_ra_state` of an open file, the part the model keeps: the
+/// last window's size and its last page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileRaState {
+    pub size_pages: u32,
+    pub prev_index: u32,
+}
+
+impl Default for FileRaState {
+    /// `file_ra_state_init`: no window yet, no page read (`prev_pos` -1).
+    fn default() -> Self {
+        FileRaState {
+            size_pages: 0,
+            prev_index: u32::MAX,
+        }
+    }
+}
+
 /// How the page is being read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReadKind {
@@ -140,16 +158,16 @@ pub trait Filemap: MmHost {
 
     /// Queue reads for the window around `idx` and start the device.
     fn readahead(&mut self, tid: u32, ino: u32, idx: u32, kind: ReadKind) -> Result<(), Step> {
-        let inode = &self.mm().inodes[ino as usize];
+        let ra = self.mm().task_ra[tid as usize];
         let (first, nr) = match kind {
             ReadKind::Fault => (idx.saturating_sub(RA_PAGES / 2), RA_PAGES),
-            ReadKind::Syscall if idx == 0 || idx == inode.ra_prev_index.wrapping_add(1) => {
-                let nr = (inode.ra_size * 2).clamp(4, RA_PAGES);
+            ReadKind::Syscall if idx == 0 || idx == ra.prev_index.wrapping_add(1) => {
+                let nr = (ra.size_pages * 2).clamp(4, RA_PAGES);
                 (idx, nr)
             }
             ReadKind::Syscall => (idx, 1),
         };
-        let end = (first + nr).min(inode.on_disk_pages);
+        let end = (first + nr).min(self.mm().inodes[ino as usize].on_disk_pages);
         // The faulting page itself may wait for memory; the others are
         // best effort (`__GFP_NORETRY` readahead allocations).
         let target = self.alloc_page_for_task(tid, Gfp::movable(false))?;
@@ -163,10 +181,11 @@ pub trait Filemap: MmHost {
             };
             self.start_page_read(tid, pfn, ino, i);
         }
-        let inode = &mut self.mm_mut().inodes[ino as usize];
-        inode.ra_size = end - first;
-        inode.ra_prev_index = end - 1;
-        let bdi = inode.bdi();
+        self.mm_mut().task_ra[tid as usize] = FileRaState {
+            size_pages: end - first,
+            prev_index: end - 1,
+        };
+        let bdi = self.mm().inodes[ino as usize].bdi();
         self.flush_plug(bdi);
         Ok(())
     }
@@ -227,3 +246,48 @@ pub trait Filemap: MmHost {
 }
 
 impl<T: MmHost + ?Sized> Filemap for T {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::usb_stick_files;
+
+    /// The readahead state is the reading task's open file's: a
+    /// sequential `read(2)` miss grows the window from 4 pages, and a new
+    /// open starts over (`file_ra_state_init`), whatever the file's pages.
+    #[test]
+    fn the_readahead_window_belongs_to_the_open_file() {
+        let (mut sys, files) = usb_stick_files("3.3", "xfs", &["a"]);
+        let ino = files[0];
+        sys.mm_mut().inode_mut(ino).on_disk_pages = 1_000;
+        let first = sys.filemap_get_page(0, ino, 0, ReadKind::Syscall);
+        assert!(first.is_err(), "the first page waits for its read");
+        let ra = |sys: &crate::system::System| sys.mm().task_ra[0];
+        assert_eq!(
+            ra(&sys),
+            FileRaState {
+                size_pages: 4,
+                prev_index: 3
+            }
+        );
+        // The next miss continues the stream: the window doubles.
+        let _ = sys.filemap_get_page(0, ino, 4, ReadKind::Syscall);
+        assert_eq!(
+            ra(&sys),
+            FileRaState {
+                size_pages: 8,
+                prev_index: 11
+            }
+        );
+        sys.mm_mut().open_for_read(0);
+        assert_eq!(ra(&sys), FileRaState::default());
+        let _ = sys.filemap_get_page(0, ino, 12, ReadKind::Syscall);
+        assert_eq!(
+            ra(&sys),
+            FileRaState {
+                size_pages: 1,
+                prev_index: 12
+            }
+        );
+    }
+}

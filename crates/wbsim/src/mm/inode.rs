@@ -82,10 +82,6 @@ pub struct Inode {
     /// Pages below this index have blocks on disk (were written once);
     /// a page-cache miss above it is a hole, read as zeroes without IO.
     pub on_disk_pages: u32,
-    /// `file_ra_state` of the (one) reader: the last window's size and
-    /// its last page.
-    pub ra_size: u32,
-    pub ra_prev_index: u32,
     /// I_DIRTY_RECLAIM (Gorman RFC patch 5): reclaim met a dirty page of
     /// this inode; `queue_io` takes it regardless of age.
     pub dirty_reclaim: bool,
@@ -133,8 +129,6 @@ impl Inode {
             list: InodeList::None,
             nr_writeback: 0,
             on_disk_pages: 0,
-            ra_size: 0,
-            ra_prev_index: u32::MAX,
             base_sector,
             dirty_reclaim: false,
             blocks: 0,
@@ -262,11 +256,12 @@ mod tests {
     /// A run keeps an inode for every file it holds (4 M in the
     /// writeback-plug fs_mark), so its size is host memory per file:
     /// 152 bytes before the counters went to `u32`, `fs` and `bdi` to
-    /// `u16`, and the page index and its tags became one 24-byte
-    /// [`PageIndex`] instead of two `SmallVec`s.
+    /// `u16`, the page index and its tags became one 24-byte
+    /// [`PageIndex`] instead of two `SmallVec`s, and the readahead state
+    /// moved to the reader (`Memory::open_for_read`).
     #[test]
-    fn an_inode_takes_at_most_96_bytes() {
-        assert!(std::mem::size_of::<Inode>() <= 96);
+    fn an_inode_takes_at_most_88_bytes() {
+        assert!(std::mem::size_of::<Inode>() <= 88);
         assert_eq!(Inode::new(7, 3, 2, MappingKind::Regular, 0).fs(), 3, "fs");
         assert_eq!(Inode::new(7, 3, 2, MappingKind::Regular, 0).bdi(), 2);
     }

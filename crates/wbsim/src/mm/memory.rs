@@ -38,6 +38,9 @@ pub struct Memory {
     pub(super) vfs: VfsCaches,
     /// Per task: its allocation in progress (direct reclaim).
     pub(super) task_alloc: Vec<AllocState>,
+    /// Per task: the `file_ra_state` of the file it reads with `read(2)`
+    /// (no workload task reads two files at once).
+    pub(super) task_ra: Vec<super::filemap::FileRaState>,
     /// The buffer_head slab cache of written file pages.
     pub(super) bh_cache: super::buffer_head::BufferHeadCache,
     /// Who owns the LRU lists: the zones, or the node (4.8+).
@@ -94,6 +97,7 @@ impl Memory {
             read_waiters: Vec::new(),
             vfs: VfsCaches::default(),
             task_alloc: Vec::new(),
+            task_ra: Vec::new(),
             bh_cache: super::buffer_head::BufferHeadCache::new(nr_pages, cpus),
             lru_scope: lru.scope,
             rotate_deactivates: lru.rotate_deactivates,
@@ -206,9 +210,17 @@ impl Memory {
         Some(pfn)
     }
 
-    /// A new task's allocation state.
+    /// A new task's allocation and readahead state.
     pub fn add_task(&mut self) {
         self.task_alloc.push(AllocState::default());
+        self.task_ra.push(super::filemap::FileRaState::default());
+    }
+
+    /// Task `tid` opens a file to read it: `file_ra_state_init`, a fresh
+    /// readahead state (the kernel keeps one per open file, in `struct
+    /// file`, not in the inode).
+    pub fn open_for_read(&mut self, tid: u32) {
+        self.task_ra[tid as usize] = super::filemap::FileRaState::default();
     }
 
     /// Take a page off the zone's buddy list for the kernel's own use

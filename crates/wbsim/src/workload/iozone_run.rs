@@ -199,6 +199,8 @@ pub trait IozoneRunner: WorkloadHost {
         } else if old == NIL {
             unreachable!("read tests run after the write test creates the file");
         }
+        // Each test opens the file anew (iozone's per-test `open`).
+        self.mm_mut().open_for_read(tid);
         let now = self.now() + self.step_cost_ns();
         let st = self.iozone_state(tid);
         st.record = 0;
