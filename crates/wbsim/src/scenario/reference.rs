@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use super::schema::{Default, Key, Kind, Section, Type, MAX_MEMORY_MIB, MAX_TIME_LIMIT_S};
+use super::validate::devices::{MAX_DEVICES, MAX_FILESYSTEMS};
 use crate::sim::cost::CostTable;
 
 /// The command that regenerates `docs/scenario-reference.md`.
@@ -21,7 +22,8 @@ pub fn reference_markdown() -> String {
          one per line, as `FILE:LINE:COLUMN: key: what is wrong; allowed: ...`. Files \
          larger than 4 MiB, and anything that is not a regular file, are refused.\n\n\
          Limits that keep a run plausible: at most {MAX_MEMORY_MIB} MiB (64 GiB) of \
-         memory in all zones together; `run.time_limit_s` at most {MAX_TIME_LIMIT_S} s.\n\n\
+         memory in all zones together; `run.time_limit_s` at most {MAX_TIME_LIMIT_S} s; \
+         at most {MAX_DEVICES} `[[device]]` and {MAX_FILESYSTEMS} `[[fs]]` tables.\n\n\
          Defaults matter: a key left out takes the default shown, and that changes \
          results (for example an `ssd` without `queue_depth` serves one command at a \
          time).\n"

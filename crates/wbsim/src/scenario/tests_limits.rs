@@ -393,3 +393,47 @@ fn load_refuses_a_file_over_4_mib() {
     let e = e.unwrap_err().to_string();
     assert!(e.contains("allowed: at most 4194304 bytes (4 MiB)"), "{e}");
 }
+
+/// Device and filesystem numbers fit an inode's `u16`: a file with more
+/// tables than allowed is refused at the first one too many.
+#[test]
+fn devices_and_filesystems_are_bounded() {
+    let base: String = SECTIONS_TEXT
+        .iter()
+        .filter(|(p, _)| *p != "fs")
+        .map(|(_, b)| *b)
+        .collect();
+    // The task writes under `m`: the first filesystem is mounted there.
+    let fs = |n: usize| -> String {
+        (0..n)
+            .map(|i| match i {
+                0 => "[[fs]]\ntype = \"xfs\"\ndevice = \"d\"\nmount = \"m\"\n".to_string(),
+                _ => format!("[[fs]]\ntype = \"xfs\"\ndevice = \"d\"\nmount = \"n{i}\"\n"),
+            })
+            .collect()
+    };
+    let too_many = format!("{base}{}", fs(257));
+    let e = parse_scenario(&too_many, "f.toml").unwrap_err().to_string();
+    assert!(
+        e.contains("fs[256].mount: 257 [[fs]] tables; allowed: at most 256"),
+        "{e}"
+    );
+    let ok = format!("{base}{}", fs(256));
+    let parsed = parse_scenario(&ok, "f.toml");
+    assert!(parsed.is_ok(), "{:?}", parsed.err().map(|e| e.to_string()));
+    let devices: String = (0..257)
+        .map(|i| {
+            format!(
+                "[[device]]\nname = \"x{i}\"\nmodel = \"ssd\"\ncapacity_gib = 8\n\
+                 seq_write_mib_per_s = 100\nmax_request_kib = 512\n"
+            )
+        })
+        .collect();
+    let e = parse_scenario(&format!("{base}{}{devices}", fs(1)), "f.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("device[256].name: 258 [[device]] tables; allowed: at most 256"),
+        "{e}"
+    );
+}

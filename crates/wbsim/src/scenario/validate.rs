@@ -12,7 +12,7 @@ use super::{
     IrqDelivery, MachineConfig, NodeConfig, RunConfig, Scenario, ScenarioError, SysctlConfig,
     ZoneConfig, ZoneKind,
 };
-mod devices;
+pub(super) mod devices;
 mod table;
 mod tasks;
 

@@ -5,12 +5,26 @@ use super::{Cx, Table};
 use crate::scenario::error::echo;
 use crate::scenario::{DeviceConfig, DeviceModel, FsConfig, FsType};
 
+/// At most this many `[[device]]` tables, and as many `[[fs]]`: far more
+/// than any machine the model describes, and it keeps every backing
+/// device's number within an inode's `u16` (devices plus a FUSE bdi per
+/// filesystem).
+pub const MAX_DEVICES: usize = 256;
+pub const MAX_FILESYSTEMS: usize = 256;
+
 /// The devices whose name is valid and unique, in file order (the others
 /// are reported). Devices with other problems are kept, with defaults, so
 /// that references to them are not reported again.
 pub(super) fn device_list(cx: &Cx, tables: &[Table]) -> Vec<DeviceConfig> {
     let mut devices: Vec<DeviceConfig> = Vec::new();
-    for t in tables {
+    if let Some(t) = tables.get(MAX_DEVICES) {
+        let message = format!(
+            "{} [[device]] tables; allowed: at most {MAX_DEVICES}",
+            tables.len()
+        );
+        t.report(cx, "name", message);
+    }
+    for t in tables.iter().take(MAX_DEVICES) {
         let Some((name, f)) = t.str("name") else {
             continue;
         };
@@ -125,7 +139,14 @@ fn raid0(cx: &Cx, t: &Table, name: &str, earlier: &[DeviceConfig]) -> DeviceConf
 pub(super) fn filesystems(cx: &Cx, tables: &[Table], devices: &[DeviceConfig]) -> Vec<FsConfig> {
     let mut out: Vec<FsConfig> = Vec::new();
     let mut paths: Vec<&str> = Vec::new();
-    for t in tables {
+    if let Some(t) = tables.get(MAX_FILESYSTEMS) {
+        let message = format!(
+            "{} [[fs]] tables; allowed: at most {MAX_FILESYSTEMS}",
+            tables.len()
+        );
+        t.report(cx, "mount", message);
+    }
+    for t in tables.iter().take(MAX_FILESYSTEMS) {
         let fs_type = match t.str("type").map(|(s, _)| s) {
             Some("ext4") => FsType::Ext4,
             Some("btrfs") => FsType::Btrfs,
