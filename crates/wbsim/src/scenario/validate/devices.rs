@@ -12,18 +12,21 @@ use crate::scenario::{DeviceConfig, DeviceModel, FsConfig, FsType};
 pub const MAX_DEVICES: usize = 256;
 pub const MAX_FILESYSTEMS: usize = 256;
 
+/// Report, at key `key` of the first table past `max`, that the file has
+/// more `[[what]]` tables than allowed (the extra ones are not read).
+fn refuse_tables_beyond(cx: &Cx, tables: &[Table], max: usize, what: &str, key: &str) {
+    if let Some(t) = tables.get(max) {
+        let message = format!("{} [[{what}]] tables; allowed: at most {max}", tables.len());
+        t.report(cx, key, message);
+    }
+}
+
 /// The devices whose name is valid and unique, in file order (the others
 /// are reported). Devices with other problems are kept, with defaults, so
 /// that references to them are not reported again.
 pub(super) fn device_list(cx: &Cx, tables: &[Table]) -> Vec<DeviceConfig> {
     let mut devices: Vec<DeviceConfig> = Vec::new();
-    if let Some(t) = tables.get(MAX_DEVICES) {
-        let message = format!(
-            "{} [[device]] tables; allowed: at most {MAX_DEVICES}",
-            tables.len()
-        );
-        t.report(cx, "name", message);
-    }
+    refuse_tables_beyond(cx, tables, MAX_DEVICES, "device", "name");
     for t in tables.iter().take(MAX_DEVICES) {
         let Some((name, f)) = t.str("name") else {
             continue;
@@ -139,13 +142,7 @@ fn raid0(cx: &Cx, t: &Table, name: &str, earlier: &[DeviceConfig]) -> DeviceConf
 pub(super) fn filesystems(cx: &Cx, tables: &[Table], devices: &[DeviceConfig]) -> Vec<FsConfig> {
     let mut out: Vec<FsConfig> = Vec::new();
     let mut paths: Vec<&str> = Vec::new();
-    if let Some(t) = tables.get(MAX_FILESYSTEMS) {
-        let message = format!(
-            "{} [[fs]] tables; allowed: at most {MAX_FILESYSTEMS}",
-            tables.len()
-        );
-        t.report(cx, "mount", message);
-    }
+    refuse_tables_beyond(cx, tables, MAX_FILESYSTEMS, "fs", "mount");
     for t in tables.iter().take(MAX_FILESYSTEMS) {
         let fs_type = match t.str("type").map(|(s, _)| s) {
             Some("ext4") => FsType::Ext4,
