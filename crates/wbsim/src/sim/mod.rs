@@ -32,12 +32,15 @@ pub enum EventKind {
 /// A deterministic priority queue of events: earliest time first, equal
 /// times in insertion order.
 ///
-/// A run has few events pending at once (one per CPU, one per runnable or
-/// sleeping task, one per request at a device: under ten on the built-in
-/// experiments, measured), so the queue is a vector sorted latest-first:
-/// `pop` takes the last element and `push` inserts behind every event due
-/// at or before its time. At these sizes that beats a binary heap's sift
-/// and needs no sequence number for ties.
+/// A run has few events pending at once: one per CPU, one per runnable or
+/// sleeping task, one per request at a device. That is under ten in a dd
+/// run, 50 to 100 in the 16-CPU fs_mark on two 31-deep SSDs. So the queue
+/// is a vector sorted latest-first: `pop` takes the last element and
+/// `push` inserts behind every event due at or before its time, found by
+/// walking back from the end, where most new events belong (a linear walk
+/// took 1 % fewer instructions than a binary search on that fs_mark run).
+/// At these sizes that beats a binary heap's sift and needs no sequence
+/// number for ties.
 #[derive(Debug, Default)]
 pub struct EventQueue {
     /// Pending events, latest first (the next one is at the end).
@@ -53,7 +56,12 @@ impl EventQueue {
 
     pub fn push(&mut self, at_ns: Ns, kind: EventKind) {
         // Behind (popped after) every event due at or before `at_ns`.
-        let at = self.pending.partition_point(|&(t, _)| t > at_ns);
+        // Most events are due soon (a CPU's step end, the next request's
+        // completion), so the place is near the end: walk back from it.
+        let mut at = self.pending.len();
+        while at > 0 && self.pending[at - 1].0 <= at_ns {
+            at -= 1;
+        }
         self.pending.insert(at, (at_ns, kind));
     }
 
