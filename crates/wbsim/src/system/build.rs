@@ -33,7 +33,6 @@ use crate::workload::text::Text;
 use crate::workload::{Process, Workloads, WriterState};
 use crate::writeback::bdi::Bdi;
 use crate::writeback::ioless_throttle::IoLessThrottle;
-use crate::writeback::writer_throttle::ratelimit_pages;
 use crate::writeback::Writeback;
 
 /// `sysctl_lowmem_reserve_ratio` (3.0): DMA 256, DMA32 256, Normal 32.
@@ -190,12 +189,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             crate::reclaim::node::lru_rules(profile),
         ),
         block: BlockLayer::new(),
-        wb: Writeback::new(
-            profile,
-            dirty_total,
-            ratelimit_pages(total_pages, ncpus as u64),
-            ncpus,
-        ),
+        wb: Writeback::new(profile, dirty_total, ncpus),
         reclaim: Reclaim::new(profile, sc.machine.node_layout().len()),
         workload: Workloads::new(),
         fs: Filesystems::new(),

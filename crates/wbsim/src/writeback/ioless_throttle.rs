@@ -78,21 +78,24 @@ pub trait IoLessThrottle: WritebackHost {
     /// (the machine's `boot_dirty_limit_pages`) when the scenario gives
     /// it, else the threshold now.
     ///
-    /// The same call sets `ratelimit_pages = thresh / (cpus * 32)`, at
-    /// least 16 (3.2+; read in 3.3.8 and 6.1 mm/page-writeback.c). The
-    /// kernel computes it only there: at boot, on CPU or memory hotplug,
-    /// and when `dirty_ratio` or `dirty_bytes` is written; not per call of
-    /// `balance_dirty_pages_ratelimited`. Before 3.2 it is set from the
-    /// machine's pages when the machine is built
-    /// ([`super::writer_throttle::ratelimit_pages`]) and kept.
+    /// The same call sets `ratelimit_pages`. The kernel computes it only
+    /// there: at boot, on CPU or memory hotplug, and when `dirty_ratio` or
+    /// `dirty_bytes` is written; not per call of
+    /// `balance_dirty_pages_ratelimited`. 3.2+: `thresh / (cpus * 32)`, at
+    /// least 16 (read in 3.3.8 and 6.1 mm/page-writeback.c); 2.6.24 – 3.1:
+    /// from the machine's pages ([`super::writer_throttle::ratelimit_pages`]).
     fn writeback_set_ratelimit(&mut self, boot_limit_pages: Option<u64>) {
         let thresh = boot_limit_pages.unwrap_or_else(|| self.global_dirty_limits().thresh);
         let ncpus = self.core().nr_cpus() as u64;
+        let total_pages = self.mm().pages().len() as u64;
         let wb = self.wb_mut();
         wb.global_dirty_limit = GlobalDirtyLimit::new(thresh);
-        if matches!(wb.throttle, super::throttle::ThrottleScheme::IoLess { .. }) {
-            wb.ratelimit_pages = (thresh / (ncpus * 32)).max(16);
-        }
+        wb.ratelimit_pages = match wb.throttle {
+            super::throttle::ThrottleScheme::IoLess { .. } => (thresh / (ncpus * 32)).max(16),
+            super::throttle::ThrottleScheme::WriterWriteback { .. } => {
+                super::writer_throttle::ratelimit_pages(total_pages, ncpus)
+            }
+        };
     }
 
     /// The flusher's bandwidth estimate after a writeback pass
@@ -356,6 +359,7 @@ impl<T: WritebackHost + ?Sized> IoLessThrottle for T {}
 #[cfg(test)]
 mod tests {
     use super::IoLessThrottle;
+    use crate::mm::MmHost;
     use crate::sched::HasCore;
     use crate::test_support::usb_stick_files;
     use crate::writeback::limits::Limits;
@@ -390,5 +394,18 @@ mod tests {
         assert_eq!(sys.wb().ratelimit_pages, 2_000);
         sys.writeback_set_ratelimit(Some(100));
         assert_eq!(sys.wb().ratelimit_pages, 16);
+    }
+
+    /// Before 3.2 the same call sets it from the machine's pages, capped
+    /// at 4 MiB of them, whatever the dirty threshold.
+    #[test]
+    fn ratelimit_pages_before_3_2_follows_the_machine_size() {
+        let (mut sys, _) = usb_stick_files("3.0-vanilla", "xfs", &["a"]);
+        let ncpus = sys.core().nr_cpus() as u64;
+        let frames = sys.mm().pages().len() as u64;
+        let expected = crate::writeback::writer_throttle::ratelimit_pages(frames, ncpus);
+        assert_eq!(sys.wb().ratelimit_pages, expected);
+        sys.writeback_set_ratelimit(Some(100));
+        assert_eq!(sys.wb().ratelimit_pages, expected);
     }
 }

@@ -26,6 +26,9 @@ pub struct Writeback {
     pub(super) throttle: ThrottleScheme,
     /// How the flusher's passes share out pages among inodes.
     pub(super) chunk: ChunkScheme,
+    /// Pages a task (2.6.24 – 3.1) or a CPU (3.2+, the per-CPU safety
+    /// net) dirties between limit checks, as `writeback_set_ratelimit` set
+    /// it.
     pub(super) ratelimit_pages: u64,
     /// Per-CPU `bdp_ratelimits` counters (3.0 `ratelimits`).
     pub(super) bdp_ratelimits: Vec<u64>,
@@ -43,15 +46,10 @@ pub struct Writeback {
 
 impl Writeback {
     /// Writeback of a machine built with `profile` whose dirty limit at
-    /// boot is `dirty_total_pages`; `ratelimit_pages`: pages a task
-    /// dirties between limit checks. The era-varying mechanisms are chosen
-    /// here, once.
-    pub fn new(
-        profile: &KernelProfile,
-        dirty_total_pages: u64,
-        ratelimit_pages: u64,
-        cpus: usize,
-    ) -> Writeback {
+    /// boot is `dirty_total_pages`. The era-varying mechanisms are chosen
+    /// here, once; `ratelimit_pages` is set at the end of the machine's
+    /// build, by `writeback_set_ratelimit`.
+    pub fn new(profile: &KernelProfile, dirty_total_pages: u64, cpus: usize) -> Writeback {
         let shift = period_shift(profile, dirty_total_pages);
         Writeback {
             bdis: Vec::new(),
@@ -61,7 +59,7 @@ impl Writeback {
             throttle: ThrottleScheme::from_profile(profile),
             chunk: ChunkScheme::from_profile(profile),
             nr_dirty_reclaim: 0,
-            ratelimit_pages,
+            ratelimit_pages: 0,
             bdp_ratelimits: vec![0; cpus],
             global_dirty_limit: GlobalDirtyLimit::new(0),
             task_bdp: Vec::new(),
