@@ -19,8 +19,9 @@
 
 use std::mem::size_of;
 
-use crate::mm::inode::{Inode, INLINE_PAGES};
+use crate::mm::inode::Inode;
 use crate::mm::page::Page;
+use crate::mm::page_index::INLINE_PAGES;
 use crate::report::series::{BdiSample, Sample, ZoneSample};
 use crate::scenario::{Program, Scenario};
 use crate::RunOptions;

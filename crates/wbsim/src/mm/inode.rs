@@ -19,7 +19,6 @@ fn is_shadow(entry: u32) -> bool {
     entry != NIL && entry & SHADOW_BIT != 0
 }
 use crate::mm::page_index::PageIndex;
-pub(crate) use crate::mm::page_index::INLINE_PAGES;
 
 /// Which dirty-inode list of its backing device an inode is on
 /// (`b_dirty`, `b_io`, `b_more_io` of `struct backing_dev_info`, 3.0).
@@ -94,31 +93,17 @@ pub struct Inode {
     pub unused: bool,
 }
 
-impl Inode {
-    /// Index of the inode's filesystem in `System::filesystems`.
-    #[inline]
-    pub fn fs(&self) -> usize {
-        usize::from(self.fs)
-    }
-
-    /// The backing device this mapping writes back through.
-    #[inline]
-    pub fn bdi(&self) -> usize {
-        usize::from(self.bdi)
-    }
-
-    /// A block device's inode names the filesystem that sits on it
-    /// (set when the filesystem is mounted).
-    pub fn set_fs(&mut self, fs: usize) {
-        self.fs = u16::try_from(fs).expect("at most 65,536 filesystems");
-    }
+/// A filesystem's number as an inode keeps it (scenario validation allows
+/// far fewer filesystems than fit).
+fn fs_number(fs: usize) -> u16 {
+    u16::try_from(fs).expect("at most 65,536 filesystems")
 }
 
 impl Inode {
     pub fn new(id: u32, fs: usize, bdi: usize, kind: MappingKind, base_sector: u64) -> Inode {
         Inode {
             id,
-            fs: u16::try_from(fs).expect("at most 65,536 filesystems"),
+            fs: fs_number(fs),
             bdi: u16::try_from(bdi).expect("at most 65,536 backing devices"),
             kind,
             pages: PageIndex::new(),
@@ -137,6 +122,24 @@ impl Inode {
             in_writeback: false,
             unused: false,
         }
+    }
+
+    /// Index of the inode's filesystem in `System::filesystems`.
+    #[inline]
+    pub fn fs(&self) -> usize {
+        usize::from(self.fs)
+    }
+
+    /// The backing device this mapping writes back through.
+    #[inline]
+    pub fn bdi(&self) -> usize {
+        usize::from(self.bdi)
+    }
+
+    /// A block device's inode names the filesystem that sits on it
+    /// (set when the filesystem is mounted).
+    pub fn set_fs(&mut self, fs: usize) {
+        self.fs = fs_number(fs);
     }
 
     #[inline]
@@ -217,6 +220,7 @@ impl Inode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mm::page_index::INLINE_PAGES;
 
     #[test]
     fn dirty_lookup_skips_clean_ranges() {
