@@ -221,6 +221,14 @@ fn boot_runs(
     lru_generations: Option<bool>,
 ) -> Result<(wbsim::scenario::Scenario, LabRun), Failure> {
     let sc = wbsim::scenario::load_scenario(&b.scenario).map_err(|e| e.to_string())?;
+    if sc.machine.unit_kib != 4 {
+        return Err(format!(
+            "{}: machine.unit_kib = {}; allowed: 4 (a lab guest's kernel has 4 KiB pages)",
+            b.scenario.display(),
+            sc.machine.unit_kib
+        )
+        .into());
+    }
     let lru_gen = match lru_generations {
         Some(on) => on,
         None => wbsim::resolve_profile(&sc, None)?.lru_generations,

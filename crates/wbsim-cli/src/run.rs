@@ -96,6 +96,16 @@ pub fn cmd_run(a: &RunArgs) -> Result<u8, Failure> {
         )
         .into());
     }
+    if a.trace.is_some() && sc.machine.unit_kib != 4 {
+        return Err(format!(
+            "--trace needs page granularity, and {} has machine.unit_kib = {}: tracepoint \
+             fields count pages as the kernel prints them; run it with --set \
+             machine.unit_kib=4 to trace",
+            a.path.display(),
+            sc.machine.unit_kib
+        )
+        .into());
+    }
     let opts = wbsim::RunOptions {
         check_every_event: a.check,
         series_interval_ns: (a.series.is_some() || a.plot.is_some())

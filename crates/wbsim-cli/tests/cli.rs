@@ -65,7 +65,7 @@ fn negative_and_zero_sizes_are_rejected() {
         &text,
         line_of(&text, "-504"),
         "machine.zone[2].size_mib",
-        "-504 is out of range; allowed: 1 to 65536 MiB",
+        "-504 is out of range; allowed: 1 to 16777216 MiB",
     );
     let text = example().replace("capacity_gib = 16", "capacity_gib = 0");
     expect_error(

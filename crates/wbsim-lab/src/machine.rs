@@ -221,7 +221,7 @@ pub fn lab_machine(sc: &Scenario) -> Result<LabMachine, Inexpressible> {
                 m
             ));
         }
-        if z.kernel_pages() > 0 {
+        if z.kernel_pages(wbsim::mm::unit::PageUnit::BASE) > 0 {
             let held = match z.kernel_kib {
                 0 => format!("{} MiB", z.kernel_mib),
                 kib => format!("{} MiB and {kib} KiB", z.kernel_mib),

@@ -80,8 +80,6 @@ impl MemoryEstimate {
     }
 }
 
-const PAGE_BYTES: u64 = 4096;
-
 /// Bytes of page index for a mapping of `pages` pages: a `u32` frame
 /// number per index, up to twice over after geometric growth, plus the
 /// dirty bitmap.
@@ -97,16 +95,19 @@ pub fn run_memory(sc: &Scenario, opts: &RunOptions) -> MemoryEstimate {
         .iter()
         .map(|z| z.size_mib.saturating_mul(1 << 20))
         .fold(0, u64::saturating_add);
-    let frames = mem_bytes / PAGE_BYTES;
+    // Frames and page indexes count simulated pages (`unit_kib`).
+    let unit = sc.machine.unit();
+    let page_bytes = unit.bytes();
+    let frames = mem_bytes / page_bytes;
     let per_held_file = size_of::<Inode>() as u64 + BYTES_PER_HELD_FILE;
     let (mut files, mut held, mut index_pages, mut spilled_files) = (0u64, 0u64, 0u64, 0u64);
     for t in &sc.tasks {
         let (n, pages_each) = match &t.program {
-            Program::Dd(d) => (1, d.total_bytes().div_ceil(PAGE_BYTES)),
-            Program::FsMark(f) => (f.total_files(), f.file_size_bytes.div_ceil(PAGE_BYTES)),
-            Program::MemTouch(m) => (1, m.size_bytes.div_ceil(PAGE_BYTES)),
-            Program::MapWrite(m) => (1, m.size_bytes.div_ceil(PAGE_BYTES)),
-            Program::Iozone(i) => (1, i.file_bytes.div_ceil(PAGE_BYTES)),
+            Program::Dd(d) => (1, d.total_bytes().div_ceil(page_bytes)),
+            Program::FsMark(f) => (f.total_files(), f.file_size_bytes.div_ceil(page_bytes)),
+            Program::MemTouch(m) => (1, m.size_bytes.div_ceil(page_bytes)),
+            Program::MapWrite(m) => (1, m.size_bytes.div_ceil(page_bytes)),
+            Program::Iozone(i) => (1, i.file_bytes.div_ceil(page_bytes)),
             Program::Sync(_) => (0, 0),
         };
         let open = match &t.program {
@@ -135,7 +136,7 @@ pub fn run_memory(sc: &Scenario, opts: &RunOptions) -> MemoryEstimate {
     let swap_pages = sc
         .swap
         .as_ref()
-        .map_or(0, |s| s.size_mib.saturating_mul(256));
+        .map_or(0, |s| unit.pages_of_mib(s.size_mib));
     let series_bytes = match opts.series_interval_ns {
         Some(interval_ns) if interval_ns > 0 => {
             let samples = sc.run.time_limit_s.saturating_mul(1_000_000_000) / interval_ns + 1;

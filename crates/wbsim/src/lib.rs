@@ -81,7 +81,8 @@ fn simulate_inner(
     let outcome = sys.run();
     let mut r = report::run_report(&sys, seed, outcome);
     r.check = sys.check_summary();
-    if let Some(series) = sys.take_series() {
+    if let Some(mut series) = sys.take_series() {
+        series.to_base_pages(crate::mm::MmHost::mm(&sys).unit().base_pages());
         r.series_stats = series.stats();
         r.series = Some(series);
     }

@@ -46,7 +46,6 @@ pub trait BlockHost: MmHost {
 }
 
 pub use crate::device::SECTOR_BYTES;
-pub const SECTORS_PER_PAGE: u64 = 8;
 
 /// A run of consecutive pages of one mapping carried by a request; what
 /// `end_page_writeback` walks on completion. `inode == NIL` for IO that does

@@ -5,7 +5,7 @@
 
 use super::hctx::ANY_HCTX;
 use super::wbt::WbtClass;
-use super::{Segment, Submitted, SECTORS_PER_PAGE};
+use super::{Segment, Submitted};
 use crate::block::plug::TaskPlugging;
 use crate::block::{BlockHost, BlockLayer};
 use crate::mm::page::Pfn;
@@ -17,7 +17,7 @@ use crate::sim::EventKind;
 pub trait Submit: BlockHost {
     /// Sector of page `idx` of inode `ino` on its device.
     fn page_sector(&self, ino: u32, idx: u32) -> u64 {
-        self.mm().inode(ino).base_sector + idx as u64 * SECTORS_PER_PAGE
+        self.mm().inode(ino).base_sector + idx as u64 * self.mm().unit().sectors()
     }
 
     /// Device under inode `ino`, if it has a block device.
@@ -36,7 +36,7 @@ pub trait Submit: BlockHost {
         let (dev, sector, _) = self.block().map_bio(dev, self.page_sector(ino, idx));
         let hctx = self.hctx_of(tid, dev);
         let q = &self.block().queues[dev];
-        if q.write_must_wait(class, hctx) && !q.can_merge(sector, SECTORS_PER_PAGE) {
+        if q.write_must_wait(class, hctx) && !q.can_merge(sector, self.mm().unit().sectors()) {
             if self.per_task_plugging() {
                 // The task sleeps: its plug is flushed (sched_submit_work).
                 self.sched_submit_work(tid);
@@ -99,7 +99,8 @@ pub trait Submit: BlockHost {
             nr_pages: 1,
         };
         let (dev, sector, _) = self.block().map_bio(dev, sector);
-        self.submit_bio(tid, dev, sector, SECTORS_PER_PAGE, seg, read);
+        let sectors = self.mm().unit().sectors();
+        self.submit_bio(tid, dev, sector, sectors, seg, read);
         true
     }
 
@@ -294,7 +295,8 @@ pub fn kick_device<H: BlockHost + ?Sized>(sys: &mut H, dev: usize) {
 /// not modelled, and the page is up to date at once.
 pub fn submit_page_read<H: BlockHost + ?Sized>(sys: &mut H, tid: u32, pfn: Pfn) {
     if sys.submit_page_bio(tid, pfn, true) {
-        sys.mm_mut().vmstat_mut().inc(Ev::PgpgIn, 4);
+        let kib = sys.mm().unit().kib();
+        sys.mm_mut().vmstat_mut().inc(Ev::PgpgIn, kib);
     } else {
         sys.end_page_read(pfn);
     }

@@ -5,13 +5,13 @@ use std::collections::VecDeque;
 
 use super::metadata::{NTFS_CLUSTERS_PER_BITMAP_PAGE, XFS_LOG_BYTES_PER_ALLOC};
 use crate::block::submit::Submit;
-use crate::block::SECTORS_PER_PAGE;
 use crate::fs::fuse::Fuse;
 use crate::fs::ioend::IoendCompletion;
 use crate::fs::jbd2::{Jbd2, Jbd2Commit};
 use crate::fs::metadata::MetadataWrites;
 use crate::fs::space::SpaceReservation;
 use crate::fs::FsHost;
+use crate::fs::FS_BLOCK_SECTORS;
 use crate::mm::filemap::Filemap;
 use crate::mm::page::{flags, NIL};
 use crate::sched::Step;
@@ -224,7 +224,7 @@ pub trait FsDaemons: FsHost {
                     }
                     self.fs_mut().filesystems[fs].metadata.cow_pending = true;
                     // Superblock at 64 KiB.
-                    self.submit_raw_write(tid, dev, 128, SECTORS_PER_PAGE);
+                    self.submit_raw_write(tid, dev, 128, FS_BLOCK_SECTORS);
                 }
             }
             DaemonKind::XfsAild => self.xfs_metadata_writeback(tid, fs),
@@ -253,7 +253,7 @@ pub trait FsDaemons: FsHost {
         if md.log_sectors == 0 {
             return false;
         }
-        let nr = (blocks * SECTORS_PER_PAGE).min(md.log_sectors);
+        let nr = (blocks * FS_BLOCK_SECTORS).min(md.log_sectors);
         if md.log_cursor + nr > md.log_sectors {
             md.log_cursor = 0;
         }

@@ -174,7 +174,7 @@ pub trait MetadataWrites: FsHost {
         if index as i64 % crate::writeback::pass::MAX_WRITEBACK_PAGES != 0 {
             return;
         }
-        let page = self.mm().inode(ino).base_sector / 8 + index as u64;
+        let page = self.mm().inode(ino).base_sector / self.mm().unit().sectors() + index as u64;
         let group = page / GROUP_PAGES;
         let bitmap = (group - group % FLEX_GROUPS) * GROUP_PAGES + 2 + group % FLEX_GROUPS;
         let bdev = self.fs().filesystems[fs].blockdev_inode;

@@ -82,6 +82,9 @@ pub struct FsInstance {
 
 /// Sectors in 1 GiB.
 pub const SECTORS_PER_GIB: u64 = (1 << 30) / 512;
+/// Sectors of a 4 KiB filesystem block (log blocks, superblocks): a size
+/// on disk, the same whatever the simulated page's size.
+pub const FS_BLOCK_SECTORS: u64 = 8;
 
 /// `->writepage` as writeback and reclaim call it.
 pub trait Writepage: FsHost {

@@ -8,8 +8,9 @@
 use crate::mm::page::NIL;
 
 /// A slot holding a shadow entry (the kernel's xarray value entries)
-/// rather than a page frame: frames are below 2^24 (64 GiB of 4 KiB
-/// pages), so the top bit tells them apart; `NIL` is neither.
+/// rather than a page frame: frames are below 2^24 (a scenario's
+/// `MAX_FRAMES`, whatever its unit), so the top bit tells them apart;
+/// `NIL` is neither.
 const SHADOW_BIT: u32 = 1 << 31;
 /// Shadow payloads are below this (so that no shadow is `NIL`).
 pub const SHADOW_PAYLOAD_LIMIT: u32 = SHADOW_BIT - 1;

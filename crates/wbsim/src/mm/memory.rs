@@ -67,16 +67,19 @@ pub struct Memory {
     /// 5.14+ per-CPU list rules ([`crate::mm::pcp`]): hot frees,
     /// `free_factor`, `high` capped while reclaim is active.
     pub(super) pcp_scaled: bool,
+    /// The simulated page's size (`[machine] unit_kib`).
+    pub(super) unit: super::unit::PageUnit,
 }
 
 impl Memory {
     /// Memory at boot: `pages` and `zones` set up, everything free;
-    /// `nodes` as [`super::node::build_nodes`] made them.
+    /// `nodes` as [`super::node::build_nodes`] made them; pages of `unit`.
     pub fn new(
         pages: Frames,
         zones: Vec<Zone>,
         nodes: Vec<super::node::MemNode>,
         lru: LruRules,
+        unit: super::unit::PageUnit,
     ) -> Memory {
         let nr_pages = pages.len();
         let cpus = nodes.last().map_or(1, |n| n.cpus.end);
@@ -110,7 +113,14 @@ impl Memory {
             cpu_node,
             boost_factor: 0,
             pcp_scaled: false,
+            unit,
         }
+    }
+
+    /// The simulated page's size.
+    #[inline]
+    pub fn unit(&self) -> super::unit::PageUnit {
+        self.unit
     }
 
     /// Node `nid`'s reclaim wait queue for writeback (5.16+).

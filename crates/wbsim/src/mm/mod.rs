@@ -18,6 +18,7 @@ pub mod pcp;
 pub mod reclaim_wait;
 pub mod slab;
 pub mod swap;
+pub mod unit;
 pub mod vmstat;
 pub mod workingset;
 pub mod zone;

@@ -18,6 +18,7 @@
 
 use super::buddy::{MIGRATE_MOVABLE, MIGRATE_RECLAIMABLE, MIGRATE_UNMOVABLE, NR_MIGRATETYPES};
 use super::page::{list_add_head, list_add_tail, list_del, Holder, ListHead, Pfn, NIL};
+use super::unit::PageUnit;
 use super::vmstat::{Ev, ZoneEv};
 use super::{Gfp, Mark};
 use crate::mm::Memory;
@@ -48,23 +49,23 @@ impl PerCpuPages {
 
 /// `zone_batchsize` (2.6.24 – 3.10): about a thousandth of the zone, at
 /// most 512 KiB, divided by four and clamped to 2^n − 1.
-pub fn zone_batchsize(present_pages: u64) -> u64 {
-    batchsize(present_pages, 512 * 1024)
+pub fn zone_batchsize(present_pages: u64, unit: PageUnit) -> u64 {
+    batchsize(present_pages, 512 * 1024, unit)
 }
 
 /// `zone_batchsize`'s rule with the cap of its era (512 KiB to 3.x,
-/// 1 MiB in 6.1): a thousandth of `pages`, at most `max_bytes`, divided
-/// by four (at least 1) and clamped to 2^n − 1.
-fn batchsize(pages: u64, max_bytes: u64) -> u64 {
-    let batch = ((pages / 1024).min(max_bytes / 4096) / 4).max(1);
+/// 1 MiB in 6.1): a thousandth of `pages`, at most `max_bytes` of pages
+/// of `unit`, divided by four (at least 1) and clamped to 2^n − 1.
+fn batchsize(pages: u64, max_bytes: u64, unit: PageUnit) -> u64 {
+    let batch = ((pages / 1024).min(max_bytes / unit.bytes()) / 4).max(1);
     let x = batch + batch / 2;
     // rounddown_pow_of_two(x) - 1
     (1u64 << (63 - x.leading_zeros())) - 1
 }
 
 /// `setup_pageset`: (high, batch) for a zone of `present_pages`.
-pub fn pageset_limits(present_pages: u64) -> (u64, u64) {
-    let batch = zone_batchsize(present_pages);
+pub fn pageset_limits(present_pages: u64, unit: PageUnit) -> (u64, u64) {
+    let batch = zone_batchsize(present_pages, unit);
     (6 * batch, batch.max(1))
 }
 
@@ -79,8 +80,13 @@ pub fn scaled_lists(profile: &crate::kernel::KernelProfile) -> bool {
 /// the batch as before but up to 1 MiB of pages, at least 1; `high` the
 /// zone's low watermark split over the node's CPUs (`zone_highsize`), at
 /// least 4 x batch.
-pub fn pageset_limits_scaled(managed_pages: u64, low_wmark: u64, node_cpus: u64) -> (u64, u64) {
-    let batch = batchsize(managed_pages, 1 << 20).max(1);
+pub fn pageset_limits_scaled(
+    managed_pages: u64,
+    low_wmark: u64,
+    node_cpus: u64,
+    unit: PageUnit,
+) -> (u64, u64) {
+    let batch = batchsize(managed_pages, 1 << 20, unit).max(1);
     let high = (low_wmark / node_cpus.max(1)).max(batch << 2);
     (high, batch)
 }
@@ -258,7 +264,7 @@ impl Memory {
             let cpus = self.nodes[self.zones[z].node].cpus.len() as u64;
             let zone = &mut self.zones[z];
             (zone.pcp_high, zone.pcp_batch) =
-                pageset_limits_scaled(zone.managed_pages, zone.wmark_base[1], cpus);
+                pageset_limits_scaled(zone.managed_pages, zone.wmark_base[1], cpus, self.unit);
         }
     }
 
@@ -308,11 +314,20 @@ mod tests {
     /// (3,840 managed, low 41), DMA32 high 263 batch 15 (51,748, 526).
     #[test]
     fn scaled_limits_are_the_guests() {
-        assert_eq!(pageset_limits_scaled(3840, 41, 2), (20, 1));
-        assert_eq!(pageset_limits_scaled(51_748, 526, 2), (263, 15));
+        assert_eq!(pageset_limits_scaled(3840, 41, 2, PageUnit::BASE), (20, 1));
+        assert_eq!(
+            pageset_limits_scaled(51_748, 526, 2, PageUnit::BASE),
+            (263, 15)
+        );
         // 4 x batch at least; batch up to 1 MiB (63 at 256 pages).
-        assert_eq!(pageset_limits_scaled(51_748, 40, 2), (60, 15));
-        assert_eq!(pageset_limits_scaled(4 << 20, 100_000, 8), (12_500, 63));
+        assert_eq!(
+            pageset_limits_scaled(51_748, 40, 2, PageUnit::BASE),
+            (60, 15)
+        );
+        assert_eq!(
+            pageset_limits_scaled(4 << 20, 100_000, 8, PageUnit::BASE),
+            (12_500, 63)
+        );
     }
 
     /// A CPU that keeps freeing returns twice the batch each time, up to
@@ -329,22 +344,22 @@ mod tests {
     #[test]
     fn batch_is_31_for_zones_of_512_mib_and_more() {
         // 504 MiB Normal and 3 GiB DMA32 of seed 000's machine.
-        assert_eq!(zone_batchsize(129_024), 31);
-        assert_eq!(zone_batchsize(830_976), 31);
-        assert_eq!(pageset_limits(830_976), (186, 31));
+        assert_eq!(zone_batchsize(129_024, PageUnit::BASE), 31);
+        assert_eq!(zone_batchsize(830_976, PageUnit::BASE), 31);
+        assert_eq!(pageset_limits(830_976, PageUnit::BASE), (186, 31));
     }
 
     #[test]
     fn dma_zone_has_no_per_cpu_list() {
         // 15 MiB: batch rounds to 0, high 0, so every free goes straight
         // back to the buddy lists in batches of one.
-        assert_eq!(zone_batchsize(3840), 0);
-        assert_eq!(pageset_limits(3840), (0, 1));
+        assert_eq!(zone_batchsize(3840, PageUnit::BASE), 0);
+        assert_eq!(pageset_limits(3840, PageUnit::BASE), (0, 1));
     }
 
     #[test]
     fn small_zone_batch_scales_with_size() {
         // 64 MiB: 16 / 4 = 4, rounddown_pow_of_two(6) - 1 = 3.
-        assert_eq!(zone_batchsize(16_384), 3);
+        assert_eq!(zone_batchsize(16_384, PageUnit::BASE), 3);
     }
 }

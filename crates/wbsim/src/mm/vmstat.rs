@@ -66,6 +66,26 @@ pub const EV_NAMES: [&str; 24] = [
     "kswapd_inodesteal",
 ];
 
+/// Whether the /proc/vmstat or zoneinfo item `name` counts pages (or
+/// page events: one per page scanned, written, faulted), so that a run at
+/// a coarse [`crate::mm::unit::PageUnit`] reports it times the 4 KiB pages
+/// of a unit. The others count events of their own (a reclaim pass, a
+/// stall, a slab object, a throttled batch), or KiB (`pgpgin`,
+/// `pgpgout`).
+pub fn counts_pages(name: &str) -> bool {
+    const NOT_PAGES: &[&str] = &[
+        "pageoutrun",
+        "kswapd_low_wmark_hit_quickly",
+        "kswapd_high_wmark_hit_quickly",
+        "kswapd_skip_congestion_wait",
+        "slabs_scanned",
+        "nr_vmscan_throttled",
+        "pgpgin",
+        "pgpgout",
+    ];
+    !(NOT_PAGES.contains(&name) || name.starts_with("allocstall"))
+}
+
 /// Per-zone event counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(usize)]

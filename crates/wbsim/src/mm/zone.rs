@@ -218,7 +218,8 @@ impl Zone {
 }
 
 /// `init_per_zone_wmark_min` (3.0): `int_sqrt(lowmem_kbytes * 16)` clamped to
-/// [128, 65536]. All modelled zones are lowmem on x86-64.
+/// [128, 65536]. All modelled zones are lowmem on x86-64. `lowmem_pages`
+/// counts 4 KiB pages.
 pub fn default_min_free_kbytes(lowmem_pages: u64) -> u64 {
     let lowmem_kbytes = lowmem_pages * 4;
     int_sqrt(lowmem_kbytes * 16).clamp(128, 65536)
@@ -253,9 +254,15 @@ pub fn watermark_scale(
 /// `setup_per_zone_wmarks`: min proportional to zone size; 3.0 – 4.5 put
 /// low at min + min/4 and high at min + min/2; 4.6+ (`scale`, read in 6.1
 /// `__setup_per_zone_wmarks`) spaces min, low and high by the larger of
-/// min/4 and `scale` ten-thousandths of the zone.
-pub fn setup_watermarks(zones: &mut [Zone], min_free_kbytes: u64, scale: Option<u32>) {
-    let pages_min = min_free_kbytes / 4;
+/// min/4 and `scale` ten-thousandths of the zone. Pages are of `page_kib`
+/// KiB (`min_free_kbytes >> (PAGE_SHIFT - 10)`).
+pub fn setup_watermarks(
+    zones: &mut [Zone],
+    min_free_kbytes: u64,
+    page_kib: u64,
+    scale: Option<u32>,
+) {
+    let pages_min = min_free_kbytes / page_kib;
     let lowmem_pages: u64 = zones.iter().map(|z| z.managed_pages).sum();
     for z in zones.iter_mut() {
         let tmp = pages_min * z.managed_pages / lowmem_pages.max(1);
@@ -362,7 +369,7 @@ mod tests {
         let mfk = default_min_free_kbytes(total);
         // isqrt(963840 * 4 * 16) = 7854
         assert_eq!(mfk, 7854);
-        setup_watermarks(&mut zones, mfk, None);
+        setup_watermarks(&mut zones, mfk, 4, None);
         let pages_min = mfk / 4;
         let n = &zones[2];
         assert_eq!(n.wmark_min, pages_min * 129_024 / total);
@@ -384,7 +391,7 @@ mod tests {
         zones[1].managed_pages = 49_152;
         let mfk = default_min_free_kbytes(zones.iter().map(|z| z.managed_pages).sum());
         assert_eq!(mfk, 1_841);
-        setup_watermarks(&mut zones, mfk, Some(10));
+        setup_watermarks(&mut zones, mfk, 4, Some(10));
         assert_eq!((zones[0].wmark_min, zones[1].wmark_min), (33, 426));
         assert_eq!(zones[1].wmark_low, 426 + 106);
         setup_lowmem_reserve(&mut zones, &[256, 256]);
@@ -400,11 +407,11 @@ mod tests {
     fn watermark_scale_factor_spaces_the_watermarks_from_4_6() {
         let mut zones = three_zones();
         let mfk = default_min_free_kbytes(zones.iter().map(|z| z.present_pages).sum());
-        setup_watermarks(&mut zones, mfk, Some(10));
+        setup_watermarks(&mut zones, mfk, 4, Some(10));
         let z = &zones[1];
         assert_eq!(z.wmark_min, 1692);
         assert_eq!((z.wmark_low, z.wmark_high), (1692 + 830, 1692 + 2 * 830));
-        setup_watermarks(&mut zones, mfk, Some(1));
+        setup_watermarks(&mut zones, mfk, 4, Some(1));
         let z = &zones[1];
         assert_eq!((z.wmark_low, z.wmark_high), (1692 + 423, 1692 + 2 * 423));
     }

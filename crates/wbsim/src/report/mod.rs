@@ -13,6 +13,7 @@ pub mod mmtests;
 pub mod nodes;
 pub use crate::system::series;
 pub mod tools;
+mod unit;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -280,7 +281,7 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
             }
         })
         .collect();
-    RunReport {
+    let mut report = RunReport {
         seed,
         outcome,
         cut: outcome != Outcome::Completed,
@@ -320,7 +321,9 @@ pub fn run_report(sys: &System, seed: u64, outcome: Outcome) -> RunReport {
                 elapsed_seconds: task_elapsed_seconds(t, sys.now()),
             })
             .collect(),
-    }
+    };
+    unit::to_base_pages(&mut report, sys.mm().unit().base_pages());
+    report
 }
 
 /// A task's [`TaskReport::elapsed_seconds`] in a run that ended at `end`.

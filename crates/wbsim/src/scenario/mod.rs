@@ -67,6 +67,13 @@ pub struct MachineConfig {
     /// (`boot_dirty_limit_pages`); `None`: the threshold at the start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub boot_dirty_limit_pages: Option<u64>,
+    /// The simulated page's size in KiB (`unit_kib`, 4: page granularity).
+    #[serde(skip_serializing_if = "is_base_unit")]
+    pub unit_kib: u64,
+}
+
+fn is_base_unit(kib: &u64) -> bool {
+    *kib == 4
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -82,13 +89,19 @@ pub struct NodeConfig {
 }
 
 impl ZoneConfig {
-    /// Pages the kernel holds for the whole run (`kernel_mib` and `kernel_kib`).
-    pub fn kernel_pages(&self) -> u64 {
-        self.kernel_mib * crate::mm::page::PAGES_PER_MIB + self.kernel_kib / 4
+    /// Pages of `unit` the kernel holds for the whole run (`kernel_mib` and
+    /// `kernel_kib`).
+    pub fn kernel_pages(&self, unit: crate::mm::unit::PageUnit) -> u64 {
+        unit.pages_of_mib(self.kernel_mib) + self.kernel_kib / unit.kib()
     }
 }
 
 impl MachineConfig {
+    /// The simulated page's size.
+    pub fn unit(&self) -> crate::mm::unit::PageUnit {
+        crate::mm::unit::PageUnit::from_kib(self.unit_kib)
+    }
+
     /// The nodes of the machine: those of the scenario, or one node
     /// holding every CPU and zone.
     pub fn node_layout(&self) -> Vec<NodeConfig> {

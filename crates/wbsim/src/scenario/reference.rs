@@ -2,7 +2,9 @@
 
 use std::fmt::Write as _;
 
-use super::schema::{Default, Key, Kind, Section, Type, MAX_MEMORY_MIB, MAX_TIME_LIMIT_S};
+use super::schema::{
+    Default, Key, Kind, Section, Type, MAX_FRAMES, MAX_MEMORY_MIB, MAX_TIME_LIMIT_S,
+};
 use super::validate::devices::{MAX_DEVICES, MAX_FILESYSTEMS};
 use crate::sim::cost::CostTable;
 
@@ -21,8 +23,9 @@ pub fn reference_markdown() -> String {
          range; unknown keys are errors. All problems of a file are reported at once, \
          one per line, as `FILE:LINE:COLUMN: key: what is wrong; allowed: ...`. Files \
          larger than 4 MiB, and anything that is not a regular file, are refused.\n\n\
-         Limits that keep a run plausible: at most {MAX_MEMORY_MIB} MiB (64 GiB) of \
-         memory in all zones together; `run.time_limit_s` at most {MAX_TIME_LIMIT_S} s; \
+         Limits that keep a run plausible: at most {MAX_FRAMES} page frames in all \
+         zones together ({MAX_MEMORY_MIB} MiB, 64 GiB, at 4 KiB pages; more at a coarser \
+         `machine.unit_kib`); `run.time_limit_s` at most {MAX_TIME_LIMIT_S} s; \
          at most {MAX_DEVICES} `[[device]]` and {MAX_FILESYSTEMS} `[[fs]]` tables.\n\n\
          Defaults matter: a key left out takes the default shown, and that changes \
          results (for example an `ssd` without `queue_depth` serves one command at a \

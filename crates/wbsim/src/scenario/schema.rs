@@ -13,11 +13,21 @@ mod sections;
 
 pub use sections::SECTIONS;
 
-/// Largest machine memory, in MiB (64 GiB): 16 Mi page frames. Frames are
-/// numbered by a `u32` [`crate::mm::page::Pfn`] (which would wrap at
-/// 16 TiB), and the simulator keeps state for every frame, so this bound
-/// keeps a run within a few hundred MiB of host memory.
+/// Most page frames a machine may have: 16 Mi. Frames are numbered by a
+/// `u32` [`crate::mm::page::Pfn`], page-cache slots keep a frame number
+/// below 2^24 apart from a shadow entry, and the simulator keeps state for
+/// every frame, so this bound keeps a run within a few hundred MiB of host
+/// memory. That is 64 GiB of 4 KiB pages; a coarser `unit_kib` allows
+/// more memory in as many frames.
+pub const MAX_FRAMES: u64 = 1 << 24;
+
+/// Largest machine memory at page granularity, in MiB (64 GiB).
 pub const MAX_MEMORY_MIB: i64 = 65_536;
+
+/// Largest machine memory at the coarsest unit
+/// ([`crate::mm::unit::MAX_UNIT_KIB`]), in MiB (16 TiB): the bound of
+/// every memory size key; [`MAX_FRAMES`] decides for the scenario's unit.
+pub const MAX_COARSE_MEMORY_MIB: i64 = 16 << 20;
 
 /// Longest simulated time, in seconds (about 115 days); the limit in
 /// nanoseconds then fits a `u64` many times over.

@@ -117,6 +117,7 @@ fn zone_dirty_v2_parses_exactly() {
             irq_delivery: IrqDelivery::FirstCpu,
             idle_wakeup_ns: 0,
             boot_dirty_limit_pages: None,
+            unit_kib: 4,
         },
         devices: vec![DeviceConfig {
             name: "sdb".into(),
@@ -200,7 +201,7 @@ fn unknown_keys_name_line_and_key() {
     check_cases(
         r#"
 kernel = | x = 1\nkernel = | 1:1 | x | unknown key `x`; allowed keys here: cpu_cost, device, fs, kernel, machine, run, swap, sysctl, task
-cpus = 4 | cpus = 4\nfoo = 1 | 5:1 | machine.foo | unknown key `foo`; allowed keys here: boot_dirty_limit_pages, cpus, hz, idle_wakeup_us, irq_delivery, min_free_kbytes, node, total_mib, zone
+cpus = 4 | cpus = 4\nfoo = 1 | 5:1 | machine.foo | unknown key `foo`; allowed keys here: boot_dirty_limit_pages, cpus, hz, idle_wakeup_us, irq_delivery, min_free_kbytes, node, total_mib, unit_kib, zone
 size_mib = 3246 | size_mib = 3246\nsize = 3 | 16:1 | machine.zone[1].size | unknown key `size`; allowed keys here: kernel_kib, kernel_mib, managed_mib, name, size_mib
 nr_requests = 128 | nr_requests = 128\nqueue = 4 | 30:1 | device[0].queue | unknown key `queue`; allowed keys here: boot_nr_requests, capacity_gib, channels, chunk_kib, command_overhead_us, hw_queues,
 dirty_ratio = 20 | dirty_ratio = 20\ndirty = 1 | 38:1 | sysctl.dirty | allowed keys here: dirty_background_bytes,
@@ -212,13 +213,13 @@ dirty_ratio = 20 | dirty_ratio = 20\ndirty = 1 | 38:1 | sysctl.dirty | allowed k
 fn bad_numbers_name_line_and_key() {
     check_cases(
         r#"
-size_mib = 3246 | size_mib = -5 | 15:1 | machine.zone[1].size_mib | -5 is out of range; allowed: 1 to 65536 MiB
-size_mib = 504 | size_mib = 0 | 19:1 | machine.zone[2].size_mib | 0 is out of range; allowed: 1 to 65536 MiB
+size_mib = 3246 | size_mib = -5 | 15:1 | machine.zone[1].size_mib | -5 is out of range; allowed: 1 to 16777216 MiB
+size_mib = 504 | size_mib = 0 | 19:1 | machine.zone[2].size_mib | 0 is out of range; allowed: 1 to 16777216 MiB
 size_mib = 504 | size_mib = 504\nkernel_mib = 504 | 20:1 | machine.zone[2].kernel_mib | 504 MiB held by the kernel leaves nothing of the 504 MiB zone; allowed: 0 to 503 (less than size_mib)
 size_mib = 504 | size_mib = 504\nkernel_kib = 6 | 20:1 | machine.zone[2].kernel_kib | 6 is not a multiple of 4; allowed: whole 4 KiB pages
 size_mib = 504 | size_mib = 504\nkernel_mib = 503\nkernel_kib = 1024 | 21:1 | machine.zone[2].kernel_kib | 503 MiB and 1024 KiB held by the kernel leave nothing of the 504 MiB zone; allowed: 0 to 1020 KiB
 size_mib = 504 | size_mib = 504\nmanaged_mib = 505 | 20:1 | machine.zone[2].managed_mib | 505 MiB managed is more than the 504 MiB zone; allowed: 1 to 504 (at most size_mib)
-size_mib = 504 | size_mib = 504\nmanaged_mib = 0 | 20:1 | machine.zone[2].managed_mib | 0 is out of range; allowed: 1 to 65536 MiB
+size_mib = 504 | size_mib = 504\nmanaged_mib = 0 | 20:1 | machine.zone[2].managed_mib | 0 is out of range; allowed: 1 to 16777216 MiB
 hz = 1000 | hz = 1000\nidle_wakeup_us = -1 | 6:1 | machine.idle_wakeup_us | -1 is out of range; allowed: 0 to 1000000 µs
 capacity_gib = 16 | capacity_gib = -1 | 24:1 | device[0].capacity_gib | -1 is out of range; allowed: 1 to 65536 GiB
 19.53 | -1.5 | 25:1 | device[0].seq_write_mib_per_s | -1.5 is out of range; allowed: a finite number > 0 and <= 1000000 MiB/s

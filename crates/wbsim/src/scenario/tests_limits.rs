@@ -251,37 +251,112 @@ fn long_words_of_command_errors_are_cut() {
 
 #[test]
 fn machine_memory_is_bounded() {
-    // 16 TiB made the page frame number wrap.
-    let text = with_key("machine.zone", "size_mib = 16777216");
+    // 16 TiB made the page frame number wrap at 4 KiB pages; it is the
+    // bound at the coarsest unit.
+    let text = with_key("machine.zone", "size_mib = 16777217");
     let e = parse_scenario(&text, "b.toml").unwrap_err().to_string();
     assert!(
-        e.contains("machine.zone[0].size_mib: 16777216 is out of range; allowed: 1 to 65536 MiB"),
+        e.contains(
+            "machine.zone[0].size_mib: 16777217 is out of range; allowed: 1 to 16777216 MiB"
+        ),
         "{e}"
     );
-    let text = with_key("machine", "total_mib = 131072");
+    let text = with_key("machine", "total_mib = 16777217");
     let e = parse_scenario(&text, "b.toml").unwrap_err().to_string();
     assert!(
-        e.contains("machine.total_mib: 131072 is out of range"),
+        e.contains("machine.total_mib: 16777217 is out of range"),
         "{e}"
     );
-    let text = SECTIONS_TEXT
-        .iter()
-        .map(|(_, b)| *b)
-        .collect::<String>()
-        .replace(
-            "[[machine.zone]]\nname = \"DMA32\"\nsize_mib = 64\n",
-            "[[machine.zone]]\nname = \"DMA32\"\nsize_mib = 4096\n\
-             [[machine.zone]]\nname = \"Normal\"\nsize_mib = 65536\n",
-        );
+    let text = big_machine(65536);
     let e = parse_scenario(&text, "b.toml").unwrap_err().to_string();
     assert!(
-        e.contains("machine.zone: the zones add up to 69632 MiB; allowed: at most 65536 MiB"),
+        e.contains(
+            "machine.zone: the zones add up to 69632 MiB, 17825792 page frames of 4 KiB; \
+             allowed: at most 16777216 frames (65536 MiB at unit_kib = 4; a larger unit_kib \
+             allows more)"
+        ),
         "{e}"
     );
     let ok = text.replace("size_mib = 65536", "size_mib = 61440");
     assert_eq!(
         parse_scenario(&ok, "b.toml").unwrap().machine.zones.len(),
         2
+    );
+}
+
+/// Zones DMA32 4 GiB and Normal `normal_mib`, at 4 KiB pages.
+fn big_machine(normal_mib: u64) -> String {
+    SECTIONS_TEXT
+        .iter()
+        .map(|(_, b)| *b)
+        .collect::<String>()
+        .replace(
+            "[[machine.zone]]\nname = \"DMA32\"\nsize_mib = 64\n",
+            &format!(
+                "[[machine.zone]]\nname = \"DMA32\"\nsize_mib = 4096\n\
+                 [[machine.zone]]\nname = \"Normal\"\nsize_mib = {normal_mib}\n"
+            ),
+        )
+}
+
+/// A coarse unit holds more memory in the same 16 Mi frames, and only
+/// what works at it: whole units of kernel memory and dd blocks, no
+/// per-page programs.
+#[test]
+fn a_coarse_unit_allows_more_memory_and_whole_units_only() {
+    let at_64 = |normal_mib: u64| {
+        big_machine(normal_mib).replace(
+            "[machine]\ncpus = 2\n",
+            "[machine]\ncpus = 2\nunit_kib = 64\n",
+        )
+    };
+    let sc = parse_scenario(&at_64(65536).replace("bs=4k", "bs=64k"), "u.toml").unwrap();
+    assert_eq!(sc.machine.unit_kib, 64);
+    assert_eq!(sc.machine.unit().base_pages(), 16);
+    let e = parse_scenario(&at_64(1 << 20).replace("bs=4k", "bs=64k"), "u.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("16842752 page frames of 64 KiB; allowed: at most 16777216 frames (1048576 MiB at unit_kib = 64"),
+        "{e}"
+    );
+    let e = parse_scenario(&at_64(65536), "u.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("task[0].command: dd bs=4096 is not a multiple of the 64 KiB unit; allowed at unit_kib = 64: dd with bs a multiple of 64 KiB"),
+        "{e}"
+    );
+    let fsmark = at_64(65536).replace(
+        "dd if=/dev/zero of=m/f bs=4k count=1",
+        "fs_mark -d /m/d -n 10 -s 65536 -S0 -k",
+    );
+    let e = parse_scenario(&fsmark, "u.toml").unwrap_err().to_string();
+    assert!(
+        e.contains("task[0].command: fs_mark at unit_kib = 64; allowed at unit_kib = 64"),
+        "{e}"
+    );
+    let text = at_64(65536)
+        .replace("bs=4k", "bs=64k")
+        .replace("[[task]]\n", "[[task]]\ntext_pages = 10\n")
+        .replace("size_mib = 4096\n", "size_mib = 4096\nkernel_kib = 32\n");
+    let e = parse_scenario(&text, "u.toml").unwrap_err().to_string();
+    assert!(
+        e.contains("task[0].text_pages: 10 pages of program text at unit_kib = 64"),
+        "{e}"
+    );
+    assert!(
+        e.contains("machine.zone[0].kernel_kib: 32 is not a multiple of unit_kib = 64"),
+        "{e}"
+    );
+    let e = parse_scenario(&with_key("machine", "unit_kib = 48"), "u.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(
+            "machine.unit_kib: 48 is not allowed; allowed: 4, 8, 16, 32, 64, 128, 256, 512, 1024"
+        ),
+        "{e}"
     );
 }
 

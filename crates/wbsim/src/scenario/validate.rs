@@ -6,7 +6,7 @@
 //! a file's problems are reported all at once.
 
 use super::error::Problem;
-use super::schema::MAX_MEMORY_MIB;
+use super::schema::MAX_FRAMES;
 use super::tree::{Node, Value};
 use super::{
     IrqDelivery, MachineConfig, NodeConfig, RunConfig, Scenario, ScenarioError, SysctlConfig,
@@ -65,7 +65,8 @@ fn build(cx: &Cx, root: &Node, name: String) -> Option<Scenario> {
     let swap = root.table(cx, "swap").and_then(|t| swap(cx, &t, &devices));
     let nr_nodes = machine.as_ref().map(|m| m.node_layout().len());
     let task_tables = root.array_of_tables(cx, "task");
-    let tasks = tasks(cx, &task_tables, &filesystems, all_fs, nr_nodes);
+    let unit_kib = machine.as_ref().map_or(4, |m| m.unit_kib);
+    let tasks = tasks(cx, &task_tables, &filesystems, all_fs, nr_nodes, unit_kib);
     let run = root
         .table(cx, "run")
         .map_or_else(RunConfig::default, |t| run(&t));
@@ -95,17 +96,39 @@ fn machine(cx: &Cx, t: &Table) -> MachineConfig {
         _ => IrqDelivery::FirstCpu,
     };
     let (zones, zone_tables, nodes, zones_ok) = machine_zones(cx, t);
+    let unit_kib = t.int_or_default("unit_kib") as u64;
     let mem_mib: u64 = zones.iter().map(|z| z.size_mib).sum();
     let total_mib = t.int("total_mib").map(|n| n as u64);
-    if zones_ok && !zones.is_empty() && total_mib.is_none() && mem_mib > MAX_MEMORY_MIB as u64 {
+    let frames = mem_mib * 1024 / unit_kib;
+    if zones_ok && !zones.is_empty() && t.ok("unit_kib") && frames > MAX_FRAMES {
         t.report(
             cx,
             "zone",
             format!(
-                "the zones add up to {mem_mib} MiB; allowed: at most {MAX_MEMORY_MIB} MiB \
-                 (64 GiB) of memory in all"
+                "the zones add up to {mem_mib} MiB, {frames} page frames of {unit_kib} KiB; \
+                 allowed: at most {MAX_FRAMES} frames ({} MiB at unit_kib = {unit_kib}; a \
+                 larger unit_kib allows more)",
+                MAX_FRAMES * unit_kib / 1024
             ),
         );
+    }
+    if t.ok("unit_kib") {
+        for (zt, z) in zone_tables.iter().zip(&zones) {
+            if zt.ok("kernel_kib")
+                && z.kernel_kib.is_multiple_of(4)
+                && !z.kernel_kib.is_multiple_of(unit_kib)
+            {
+                zt.report(
+                    cx,
+                    "kernel_kib",
+                    format!(
+                        "{} is not a multiple of unit_kib = {unit_kib}; allowed: whole pages \
+                         of the unit",
+                        z.kernel_kib
+                    ),
+                );
+            }
+        }
     }
     let min_free_kbytes = t.int("min_free_kbytes").map(|n| n as u64);
     let mem_kib = mem_mib * 1024;
@@ -173,6 +196,7 @@ fn machine(cx: &Cx, t: &Table) -> MachineConfig {
         irq_delivery,
         idle_wakeup_ns: t.int_or_default("idle_wakeup_us") as u64 * 1_000,
         boot_dirty_limit_pages: t.int("boot_dirty_limit_pages").map(|n| n as u64),
+        unit_kib,
     }
 }
 

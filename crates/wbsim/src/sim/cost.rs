@@ -109,6 +109,25 @@ pub const COST_NAMES: &[&str] = &[
 ];
 
 impl CostTable {
+    /// Charge each per-page cost once for every 4 KiB page of a simulated
+    /// page of `base_pages` of them (`[machine] unit_kib`): a coarse unit
+    /// stands for that many pages of a 4 KiB kernel, and does their work.
+    /// Per-call and per-request costs stay as they are; copying is charged
+    /// by the byte already.
+    pub fn scale_per_page(&mut self, base_pages: u64) {
+        for ns in [
+            &mut self.page_alloc_ns,
+            &mut self.page_free_ns,
+            &mut self.page_cache_add_ns,
+            &mut self.scan_page_ns,
+            &mut self.lru_skip_page_ns,
+            &mut self.writeback_page_ns,
+            &mut self.page_fault_ns,
+        ] {
+            *ns *= base_pages;
+        }
+    }
+
     /// The cost named `name` (one of [`COST_NAMES`]).
     pub fn field_mut(&mut self, name: &str) -> Option<&mut Ns> {
         Some(match name {
@@ -150,5 +169,18 @@ mod tests {
         }
         assert_eq!(json.as_object().unwrap().len(), COST_NAMES.len());
         assert!(c.field_mut("nope").is_none());
+    }
+
+    #[test]
+    fn a_coarse_unit_pays_per_page_costs_for_each_4_kib_page() {
+        let mut c = CostTable::default();
+        c.scale_per_page(16);
+        let base = CostTable::default();
+        assert_eq!(c.page_alloc_ns, 16 * base.page_alloc_ns);
+        assert_eq!(c.writeback_page_ns, 16 * base.writeback_page_ns);
+        assert_eq!(c.scan_page_ns, 16 * base.scan_page_ns);
+        assert_eq!(c.syscall_ns, base.syscall_ns);
+        assert_eq!(c.request_submit_ns, base.request_submit_ns);
+        assert_eq!(c.copy_per_kib_ns, base.copy_per_kib_ns);
     }
 }

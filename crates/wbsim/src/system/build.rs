@@ -13,7 +13,7 @@ use crate::fs::FsHost;
 use crate::fs::{FsInstance, SECTORS_PER_GIB};
 use crate::kernel::KernelProfile;
 use crate::mm::inode::{Inode, MappingKind};
-use crate::mm::page::{list_add_tail, Frames, Holder, Page, NIL, PAGES_PER_MIB};
+use crate::mm::page::{list_add_tail, Frames, Holder, Page, NIL};
 use crate::mm::swap::{AnonRegion, SwapArea, NO_SLOT};
 use crate::mm::zone::{
     default_min_free_kbytes, setup_lowmem_reserve_nodes, setup_watermarks, Zone,
@@ -73,6 +73,7 @@ fn fs_of(sc: &Scenario, path: &str) -> usize {
 
 pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System {
     let ncpus = sc.machine.cpus as usize;
+    let unit = sc.machine.unit();
 
     // Nodes, zones and page frames, all free at boot.
     let layout: Vec<(usize, usize)> = sc
@@ -86,7 +87,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
     let mut zones = Vec::new();
     let mut start = 0u32;
     for (zi, zc) in sc.machine.zones.iter().enumerate() {
-        let pages = zc.size_mib * PAGES_PER_MIB;
+        let pages = unit.pages_of_mib(zc.size_mib);
         let (name, suffix) = match zc.kind {
             ZoneKind::Dma => ("DMA", "dma"),
             ZoneKind::Dma32 => ("DMA32", "dma32"),
@@ -95,18 +96,18 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         let mut zone = Zone::new(name, suffix, start, pages);
         zone.node = zone_node[zi];
         if let Some(mib) = zc.managed_mib {
-            zone.managed_pages = mib * PAGES_PER_MIB;
+            zone.managed_pages = unit.pages_of_mib(mib);
         }
         zones.push(zone);
         start += pages as u32;
     }
     let total_pages = start as u64;
-    let min_free_kbytes = sc
-        .machine
-        .min_free_kbytes
-        .unwrap_or_else(|| default_min_free_kbytes(zones.iter().map(|z| z.managed_pages).sum()));
+    let min_free_kbytes = sc.machine.min_free_kbytes.unwrap_or_else(|| {
+        let managed: u64 = zones.iter().map(|z| z.managed_pages).sum();
+        default_min_free_kbytes(managed * unit.base_pages())
+    });
     let scale = crate::mm::zone::watermark_scale(profile, &sc.sysctl);
-    setup_watermarks(&mut zones, min_free_kbytes, scale);
+    setup_watermarks(&mut zones, min_free_kbytes, unit.kib(), scale);
     let ratios: Vec<u64> = sc
         .machine
         .zones
@@ -117,7 +118,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
     setup_lowmem_reserve_nodes(&mut zones, &node_zones, &ratios);
     crate::mm::zone::setup_reserve_pages(&mut zones);
     for z in zones.iter_mut() {
-        (z.pcp_high, z.pcp_batch) = crate::mm::pcp::pageset_limits(z.managed_pages);
+        (z.pcp_high, z.pcp_batch) = crate::mm::pcp::pageset_limits(z.managed_pages, unit);
         z.pcp = vec![Default::default(); ncpus];
         z.free_counter = crate::mm::free_counter::FreePagesCounter::for_zone(z, ncpus, profile);
     }
@@ -144,7 +145,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
 
     // Pages the kernel holds from boot (`kernel_mib` of each zone).
     for (zi, zc) in sc.machine.zones.iter().enumerate() {
-        for _ in 0..zc.kernel_pages() {
+        for _ in 0..zc.kernel_pages(unit) {
             let pfn = zones[zi].free.head;
             crate::mm::page::list_del(&mut pages, &mut zones[zi].free, pfn);
             pages[pfn as usize].holder = Holder::Kernel;
@@ -153,7 +154,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
     let hz = sc.machine.hz as u64;
     let dirtyable_at_boot = total_pages + 1;
     let dirty_total = if sc.sysctl.dirty_bytes > 0 {
-        sc.sysctl.dirty_bytes / 4096
+        sc.sysctl.dirty_bytes / unit.bytes()
     } else {
         sc.sysctl.dirty_ratio as u64 * dirtyable_at_boot / 100
     };
@@ -167,6 +168,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                 for (name, ns) in &sc.cpu_cost {
                     *c.field_mut(name).expect("validated cost name") = *ns;
                 }
+                c.scale_per_page(unit.base_pages());
                 c
             },
             profile: profile.clone(),
@@ -187,6 +189,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             zones,
             nodes,
             crate::reclaim::node::lru_rules(profile),
+            unit,
         ),
         block: BlockLayer::new(),
         wb: Writeback::new(profile, dirty_total, ncpus),
@@ -235,6 +238,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         queue.set_hw_queues(dc.hw_queues);
         sys.block.add_device(device, queue, raid);
         let mut bdi = Bdi::new(&dc.name, Some(d));
+        bdi.bandwidth = crate::writeback::ioless::BdiBandwidth::new(unit.shift(), 0);
         bdi.registered_before_start_ns = dc.registered_before_start_ms * crate::sim::NS_PER_MS;
         sys.wb.add_bdi(bdi);
         let id = sys.mm.nr_inodes() as u32;
@@ -256,8 +260,11 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         let base = cap - sw.size_mib * 2048;
         sys.mm
             .add_inode(Inode::new(id, 0, dev, MappingKind::Swap, base));
-        sys.mm
-            .set_swap(SwapArea::new(dev, id, (sw.size_mib * PAGES_PER_MIB) as u32));
+        sys.mm.set_swap(SwapArea::new(
+            dev,
+            id,
+            unit.pages_of_mib(sw.size_mib) as u32,
+        ));
     }
 
     // Filesystems, with placement of data, metadata and logs.
@@ -270,6 +277,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         let cap = sys.block().device(dev).capacity_sectors;
         let bdi = if fc.fs_type == FsType::FuseNtfs {
             let mut b = Bdi::new("fuse", None);
+            b.bandwidth = crate::writeback::ioless::BdiBandwidth::new(unit.shift(), 0);
             b.max_ratio = 1; // fuse_bdi_init
             sys.wb.add_bdi(b)
         } else {
@@ -325,7 +333,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             ag_data_cursor: (0..ag_count).map(|a| data_start + a * ag_sectors).collect(),
             metadata: md,
             fuse_daemon: None,
-            capacity_blocks: (cap - swap_sectors_on(sc, dev)) / crate::block::SECTORS_PER_PAGE,
+            capacity_blocks: (cap - swap_sectors_on(sc, dev)) / unit.sectors(),
             used_blocks: 0,
         });
         if fc.fs_type == FsType::Btrfs {
@@ -383,7 +391,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                 let bdi = sys.mm.swap().map_or(0, |s| s.device);
                 sys.mm
                     .add_inode(Inode::new(id, 0, bdi, MappingKind::Anon, 0));
-                let pages = (mt.size_bytes / 4096) as usize;
+                let pages = (mt.size_bytes / unit.bytes()) as usize;
                 let region = sys.mm.add_anon_region(AnonRegion {
                     inode: id,
                     swap_pte: vec![NO_SLOT; pages],
@@ -547,6 +555,10 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         sys.fs.attach_daemon(tid, st);
         sys.fs.attach_ioend_worker(f, tid);
     }
-    sys.writeback_set_ratelimit(sc.machine.boot_dirty_limit_pages);
+    sys.writeback_set_ratelimit(
+        sc.machine
+            .boot_dirty_limit_pages
+            .map(|n| unit.pages_of_base_pages(n)),
+    );
     sys
 }

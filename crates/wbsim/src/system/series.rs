@@ -84,6 +84,36 @@ pub struct Series {
 }
 
 impl Series {
+    /// Page counts in 4 KiB pages, for a run at a unit of `base_pages` of
+    /// them ([`crate::mm::unit`]); shares and times as they are.
+    pub fn to_base_pages(&mut self, base_pages: u64) {
+        for sample in self.samples.iter_mut() {
+            for z in sample.zones.iter_mut() {
+                for v in [
+                    &mut z.free_pages,
+                    &mut z.inactive_file_pages,
+                    &mut z.active_file_pages,
+                    &mut z.dirty_pages,
+                    &mut z.writeback_pages,
+                    &mut z.dirty_limit_pages,
+                    &mut z.slab_reclaimable_pages,
+                ] {
+                    *v *= base_pages;
+                }
+            }
+            for b in sample.bdis.iter_mut() {
+                for v in [
+                    &mut b.thresh_pages,
+                    &mut b.reclaimable_pages,
+                    &mut b.writeback_pages,
+                    &mut b.written_pages,
+                ] {
+                    *v *= base_pages;
+                }
+            }
+        }
+    }
+
     /// This series as a 4.8+ kernel's zoneinfo would show it: in each
     /// sample, the zones' dirty and writeback pages summed onto the zone
     /// with the most file pages (inactive and active; the highest such

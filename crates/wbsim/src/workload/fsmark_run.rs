@@ -260,9 +260,10 @@ pub trait FsMarkRunner: WorkloadHost {
     /// A new empty regular file on filesystem `fs`, its data placed after
     /// the previous file's (`size_bytes` reserved).
     fn create_file(&mut self, fs: usize, size_bytes: u64) -> u32 {
+        let unit = self.mm().unit();
         let f = self.fs_mut().get_mut(fs);
         let base = f.data_cursor_sector;
-        f.data_cursor_sector += size_bytes.div_ceil(4096) * 8;
+        f.data_cursor_sector += unit.pages_of_bytes(size_bytes) * unit.sectors();
         self.new_file_inode(fs, base)
     }
 

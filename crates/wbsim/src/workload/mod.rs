@@ -166,8 +166,10 @@ pub trait Writer: WorkloadHost {
         }
         let w = self.writer_state(tid);
         let (ino, pos, call_left, daemon) = (w.inode, w.pos_bytes, w.call_left, w.fuse_daemon);
-        let idx = (pos / 4096) as u32;
-        let bytes = (4096 - pos % 4096).min(call_left);
+        let unit = self.mm().unit();
+        let (idx, offset) = unit.page_and_offset(pos);
+        let idx = idx as u32;
+        let bytes = (unit.bytes() - offset).min(call_left);
         let dirty = daemon.is_none();
         if dirty && !self.write_reserve_or_retry(tid, ino, idx) {
             return self.write_enospc(tid);

@@ -144,7 +144,8 @@ pub fn prepare_page_write<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn) {
 /// The second half: the page's part of the bio goes to the block layer.
 pub fn submit_prepared_page<H: WritebackHost + ?Sized>(sys: &mut H, tid: u32, pfn: Pfn) {
     if sys.submit_page_bio(tid, pfn, false) {
-        sys.mm_mut().vmstat_mut().inc(Ev::PgpgOut, 4);
+        let kib = sys.mm().unit().kib();
+        sys.mm_mut().vmstat_mut().inc(Ev::PgpgOut, kib);
     }
 }
 

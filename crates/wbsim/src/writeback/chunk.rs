@@ -21,8 +21,6 @@ use crate::kernel::{KernelProfile, WritebackChunk};
 use crate::sim::Ns;
 use crate::writeback::WritebackHost;
 
-const PAGE_SHIFT: u32 = 12;
-
 /// The pass structure of a kernel profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChunkScheme {
@@ -62,7 +60,8 @@ pub trait WritebackChunks: WritebackHost {
     fn write_chunk(&self, bdi: usize, work_nr_pages: i64) -> i64 {
         let bw = self.wb().bdis[bdi].bandwidth.avg_write_bandwidth_pps;
         let limit = self.wb().global_dirty_limit.dirty_limit_pages;
-        let pages = writeback_chunk_size(bw, limit, work_nr_pages.max(0) as u64, PAGE_SHIFT);
+        let page_shift = self.mm().unit().shift();
+        let pages = writeback_chunk_size(bw, limit, work_nr_pages.max(0) as u64, page_shift);
         pages.min(i64::MAX as u64) as i64
     }
 

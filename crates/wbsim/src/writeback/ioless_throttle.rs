@@ -18,14 +18,12 @@ use crate::sim::Ns;
 use crate::writeback::limits::Limits;
 use crate::writeback::WritebackHost;
 
-const PAGE_SHIFT: u32 = 12;
-
 /// The pages a task may dirty before its next check: its
-/// `nr_dirtied_pause`, or 32 pages (128 KiB) for a task that has not been
-/// checked yet (0 here).
-fn allowance(nr_dirtied_pause: u64) -> u64 {
+/// `nr_dirtied_pause`, or 128 KiB of pages (32 of 4 KiB) for a task that
+/// has not been checked yet (0 here).
+fn allowance(nr_dirtied_pause: u64, page_shift: u32) -> u64 {
     match nr_dirtied_pause {
-        0 => 128 >> (PAGE_SHIFT - 10),
+        0 => 128 >> (page_shift - 10),
         n => n,
     }
 }
@@ -43,15 +41,16 @@ pub trait IoLessThrottle: WritebackHost {
     /// set.
     fn balance_dirty_pages_ratelimited_ioless(&mut self, tid: u32, bdi: usize, nr: u64) {
         let cpu = self.task(tid).cpu;
+        let page_shift = self.mm().unit().shift();
         let wb = self.wb_mut();
         let ratelimit_pages = wb.ratelimit_pages;
         let exceeded = wb.bdis[bdi].dirty_exceeded;
         let st = &mut wb.task_bdp[tid as usize];
         st.nr_dirtied += nr;
         wb.bdp_ratelimits[cpu] += nr;
-        let mut ratelimit = allowance(st.nr_dirtied_pause);
+        let mut ratelimit = allowance(st.nr_dirtied_pause, page_shift);
         if exceeded {
-            ratelimit = ratelimit.min(32 >> (PAGE_SHIFT - 10));
+            ratelimit = ratelimit.min(32 >> (page_shift - 10));
         }
         if st.nr_dirtied >= ratelimit {
             wb.bdp_ratelimits[cpu] = 0;
@@ -88,12 +87,13 @@ pub trait IoLessThrottle: WritebackHost {
         let thresh = boot_limit_pages.unwrap_or_else(|| self.global_dirty_limits().thresh);
         let ncpus = self.core().nr_cpus() as u64;
         let total_pages = self.mm().pages().len() as u64;
+        let page_bytes = self.mm().unit().bytes();
         let wb = self.wb_mut();
         wb.global_dirty_limit = GlobalDirtyLimit::new(thresh);
         wb.ratelimit_pages = match wb.throttle {
             super::throttle::ThrottleScheme::IoLess { .. } => (thresh / (ncpus * 32)).max(16),
             super::throttle::ThrottleScheme::WriterWriteback { .. } => {
-                super::writer_throttle::ratelimit_pages(total_pages, ncpus)
+                super::writer_throttle::ratelimit_pages(total_pages, ncpus, page_bytes)
             }
         };
     }
@@ -194,7 +194,7 @@ pub trait IoLessThrottle: WritebackHost {
         let max_pause = max_pause_jiffies(hz, bw.avg_write_bandwidth_pps, bdi_dirty);
         let (min_pause_j, pause_next) = min_pause(
             hz,
-            PAGE_SHIFT,
+            self.mm().unit().shift(),
             bw.avg_write_bandwidth_pps,
             bw.dirty_ratelimit_pps,
             task_rl,
@@ -296,13 +296,14 @@ pub trait IoLessThrottle: WritebackHost {
         // that rounds to 0 is not slept and counts as 1 jiffy below.
         let leaving = pause == 0 || task_rl > 0 || snap.bdi_dirty_pages <= 1;
         if leaving {
+            let page_shift = self.mm().unit().shift();
             let st = &mut self.wb_mut().task_bdp[tid as usize];
             st.nr_dirtied_pause = first::next_nr_dirtied_pause(
                 hz,
                 pause.max(1),
                 max_pause,
                 st.nr_dirtied,
-                allowance(st.nr_dirtied_pause),
+                allowance(st.nr_dirtied_pause, page_shift),
                 bw.dirty_ratelimit_pps,
             );
             st.nr_dirtied = 0;
@@ -403,7 +404,7 @@ mod tests {
         let (mut sys, _) = usb_stick_files("3.0-vanilla", "xfs", &["a"]);
         let ncpus = sys.core().nr_cpus() as u64;
         let frames = sys.mm().pages().len() as u64;
-        let expected = crate::writeback::writer_throttle::ratelimit_pages(frames, ncpus);
+        let expected = crate::writeback::writer_throttle::ratelimit_pages(frames, ncpus, 4096);
         assert_eq!(sys.wb().ratelimit_pages, expected);
         sys.writeback_set_ratelimit(Some(100));
         assert_eq!(sys.wb().ratelimit_pages, expected);

@@ -113,7 +113,7 @@ pub trait Limits: WritebackHost {
     fn dirty_limit_of(&self, memory_pages: u64) -> u64 {
         if self.sysctl().dirty_bytes > 0 {
             let global = self.dirtyable_memory();
-            let bytes_pages = self.sysctl().dirty_bytes.div_ceil(4096);
+            let bytes_pages = self.sysctl().dirty_bytes.div_ceil(self.mm().unit().bytes());
             (bytes_pages as u128 * memory_pages as u128 / global as u128) as u64
         } else {
             self.sysctl().dirty_ratio as u64 * memory_pages / 100
@@ -121,7 +121,11 @@ pub trait Limits: WritebackHost {
     }
 
     fn global_dirty_limits(&self) -> DirtyLimits {
-        dirty_limits(self.dirtyable_memory(), self.sysctl(), 4096)
+        dirty_limits(
+            self.dirtyable_memory(),
+            self.sysctl(),
+            self.mm().unit().bytes(),
+        )
     }
 
     /// `bdi_writeout_fraction`: the device's share of recent writeback

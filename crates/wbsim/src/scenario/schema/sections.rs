@@ -2,7 +2,7 @@
 
 use super::device_keys::DEVICE_KEYS;
 use super::{
-    Default, IntRule, Key, Kind, NamedKeys, Section, Type, MAX_MEMORY_MIB, MAX_TIME_LIMIT_S,
+    Default, IntRule, Key, Kind, NamedKeys, Section, Type, MAX_COARSE_MEMORY_MIB, MAX_TIME_LIMIT_S,
 };
 
 pub(super) const fn int(min: i64, max: i64) -> Type {
@@ -115,12 +115,33 @@ pub static SECTIONS: &[Section] = &[
                 )
             },
             Key {
+                doc: "The size of the simulated page. 4 is page granularity. A coarser unit \
+                      is a kernel whose PAGE_SIZE is the unit: each frame, LRU entry and \
+                      page-cache entry stands for unit_kib / 4 pages of 4 KiB, so a machine \
+                      of terabytes fits the 16 Mi frames. What the kernel sizes in bytes \
+                      (dirty_bytes, min_free_kbytes, max_request_kib) keeps its size; what \
+                      it counts in pages (SWAP_CLUSTER_MAX, the pagevec) stays that many \
+                      frames. Per-page CPU costs are charged for each 4 KiB page of a \
+                      frame, and reports still count 4 KiB pages. Every size a workload \
+                      writes or touches (dd's bs, memtouch's sizes) must be a multiple of \
+                      the unit; fs_mark, iozone, mapwrite, FUSE filesystems and --trace \
+                      need page granularity.",
+                example: "unit_kib = 64",
+                ..key(
+                    "unit_kib",
+                    Type::IntOf(&[4, 8, 16, 32, 64, 128, 256, 512, 1024]),
+                    "KiB",
+                    Default::Int(4),
+                )
+            },
+            Key {
                 doc: "Total memory; when given, the zone sizes must add up exactly to it. \
-                      Memory is bounded to 64 GiB (16 Mi page frames).",
+                      Memory is bounded to 16 Mi page frames: 64 GiB of 4 KiB pages, more \
+                      at a coarser unit_kib.",
                 example: "total_mib = 3765",
                 ..key(
                     "total_mib",
-                    int(1, MAX_MEMORY_MIB),
+                    int(1, MAX_COARSE_MEMORY_MIB),
                     "MiB",
                     Default::Absent("the sum of the zones, unchecked"),
                 )
@@ -133,7 +154,8 @@ pub static SECTIONS: &[Section] = &[
         kind: Kind::ArrayOfTables,
         required: false,
         doc: "Memory zones of a one-node machine, in ascending order DMA, DMA32, Normal, \
-              each at most once; together at most 64 GiB. Required unless the machine has \
+              each at most once; together at most 16 Mi page frames (64 GiB at 4 KiB \
+              pages). Required unless the machine has \
               [[machine.node]] tables instead.",
         keys: ZONE_KEYS,
         named: None,
@@ -164,7 +186,7 @@ pub static SECTIONS: &[Section] = &[
         kind: Kind::ArrayOfTables,
         required: true,
         doc: "The node's memory zones, in ascending order, each at most once; all \
-              nodes together at most 64 GiB.",
+              nodes together at most 16 Mi page frames (64 GiB at 4 KiB pages).",
         keys: ZONE_KEYS,
         named: None,
     },
@@ -435,7 +457,12 @@ const ZONE_KEYS: &[Key] = &[
     Key {
         doc: "Size of the zone.",
         example: "size_mib = 3246",
-        ..key("size_mib", int(1, MAX_MEMORY_MIB), "MiB", Default::Required)
+        ..key(
+            "size_mib",
+            int(1, MAX_COARSE_MEMORY_MIB),
+            "MiB",
+            Default::Required,
+        )
     },
     Key {
         doc: "Part of the zone the kernel holds for the whole run (slab, page \
@@ -444,7 +471,7 @@ const ZONE_KEYS: &[Key] = &[
         example: "kernel_mib = 120",
         ..key(
             "kernel_mib",
-            int(0, MAX_MEMORY_MIB - 1),
+            int(0, MAX_COARSE_MEMORY_MIB - 1),
             "MiB",
             Default::Int(0),
         )
@@ -467,7 +494,7 @@ const ZONE_KEYS: &[Key] = &[
         example: "managed_mib = 192",
         ..key(
             "managed_mib",
-            int(1, MAX_MEMORY_MIB),
+            int(1, MAX_COARSE_MEMORY_MIB),
             "MiB",
             Default::Absent("size_mib (the zone's present pages, as 3.0 - 3.7 size them)"),
         )

@@ -65,6 +65,7 @@ pub(super) fn tasks(
     filesystems: &[FsConfig],
     all_fs: bool,
     nr_nodes: Option<usize>,
+    unit_kib: u64,
 ) -> Vec<TaskConfig> {
     let mut names: Vec<String> = Vec::new();
     let mut out = Vec::new();
@@ -105,7 +106,17 @@ pub(super) fn tasks(
                 t.report(cx, "node", format!("no node {n}; allowed: {allowed}"));
             }
         }
-        if let Some((program, command)) = program(cx, t, filesystems, all_fs) {
+        if unit_kib > 4 && text_pages > 0 {
+            t.report(
+                cx,
+                "text_pages",
+                format!(
+                    "{text_pages} pages of program text at unit_kib = {unit_kib}; allowed: 0 \
+                     (program text needs page granularity, unit_kib = 4)"
+                ),
+            );
+        }
+        if let Some((program, command)) = program(cx, t, filesystems, all_fs, unit_kib) {
             let text_file = t
                 .str("text_file")
                 .map_or_else(|| program_name(&command), |(f, _)| f.to_string());
@@ -129,6 +140,7 @@ fn program(
     t: &Table,
     filesystems: &[FsConfig],
     all_fs: bool,
+    unit_kib: u64,
 ) -> Option<(Program, String)> {
     let (command, f) = t.str("command")?;
     let bad = |message: String| cx.report(f.span, &f.key, message);
@@ -173,6 +185,12 @@ fn program(
             return None;
         }
     };
+    if unit_kib > 4 {
+        if let Err(message) = coarse_unit_allows(&program, filesystems, unit_kib) {
+            bad(message);
+            return None;
+        }
+    }
     let mut ok = true;
     for (what, path) in files {
         let on_fs = filesystems.iter().any(|fs| {
@@ -195,4 +213,46 @@ fn program(
         }
     }
     ok.then(|| (program, command.to_string()))
+}
+
+/// At a unit coarser than 4 KiB ([`crate::mm::unit`]), a task may run
+/// `dd` writing whole units (its `bs` a multiple of the unit) to a block
+/// filesystem, or `sync`. The other programs work page by page (4 KiB
+/// files, records and touches, FUSE's 4 KiB WRITE requests) and need page
+/// granularity.
+fn coarse_unit_allows(
+    program: &Program,
+    filesystems: &[FsConfig],
+    unit_kib: u64,
+) -> Result<(), String> {
+    let allowed = format!(
+        "allowed at unit_kib = {unit_kib}: dd with bs a multiple of {unit_kib} KiB to an \
+         xfs, ext4 or btrfs file, and sync; the other programs need unit_kib = 4"
+    );
+    match program {
+        Program::Dd(dd) => {
+            let unit_bytes = unit_kib * 1024;
+            if !dd.bs_bytes.is_multiple_of(unit_bytes) {
+                return Err(format!(
+                    "dd bs={} is not a multiple of the {unit_kib} KiB unit; {allowed}",
+                    dd.bs_bytes
+                ));
+            }
+            let fuse = filesystems.iter().any(|fs| {
+                fs.fs_type == crate::fs::FsType::FuseNtfs
+                    && dd.output.starts_with(&format!("{}/", fs.mount))
+            });
+            if fuse {
+                return Err(format!(
+                    "dd writes to a FUSE filesystem, whose requests are 4 KiB pages; {allowed}"
+                ));
+            }
+            Ok(())
+        }
+        Program::Sync(_) => Ok(()),
+        Program::FsMark(_) => Err(format!("fs_mark at unit_kib = {unit_kib}; {allowed}")),
+        Program::MemTouch(_) => Err(format!("memtouch at unit_kib = {unit_kib}; {allowed}")),
+        Program::MapWrite(_) => Err(format!("mapwrite at unit_kib = {unit_kib}; {allowed}")),
+        Program::Iozone(_) => Err(format!("iozone at unit_kib = {unit_kib}; {allowed}")),
+    }
 }
