@@ -171,7 +171,7 @@ pub trait MetadataWrites: FsHost {
     fn ext4_mballoc_touch(&mut self, tid: u32, fs: usize, ino: u32, index: u32) {
         const GROUP_PAGES: u64 = 32768;
         const FLEX_GROUPS: u64 = 16;
-        if index as i64 % crate::writeback::pass::MAX_WRITEBACK_PAGES != 0 {
+        if index as i64 % self.max_writeback_pages() != 0 {
             return;
         }
         let page = self.mm().inode(ino).base_sector / self.mm().unit().sectors() + index as u64;

@@ -257,15 +257,16 @@ pub fn writepages_delalloc<H: FsHost + ?Sized>(
     index: u32,
     nr_to_write: i64,
 ) -> Option<i64> {
-    /// BTRFS_MAX_EXTENT_SIZE (128 MiB) in pages.
-    const MAX_EXTENT_PAGES: u32 = 32768;
+    /// BTRFS_MAX_EXTENT_SIZE (128 MiB) in 4 KiB pages.
+    const MAX_EXTENT_PAGES: u64 = 32768;
+    let max_extent_pages = sys.mm().unit().from_base_pages(MAX_EXTENT_PAGES) as u32;
     let thresh = sys.profile().btrfs_delalloc_write_pages as i64;
     let fs = sys.mm().inode(ino).fs();
     if thresh == 0 || sys.fs().filesystems[fs].fs_type != FsType::Btrfs {
         return None;
     }
     let mut range = 0u32;
-    while range < MAX_EXTENT_PAGES {
+    while range < max_extent_pages {
         let pfn = sys.mm().inode(ino).page(index.wrapping_add(range));
         if pfn == crate::mm::page::NIL {
             break;
@@ -342,7 +343,9 @@ pub fn fs_writepage_writeback<H: FsHost + ?Sized>(
         sys.fs_data_written(tid, fs, p.inode, p.index, fs_type);
         if caller == WritebackCaller::Writeback {
             let ioend_pages = sys.ioend_add_page(tid, fs, p.inode, p.index, pfn);
-            sys.task_mut(tid).no_preempt = ioend::in_partial_ext4_bio(fs_type, ioend_pages);
+            let bio_pages = sys.mm().unit().from_base_pages(ioend::BIO_MAX_PAGES.into());
+            sys.task_mut(tid).no_preempt =
+                ioend::in_partial_ext4_bio(fs_type, ioend_pages, bio_pages as u32);
         }
     }
     true

@@ -98,26 +98,61 @@ pub struct Buddy {
     pub nr_free: u64,
     /// Each pageblock's type, from the block holding `start_pfn`.
     block_type: Vec<u8>,
+    /// The geometry in pages of the machine's unit: `pageblock_order`,
+    /// the orders buddies merge up to (below `max_order`), and
+    /// [`FIRST_PFN`] ([`Buddy::at_unit`]).
+    pageblock_order: usize,
+    max_order: usize,
+    first_pfn: Pfn,
 }
 
 impl Buddy {
     /// Empty lists for the zone's pfns `start..end`, every pageblock
     /// MOVABLE (`memmap_init_range`).
+    #[cfg(test)]
     pub fn new(start_pfn: Pfn, end_pfn: Pfn) -> Buddy {
-        let (first, end) = ((start_pfn + FIRST_PFN) as u64, (end_pfn + FIRST_PFN) as u64);
-        let blocks = ((end + PAGEBLOCK_PAGES - 1) >> PAGEBLOCK_ORDER) - (first >> PAGEBLOCK_ORDER);
+        Buddy::at_unit(start_pfn, end_pfn, super::unit::PageUnit::BASE)
+    }
+
+    /// As [`Buddy::new`], for pages of `unit`: a pageblock, the largest
+    /// buddy and the reserved first MiB keep their 4 KiB kernel's bytes
+    /// (2 MiB, 4 MiB, 1 MiB; [`crate::mm::unit`]), in fewer, larger pages.
+    pub fn at_unit(start_pfn: Pfn, end_pfn: Pfn, unit: super::unit::PageUnit) -> Buddy {
+        let coarser = (unit.shift() - super::unit::BASE_PAGE_SHIFT) as usize;
+        let pageblock_order = PAGEBLOCK_ORDER - coarser;
+        let first_pfn = FIRST_PFN >> coarser;
+        let (first, end) = ((start_pfn + first_pfn) as u64, (end_pfn + first_pfn) as u64);
+        let blocks = (end.div_ceil(1 << pageblock_order)) - (first >> pageblock_order);
         Buddy {
             start_pfn,
             end_pfn,
             free_area: Default::default(),
             nr_free: 0,
             block_type: vec![MIGRATE_MOVABLE as u8; blocks as usize],
+            pageblock_order,
+            max_order: MAX_ORDER - coarser,
+            first_pfn,
         }
     }
 
+    /// `pageblock_nr_pages`.
+    pub fn pageblock_pages(&self) -> u64 {
+        1 << self.pageblock_order
+    }
+
+    /// `pageblock_order`.
+    pub fn pageblock_order(&self) -> usize {
+        self.pageblock_order
+    }
+
+    /// The physical pfn of the model's frame 0 ([`FIRST_PFN`]).
+    pub fn first_pfn(&self) -> Pfn {
+        self.first_pfn
+    }
+
     fn block_index(&self, pfn: Pfn) -> usize {
-        (((pfn + FIRST_PFN) >> PAGEBLOCK_ORDER) - ((self.start_pfn + FIRST_PFN) >> PAGEBLOCK_ORDER))
-            as usize
+        let o = self.pageblock_order;
+        (((pfn + self.first_pfn) >> o) - ((self.start_pfn + self.first_pfn) >> o)) as usize
     }
 
     /// `get_pageblock_migratetype`.
@@ -193,8 +228,8 @@ impl Buddy {
     fn free_one(&mut self, pages: &mut Frames, pfn: Pfn, mt: usize, to_tail: bool) {
         let (mut pfn, mut order) = (pfn, 0);
         pages[pfn as usize].holder = Holder::Free;
-        while order < MAX_ORDER - 1 {
-            let buddy = ((pfn + FIRST_PFN) ^ (1 << order)) - FIRST_PFN;
+        while order < self.max_order - 1 {
+            let buddy = ((pfn + self.first_pfn) ^ (1 << order)) - self.first_pfn;
             if !self.is_buddy(pages, buddy, order) {
                 break;
             }
@@ -251,13 +286,13 @@ impl Buddy {
             }
         }
         let (mut order, mut from) = pick?;
-        if !can_steal_fallback(order, start) && start == MIGRATE_MOVABLE && order > 0 {
+        if !self.can_steal_fallback(order, start) && start == MIGRATE_MOVABLE && order > 0 {
             // find_smallest
             (order, from) = (0..MAX_ORDER)
                 .find_map(|o| self.suitable_fallback(o, start).map(|f| (o, f)))
                 .expect("a buddy of that type exists");
         }
-        let whole_block = can_steal_fallback(order, start);
+        let whole_block = self.can_steal_fallback(order, start);
         let pfn = self.free_area[order][from].head;
         let fragmenting = self.steal_suitable_fallback(pages, pfn, order, start, whole_block);
         Some(Fallback {
@@ -284,10 +319,11 @@ impl Buddy {
         whole_block: bool,
     ) -> bool {
         let old_type = self.block_type(pfn);
-        if order >= PAGEBLOCK_ORDER {
+        let block_order = self.pageblock_order;
+        if order >= block_order {
             // change_pageblock_range
-            for b in 0..1u32 << (order - PAGEBLOCK_ORDER) {
-                self.set_block_type(pfn + (b << PAGEBLOCK_ORDER), start);
+            for b in 0..1u32 << (order - block_order) {
+                self.set_block_type(pfn + (b << block_order), start);
             }
             self.move_buddy(pages, pfn, order, start);
             return false;
@@ -298,11 +334,11 @@ impl Buddy {
                 let alike = if start == MIGRATE_MOVABLE {
                     movable
                 } else if old_type == MIGRATE_MOVABLE {
-                    PAGEBLOCK_PAGES - free - movable
+                    self.pageblock_pages() - free - movable
                 } else {
                     0
                 };
-                if free + alike >= PAGEBLOCK_PAGES / 2 {
+                if free + alike >= self.pageblock_pages() / 2 {
                     self.set_block_type(pfn, start);
                 }
                 return true;
@@ -310,6 +346,15 @@ impl Buddy {
         }
         self.move_buddy(pages, pfn, order, start);
         true
+    }
+
+    /// `can_steal_fallback`: whether an allocation of type `start` falling
+    /// back on a buddy of `order` may take the whole pageblock.
+    fn can_steal_fallback(&self, order: usize, start: usize) -> bool {
+        order >= self.pageblock_order
+            || order >= self.pageblock_order / 2
+            || start == MIGRATE_RECLAIMABLE
+            || start == MIGRATE_UNMOVABLE
     }
 
     fn move_buddy(&mut self, pages: &mut Frames, pfn: Pfn, order: usize, mt: usize) {
@@ -321,10 +366,11 @@ impl Buddy {
     /// the zone) to `mt`'s lists. Returns the pages moved and the block's
     /// pages in use that are movable (on an LRU list).
     fn move_freepages_block(&mut self, pages: &mut Frames, pfn: Pfn, mt: usize) -> (u64, u64) {
-        let phys = pfn + FIRST_PFN;
-        let block_start = (phys & !(PAGEBLOCK_PAGES as u32 - 1)).saturating_sub(FIRST_PFN);
+        let phys = pfn + self.first_pfn;
+        let mask = self.pageblock_pages() as u32 - 1;
+        let block_start = (phys & !mask).saturating_sub(self.first_pfn);
         let start = block_start.max(self.start_pfn);
-        let end = ((phys | (PAGEBLOCK_PAGES as u32 - 1)) + 1 - FIRST_PFN).min(self.end_pfn);
+        let end = ((phys | mask) + 1 - self.first_pfn).min(self.end_pfn);
         let (mut moved, mut movable) = (0, 0);
         let mut p = start;
         while p < end {
@@ -357,7 +403,7 @@ impl Memory {
         for zone in &mut self.zones {
             let start = zone.start_pfn;
             let end = start + zone.present_pages as u32;
-            let mut buddy = Buddy::new(start, end);
+            let mut buddy = Buddy::at_unit(start, end, self.unit);
             while zone.free.head != NIL {
                 let pfn = zone.free.head;
                 list_del(&mut self.pages, &mut zone.free, pfn);
@@ -377,15 +423,6 @@ impl Memory {
             zone.buddy = Some(buddy);
         }
     }
-}
-
-/// `can_steal_fallback`: whether an allocation of type `start` falling
-/// back on a buddy of `order` may take the whole pageblock.
-fn can_steal_fallback(order: usize, start: usize) -> bool {
-    order >= PAGEBLOCK_ORDER
-        || order >= PAGEBLOCK_ORDER / 2
-        || start == MIGRATE_RECLAIMABLE
-        || start == MIGRATE_UNMOVABLE
 }
 
 #[cfg(test)]

@@ -46,14 +46,31 @@ pub struct FreePagesCounter {
 
 impl FreePagesCounter {
     /// The counter of a zone whose watermarks are set, on `profile`'s
-    /// kernel: with a drift mark from 2.6.36 (`percpu_drift_mark`).
+    /// kernel: with a drift mark from 2.6.36 (`percpu_drift_mark`). At
+    /// pages of `unit`, the thresholds are the 4 KiB kernel's, in pages of 4 KiB, and hold as
+    /// many bytes in whole pages of the unit (at least one), so that the
+    /// counter lags the buddy lists by what it would on the machine the
+    /// run stands for ([`crate::mm::unit`]).
     pub fn for_zone(
         z: &super::zone::Zone,
         ncpus: usize,
         profile: &crate::kernel::KernelProfile,
+        unit: super::unit::PageUnit,
     ) -> Self {
-        let marks = (z.wmark_min, z.wmark_low, z.wmark_high);
-        FreePagesCounter::new(z.present_pages, ncpus, marks, profile.percpu_drift_mark)
+        let base = unit.base_pages();
+        let marks = (z.wmark_min * base, z.wmark_low * base, z.wmark_high * base);
+        let mut c = FreePagesCounter::new(
+            z.present_pages * base,
+            ncpus,
+            marks,
+            profile.percpu_drift_mark,
+        );
+        let to_unit = |t: i64| unit.from_base_pages(t as u64) as i64;
+        c.normal_threshold = to_unit(c.normal_threshold);
+        c.pressure_threshold = to_unit(c.pressure_threshold);
+        c.threshold = c.normal_threshold;
+        c.drift_mark = c.drift_mark.div_ceil(base);
+        c
     }
 
     /// `refresh_zone_stat_thresholds` for a zone; `drift_safety`: the

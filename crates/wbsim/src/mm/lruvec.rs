@@ -41,9 +41,23 @@ pub struct Lruvec {
     /// activations so far, the clock of refault distances
     /// (`crate::mm::workingset`).
     pub nonresident_age: u64,
+    /// At a coarse unit ([`crate::mm::unit`]): the 4 KiB pages of each
+    /// list's scan shares that did not make a whole page of the unit yet,
+    /// carried to the next `get_scan_count` (always 0 at 4 KiB).
+    pub scan_carry_base_pages: [u64; super::page::NR_LRU_LISTS],
 }
 
 impl Lruvec {
+    /// `scan` 4 KiB pages of list `lru` to scan, in whole pages of `unit`,
+    /// the rest carried: on average a coarse unit scans what the 4 KiB
+    /// kernel would, where truncating each pass's share would lose up to a
+    /// page of the unit each time.
+    pub fn scan_in_units(&mut self, lru: usize, scan: u64, unit: crate::mm::unit::PageUnit) -> u64 {
+        let total = scan + self.scan_carry_base_pages[lru];
+        self.scan_carry_base_pages[lru] = total % unit.base_pages();
+        total / unit.base_pages()
+    }
+
     /// Pages on the file lists.
     pub fn nr_file(&self) -> u64 {
         self.lists[LRU_INACTIVE_FILE].len + self.lists[LRU_ACTIVE_FILE].len

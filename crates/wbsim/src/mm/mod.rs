@@ -99,6 +99,12 @@ pub trait MmHost: HasCore {
 /// `PAGEVEC_SIZE` (3.0).
 pub const PAGEVEC_SIZE: usize = 14;
 
+/// `SWAP_CLUSTER_MAX`, reclaim's batch, in 4 KiB pages: reclaim
+/// (`crate::reclaim`) and the writeback throttle of reclaim
+/// ([`reclaim_wait`]) take it in pages of the machine's unit
+/// ([`unit::PageUnit::from_base_pages`]).
+pub const SWAP_CLUSTER_MAX: u64 = 32;
+
 /// Per-CPU LRU-add pagevec (`lru_add_pvecs`, `____pagevec_lru_add`).
 #[derive(Debug, Clone, Default)]
 pub struct Pagevec {
@@ -255,12 +261,18 @@ pub trait MemoryOps: MmHost {
     /// per-CPU refill (`__rmqueue_fallback`, 2.6.35+, 6.1's layout).
     fn trace_fallbacks(&mut self, tid: u32, z: usize) {
         let mut fallbacks = std::mem::take(&mut self.mm_mut().zones[z].fallbacks);
+        let (first_pfn, pageblock_order) = self.mm().zones[z]
+            .buddy
+            .as_ref()
+            .map_or((buddy::FIRST_PFN, buddy::PAGEBLOCK_ORDER), |b| {
+                (b.first_pfn(), b.pageblock_order())
+            });
         for f in fallbacks.drain(..) {
             let ev = crate::trace::TraceEvent::PageAllocExtfrag(crate::trace::PageAllocExtfrag {
-                pfn: u64::from(f.pfn + buddy::FIRST_PFN),
+                pfn: u64::from(f.pfn + first_pfn),
                 alloc_order: 0,
                 fallback_order: f.order as u32,
-                pageblock_order: buddy::PAGEBLOCK_ORDER as u32,
+                pageblock_order: pageblock_order as u32,
                 alloc_migratetype: f.to as u32,
                 fallback_migratetype: f.from as u32,
                 change_ownership: f.change_ownership,
@@ -393,7 +405,8 @@ impl Memory {
         let pv = &mut self.pagevecs[cpu];
         pv.pages[pv.len] = pfn;
         pv.len += 1;
-        if pv.len == PAGEVEC_SIZE {
+        // As many bytes as 14 pages of 4 KiB, at a coarse unit.
+        if pv.len as u64 >= self.unit.from_base_pages(PAGEVEC_SIZE as u64) {
             self.lru_add_drain(cpu);
         }
     }

@@ -48,25 +48,29 @@ impl PerCpuPages {
 }
 
 /// `zone_batchsize` (2.6.24 – 3.10): about a thousandth of the zone, at
-/// most 512 KiB, divided by four and clamped to 2^n − 1.
-pub fn zone_batchsize(present_pages: u64, unit: PageUnit) -> u64 {
-    batchsize(present_pages, 512 * 1024, unit)
+/// most 512 KiB, divided by four and clamped to 2^n − 1; in 4 KiB pages.
+pub fn zone_batchsize(present_pages: u64) -> u64 {
+    batchsize(present_pages, 512 * 1024)
 }
 
 /// `zone_batchsize`'s rule with the cap of its era (512 KiB to 3.x,
-/// 1 MiB in 6.1): a thousandth of `pages`, at most `max_bytes` of pages
-/// of `unit`, divided by four (at least 1) and clamped to 2^n − 1.
-fn batchsize(pages: u64, max_bytes: u64, unit: PageUnit) -> u64 {
-    let batch = ((pages / 1024).min(max_bytes / unit.bytes()) / 4).max(1);
+/// 1 MiB in 6.1): a thousandth of `pages`, at most `max_bytes`, divided
+/// by four (at least 1) and clamped to 2^n − 1; in 4 KiB pages.
+fn batchsize(pages: u64, max_bytes: u64) -> u64 {
+    let batch = ((pages / 1024).min(max_bytes / 4096) / 4).max(1);
     let x = batch + batch / 2;
     // rounddown_pow_of_two(x) - 1
     (1u64 << (63 - x.leading_zeros())) - 1
 }
 
-/// `setup_pageset`: (high, batch) for a zone of `present_pages`.
+/// `setup_pageset`: (high, batch) for a zone of `present_pages` pages of
+/// `unit`: the 4 KiB kernel's, in as many bytes ([`crate::mm::unit`]).
 pub fn pageset_limits(present_pages: u64, unit: PageUnit) -> (u64, u64) {
-    let batch = zone_batchsize(present_pages, unit);
-    (6 * batch, batch.max(1))
+    let batch = zone_batchsize(present_pages * unit.base_pages());
+    if batch == 0 {
+        return (0, 1);
+    }
+    (unit.from_base_pages(6 * batch), unit.from_base_pages(batch))
 }
 
 /// The rule of a profile (chosen at build; this file is the dispatch
@@ -79,14 +83,16 @@ pub fn scaled_lists(profile: &crate::kernel::KernelProfile) -> bool {
 /// (high, batch) as 5.14+ sizes them (`zone_set_pageset_high_and_batch`):
 /// the batch as before but up to 1 MiB of pages, at least 1; `high` the
 /// zone's low watermark split over the node's CPUs (`zone_highsize`), at
-/// least 4 x batch.
+/// least 4 x batch. The batch in pages of `unit` holds the 4 KiB
+/// kernel's bytes.
 pub fn pageset_limits_scaled(
     managed_pages: u64,
     low_wmark: u64,
     node_cpus: u64,
     unit: PageUnit,
 ) -> (u64, u64) {
-    let batch = batchsize(managed_pages, 1 << 20, unit).max(1);
+    let base = batchsize(managed_pages * unit.base_pages(), 1 << 20);
+    let batch = unit.from_base_pages(base);
     let high = (low_wmark / node_cpus.max(1)).max(batch << 2);
     (high, batch)
 }
@@ -344,8 +350,8 @@ mod tests {
     #[test]
     fn batch_is_31_for_zones_of_512_mib_and_more() {
         // 504 MiB Normal and 3 GiB DMA32 of seed 000's machine.
-        assert_eq!(zone_batchsize(129_024, PageUnit::BASE), 31);
-        assert_eq!(zone_batchsize(830_976, PageUnit::BASE), 31);
+        assert_eq!(zone_batchsize(129_024), 31);
+        assert_eq!(zone_batchsize(830_976), 31);
         assert_eq!(pageset_limits(830_976, PageUnit::BASE), (186, 31));
     }
 
@@ -353,13 +359,13 @@ mod tests {
     fn dma_zone_has_no_per_cpu_list() {
         // 15 MiB: batch rounds to 0, high 0, so every free goes straight
         // back to the buddy lists in batches of one.
-        assert_eq!(zone_batchsize(3840, PageUnit::BASE), 0);
+        assert_eq!(zone_batchsize(3840), 0);
         assert_eq!(pageset_limits(3840, PageUnit::BASE), (0, 1));
     }
 
     #[test]
     fn small_zone_batch_scales_with_size() {
         // 64 MiB: 16 / 4 = 4, rounddown_pow_of_two(6) - 1 = 3.
-        assert_eq!(zone_batchsize(16_384, PageUnit::BASE), 3);
+        assert_eq!(zone_batchsize(16_384), 3);
     }
 }

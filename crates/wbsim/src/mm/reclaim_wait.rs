@@ -17,9 +17,6 @@ pub struct ReclaimWait {
     written_since_start: u64,
 }
 
-/// `SWAP_CLUSTER_MAX`: pages written per sleeper before they are woken.
-const PAGES_PER_SLEEPER: u64 = 32;
-
 impl ReclaimWait {
     /// Task `tid` goes to sleep on the queue (`reclaim_throttle`).
     pub fn sleep(&mut self, tid: u32) {
@@ -37,14 +34,16 @@ impl ReclaimWait {
     }
 
     /// A page's writeback ended (`acct_reclaim_writeback`): whether the
-    /// sleepers are to be woken now. The caller wakes [`Self::waiters`]
-    /// and then calls [`Self::clear`].
-    pub fn page_written(&mut self) -> bool {
+    /// sleepers are to be woken now, more than `swap_cluster_max` pages
+    /// per sleeper having been written (`SWAP_CLUSTER_MAX` in pages of the
+    /// machine's unit). The caller wakes [`Self::waiters`] and then calls
+    /// [`Self::clear`].
+    pub fn page_written(&mut self, swap_cluster_max: u64) -> bool {
         if self.waiters.is_empty() {
             return false;
         }
         self.written_since_start += 1;
-        self.written_since_start > PAGES_PER_SLEEPER * self.waiters.len() as u64
+        self.written_since_start > swap_cluster_max * self.waiters.len() as u64
     }
 
     /// The sleepers.
@@ -65,14 +64,14 @@ mod tests {
     #[test]
     fn sleepers_wake_after_32_pages_each() {
         let mut q = ReclaimWait::default();
-        assert!(!q.page_written(), "nobody asleep, nothing counted");
+        assert!(!q.page_written(32), "nobody asleep, nothing counted");
         q.sleep(7);
         q.sleep(9);
         for _ in 0..64 {
-            assert!(!q.page_written());
+            assert!(!q.page_written(32));
         }
         assert!(
-            q.page_written(),
+            q.page_written(32),
             "the 65th page is more than 32 per sleeper"
         );
         assert_eq!(q.waiters(), &[7, 9]);

@@ -155,12 +155,15 @@ impl Zone {
     /// ten-thousandths of its high watermark (at least a pageblock); not
     /// in a zone of four pageblocks or less. Whether it boosted.
     pub fn boost_watermark(&mut self, factor: u32) -> bool {
-        use super::buddy::PAGEBLOCK_PAGES;
-        if factor == 0 || 4 * PAGEBLOCK_PAGES > self.managed_pages {
+        let pageblock = self
+            .buddy
+            .as_ref()
+            .map_or(super::buddy::PAGEBLOCK_PAGES, |b| b.pageblock_pages());
+        if factor == 0 || 4 * pageblock > self.managed_pages {
             return false;
         }
-        let max_boost = (self.wmark_base[2] * factor as u64 / 10_000).max(PAGEBLOCK_PAGES);
-        self.set_watermark_boost((self.watermark_boost + PAGEBLOCK_PAGES).min(max_boost));
+        let max_boost = (self.wmark_base[2] * factor as u64 / 10_000).max(pageblock);
+        self.set_watermark_boost((self.watermark_boost + pageblock).min(max_boost));
         true
     }
 

@@ -11,7 +11,7 @@
 //! (The zone's early stop then counts the pages reclaimed since the wake.)
 
 use super::node::NodeReclaim;
-use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use super::{ScanControl, DEF_PRIORITY};
 use crate::kernel::LruScope;
 use crate::mm::page_alloc::{AllocPhase, AllocState};
 use crate::mm::slab::SlabShrink;
@@ -40,13 +40,13 @@ pub trait DirectReclaim: ReclaimHost {
 impl<T: ReclaimHost + ?Sized> DirectReclaim for T {}
 
 /// Direct reclaim's `scan_control` for the allocation in progress.
-fn direct_scan_control(tid: u32, st: &AllocState) -> ScanControl {
+fn direct_scan_control(tid: u32, st: &AllocState, swap_cluster_max: u64) -> ScanControl {
     ScanControl {
         tid,
         nid: 0,
         is_kswapd: false,
         may_writepage: st.may_writepage,
-        nr_to_reclaim: SWAP_CLUSTER_MAX,
+        nr_to_reclaim: swap_cluster_max,
         nr_scanned: 0,
         nr_reclaimed: st.nr_reclaimed,
         priority: st.priority,
@@ -66,7 +66,7 @@ pub fn direct_reclaim_priority<H: ReclaimHost + ?Sized>(
     if sys.mm().lru_scope() == LruScope::Node {
         return direct_reclaim_node_priority(sys, tid, st);
     }
-    let mut sc = direct_scan_control(tid, st);
+    let mut sc = direct_scan_control(tid, st, sys.swap_cluster_max());
     // shrink_zones: every zone of the zonelist, the local node's highest
     // first; after a sleep inside a zone's shrink_zone, from the rest of
     // that zone on.
@@ -107,12 +107,13 @@ pub fn direct_reclaim_priority<H: ReclaimHost + ?Sized>(
         .map(|z| sys.mm().zone_reclaimable_pages(z))
         .sum();
     sys.shrink_slab(tid, false, scanned_before + sc.nr_scanned, lru_pages);
-    if st.nr_reclaimed >= SWAP_CLUSTER_MAX {
+    if st.nr_reclaimed >= sys.swap_cluster_max() {
         sys.direct_reclaim_done(tid, st);
         return None;
     }
     // Scanned well past the target: ask the flushers for that much.
-    if st.total_scanned > SWAP_CLUSTER_MAX + SWAP_CLUSTER_MAX / 2 {
+    let cluster = sys.swap_cluster_max();
+    if st.total_scanned > cluster + cluster / 2 {
         let nr = if sys.sysctl().laptop_mode {
             0
         } else {
@@ -148,7 +149,7 @@ fn direct_reclaim_node_priority<H: ReclaimHost + ?Sized>(
     tid: u32,
     st: &mut AllocState,
 ) -> Option<Step> {
-    let mut sc = direct_scan_control(tid, st);
+    let mut sc = direct_scan_control(tid, st, sys.swap_cluster_max());
     let local = sys.mm().cpu_node(sys.task(tid).cpu);
     let nr_nodes = sys.mm().nr_nodes();
     for i in 0..nr_nodes {
@@ -162,7 +163,7 @@ fn direct_reclaim_node_priority<H: ReclaimHost + ?Sized>(
     let stall = sc.stall.or_else(|| sys.consider_reclaim_throttle(&sc));
     st.total_scanned += sc.nr_scanned;
     st.nr_reclaimed = sc.nr_reclaimed;
-    if st.nr_reclaimed >= SWAP_CLUSTER_MAX || st.priority == 0 {
+    if st.nr_reclaimed >= sys.swap_cluster_max() || st.priority == 0 {
         sys.direct_reclaim_done(tid, st);
         return stall;
     }

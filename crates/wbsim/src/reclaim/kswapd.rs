@@ -7,7 +7,7 @@
 
 use super::kswapd_node::{wakeup_kswapd_node, KswapdNode};
 use super::node::NodeReclaim;
-use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use super::{ScanControl, DEF_PRIORITY};
 use crate::mm::page::ScanLeft;
 use crate::mm::slab::SlabShrink;
 use crate::mm::vmstat::Ev;
@@ -281,7 +281,8 @@ pub trait Kswapd: ReclaimHost {
                     z.all_unreclaimable = true;
                 }
             }
-            if k.total_scanned > 2 * SWAP_CLUSTER_MAX && k.total_scanned > k.nr_reclaimed * 3 / 2 {
+            let cluster = self.swap_cluster_max();
+            if k.total_scanned > 2 * cluster && k.total_scanned > k.nr_reclaimed * 3 / 2 {
                 k.may_writepage = true;
             }
             let end_zone = k.end_zone;
@@ -323,7 +324,7 @@ pub trait Kswapd: ReclaimHost {
     }
 
     fn balance_next_priority(&mut self, k: &mut KswapdState) -> Step {
-        if k.nr_reclaimed >= SWAP_CLUSTER_MAX || k.priority == 0 {
+        if k.nr_reclaimed >= self.swap_cluster_max() || k.priority == 0 {
             self.loop_again(k);
         } else {
             k.priority -= 1;

@@ -15,7 +15,7 @@
 use super::kswapd::{Kswapd, KswapdState};
 use super::lru_gen::LruGenReclaim;
 use super::node::{NodeReclaim, MAX_RECLAIM_RETRIES};
-use super::{ReclaimHost, ShrinkZone, SWAP_CLUSTER_MAX};
+use super::{ReclaimHost, ShrinkZone};
 use crate::sched::Step;
 use crate::trace::{AllocGfp, TraceEvent};
 
@@ -67,12 +67,13 @@ pub trait KswapdNode: ReclaimHost {
         // Boosted reclaim neither writes nor swaps.
         k.may_writepage = k.nr_boost_reclaim == 0 || k.priority < crate::kernel::DEF_PRIORITY - 2;
         // kswapd_shrink_node: reclaim the eligible zones' high watermarks.
+        let cluster = self.swap_cluster_max();
         let target: u64 = self
             .mm()
             .node_zones_through(highest)
             .map(|z| self.mm().zone(z))
             .filter(|z| z.present_pages > 0)
-            .map(|z| z.wmark_high.max(SWAP_CLUSTER_MAX))
+            .map(|z| z.wmark_high.max(cluster))
             .sum();
         if self.mm().lru_gen_enabled() {
             self.lru_gen_age_node(nid);

@@ -75,7 +75,9 @@ pub trait LruGenReclaim: ReclaimHost {
             // get_nr_to_scan
             let g = self.mm().gen_seq(nid);
             let total: u64 = kinds(self).map(|k| self.mm().lru_gen_pages(nid, k)).sum();
-            let nr_to_scan = total >> sc.priority;
+            // On 4 KiB pages, to the nearest page of the unit (`mm::unit`).
+            let unit = self.mm().unit();
+            let nr_to_scan = unit.nearest_of_base_pages((total * unit.base_pages()) >> sc.priority);
             if self.lru_gen_should_age(nid) {
                 let three_gens = kinds(self).all(|k| g.max_seq >= g.min_seq[k] + MIN_NR_GENS);
                 if !(sc.priority == DEF_PRIORITY && three_gens) {
@@ -128,10 +130,17 @@ pub trait LruGenReclaim: ReclaimHost {
         let mut buf = std::mem::take(&mut self.reclaim_mut().isolate_buf);
         buf.clear();
         let (mut looked, mut sorted) = (0u64, 0u64);
+        // In pages of the machine's unit, as many bytes as the 4 KiB
+        // kernel's ([`crate::mm::unit`]).
+        let unit = self.mm().unit();
+        let (max_batch, min_batch) = (
+            unit.from_base_pages(MAX_LRU_BATCH),
+            unit.from_base_pages(MIN_LRU_BATCH),
+        );
         // Each generation keeps a list per zone of the node (`zone_idx`).
         let mut zones = (0..=top - first).rev();
         let mut oldest = gen_list(kind, min_seq, zones.next().unwrap_or(0));
-        while looked < MAX_LRU_BATCH && (buf.len() as u64) < MIN_LRU_BATCH {
+        while looked < max_batch && (buf.len() as u64) < min_batch {
             let pfn = self.mm().lruvec(zone).lists[oldest].tail;
             if pfn == NIL {
                 match zones.next() {
@@ -171,7 +180,7 @@ pub trait LruGenReclaim: ReclaimHost {
         self.reclaim_mut().isolate_buf = buf;
         self.count_reclaimed(zone, sc, t.reclaimed, kind == 1);
         self.flush_all_plugs();
-        if isolated == 0 && looked < MAX_LRU_BATCH {
+        if isolated == 0 && looked < max_batch {
             return 0;
         }
         looked

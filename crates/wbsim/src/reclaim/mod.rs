@@ -79,9 +79,16 @@ pub use state::Reclaim;
 pub trait ReclaimHost: FsHost {
     fn reclaim(&self) -> &Reclaim;
     fn reclaim_mut(&mut self) -> &mut Reclaim;
+
+    /// `SWAP_CLUSTER_MAX` in pages of the machine's unit: as many bytes
+    /// as the 4 KiB kernel's 32 pages, at least one page
+    /// ([`crate::mm::unit`]).
+    #[inline]
+    fn swap_cluster_max(&self) -> u64 {
+        self.mm().unit().from_base_pages(SWAP_CLUSTER_MAX)
+    }
 }
-/// `SWAP_CLUSTER_MAX`.
-pub const SWAP_CLUSTER_MAX: u64 = 32;
+pub use crate::mm::SWAP_CLUSTER_MAX;
 
 /// `struct scan_control` (the fields the model uses).
 #[derive(Debug, Clone, Copy)]
@@ -111,8 +118,18 @@ pub struct ScanControl {
     pub reclaim_idx: Option<usize>,
 }
 
-/// Scan counts per LRU list from `get_scan_count` (3.0).
-fn scan_fraction(size: u64, priority: u32, fraction: u64, denominator: u64, full: bool) -> u64 {
+/// Scan counts per LRU list from `get_scan_count` (3.0), in 4 KiB pages
+/// for a list of `size` pages of `unit` (at a coarse unit the caller
+/// takes whole pages of it and carries the rest, [`Lruvec::scan_in_units`]).
+fn scan_fraction(
+    size: u64,
+    priority: u32,
+    fraction: u64,
+    denominator: u64,
+    full: bool,
+    unit: crate::mm::unit::PageUnit,
+) -> u64 {
+    let size = size * unit.base_pages();
     if full {
         return size;
     }
@@ -150,7 +167,10 @@ pub trait ShrinkZone: ReclaimHost {
         let all_unreclaimable = zones.iter().all(|z| z.all_unreclaimable);
         let force_scan = sc.is_kswapd
             && match self.profile().kswapd_force_scan {
-                KswapdForceScan::SmallZone => ((anon + file) >> sc.priority) < SWAP_CLUSTER_MAX,
+                KswapdForceScan::SmallZone => {
+                    let base = self.mm().unit().base_pages();
+                    (((anon + file) * base) >> sc.priority) < SWAP_CLUSTER_MAX
+                }
                 KswapdForceScan::Always => true,
                 KswapdForceScan::AllUnreclaimable => all_unreclaimable,
             };
@@ -185,7 +205,8 @@ pub trait ShrinkZone: ReclaimHost {
                     .sum(),
                 None => self.mm().lruvec(zone).lists[lru].len,
             };
-            let mut scan = scan_fraction(len, sc.priority, fraction[f], denominator, full);
+            let unit = self.mm().unit();
+            let mut scan = scan_fraction(len, sc.priority, fraction[f], denominator, full, unit);
             // 3.0 ("memcg: fix get_scan_count() for small targets",
             // 246e87a93934) forces a full batch after the anon/file
             // fraction was applied, so kswapd scans 32 anon pages of a small
@@ -197,13 +218,21 @@ pub trait ShrinkZone: ReclaimHost {
             // scaled share was zero; the model uses the 3.2 form for
             // 3.1-mmotm too).
             if by_fraction {
-                if force_scan && !full && sc.priority > 0 && len >> sc.priority == 0 {
-                    scan = scan_fraction(SWAP_CLUSTER_MAX, 0, fraction[f], denominator, false);
+                if force_scan
+                    && !full
+                    && sc.priority > 0
+                    && (len * unit.base_pages()) >> sc.priority == 0
+                {
+                    let cluster = self.swap_cluster_max();
+                    scan = scan_fraction(cluster, 0, fraction[f], denominator, false, unit);
                 }
             } else if scan == 0 && force_scan && (f == 1 || !noswap) {
-                scan = SWAP_CLUSTER_MAX;
+                scan = self.swap_cluster_max() * unit.base_pages();
             }
-            *n = scan;
+            *n = self
+                .mm_mut()
+                .lruvec_mut(zone)
+                .scan_in_units(lru, scan, unit);
         }
         nr
     }
@@ -249,7 +278,7 @@ pub trait ShrinkZone: ReclaimHost {
         let reclaimed_before = sc.nr_reclaimed;
         while nr[LRU_INACTIVE_ANON] > 0 || nr[LRU_INACTIVE_FILE] > 0 || nr[LRU_ACTIVE_FILE] > 0 {
             for lru in 0..NR_LRU_LISTS {
-                let n = nr[lru].min(SWAP_CLUSTER_MAX);
+                let n = nr[lru].min(self.swap_cluster_max());
                 if n == 0 {
                     continue;
                 }
@@ -306,7 +335,8 @@ pub trait ShrinkZone: ReclaimHost {
             && self.mm().nr_swap_pages() > 0
             && self.mm().zone(zone).inactive_anon_is_low()
         {
-            self.shrink_active_list(zone, LRU_ACTIVE_ANON, SWAP_CLUSTER_MAX, sc);
+            let cluster = self.swap_cluster_max();
+            self.shrink_active_list(zone, LRU_ACTIVE_ANON, cluster, sc);
         }
     }
 

@@ -71,6 +71,27 @@ fn fs_of(sc: &Scenario, path: &str) -> usize {
         .unwrap_or(0)
 }
 
+/// `profile` at pages of `unit`: its keys counted in pages
+/// (`fs.ext4_io_end_pages`, `fs.xfs_ioend_pages`, `fs.btrfs_bio_max_vecs`,
+/// `fs.btrfs_delalloc_write_pages`, `fs.btrfs_mount_tree_pages`) are 4 KiB
+/// pages, and become as many bytes in whole pages of the unit, at least
+/// one; 0 (not modelled) stays 0 ([`crate::mm::unit`]).
+fn profile_at_unit(profile: &KernelProfile, unit: crate::mm::unit::PageUnit) -> KernelProfile {
+    let mut p = profile.clone();
+    for n in [
+        &mut p.ext4_io_end_pages,
+        &mut p.xfs_ioend_pages,
+        &mut p.btrfs_bio_max_vecs,
+        &mut p.btrfs_delalloc_write_pages,
+        &mut p.btrfs_mount_tree_pages,
+    ] {
+        if *n > 0 {
+            *n = unit.from_base_pages(u64::from(*n)) as u32;
+        }
+    }
+    p
+}
+
 pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System {
     let ncpus = sc.machine.cpus as usize;
     let unit = sc.machine.unit();
@@ -120,7 +141,8 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
     for z in zones.iter_mut() {
         (z.pcp_high, z.pcp_batch) = crate::mm::pcp::pageset_limits(z.managed_pages, unit);
         z.pcp = vec![Default::default(); ncpus];
-        z.free_counter = crate::mm::free_counter::FreePagesCounter::for_zone(z, ncpus, profile);
+        z.free_counter =
+            crate::mm::free_counter::FreePagesCounter::for_zone(z, ncpus, profile, unit);
     }
     let mut pages = Vec::with_capacity(total_pages as usize);
     for (zi, z) in zones.iter().enumerate() {
@@ -171,7 +193,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                 c.scale_per_page(unit.base_pages());
                 c
             },
-            profile: profile.clone(),
+            profile: profile_at_unit(profile, unit),
             sysctl: sc.sysctl.clone(),
             cpus: ncpus,
             irq_delivery: sc.machine.irq_delivery,

@@ -16,7 +16,7 @@
 //! `writeback_sb_inodes`'.
 
 use super::ioless::writeback_chunk_size;
-use super::pass::{SbInodes, WbPass, MAX_WRITEBACK_PAGES};
+use super::pass::{SbInodes, WbPass};
 use crate::kernel::{KernelProfile, WritebackChunk};
 use crate::sim::Ns;
 use crate::writeback::WritebackHost;
@@ -46,7 +46,7 @@ pub trait WritebackChunks: WritebackHost {
     /// `older_than_this` (kupdate) or any (`None`).
     fn flusher_pass(&self, bdi: usize, work_nr_pages: i64, older_than_this: Option<Ns>) -> WbPass {
         match self.wb().chunk {
-            ChunkScheme::Shared => WbPass::new(bdi, MAX_WRITEBACK_PAGES, older_than_this),
+            ChunkScheme::Shared => WbPass::new(bdi, self.max_writeback_pages(), older_than_this),
             ChunkScheme::PerInode => {
                 let start = self.jiffies_at(self.step_now());
                 WbPass::per_inode(bdi, SbInodes::new(work_nr_pages, start), older_than_this)

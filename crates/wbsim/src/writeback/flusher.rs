@@ -6,7 +6,7 @@
 //! `wakeup_flusher_threads`).
 
 use super::chunk::WritebackChunks;
-use super::pass::{PassResult, WbPass, WritebackCaller, MAX_WRITEBACK_PAGES};
+use super::pass::{PassResult, WbPass, WritebackCaller};
 use crate::sched::Step;
 use crate::sim::{Ns, NS_PER_MS};
 use crate::writeback::limits::Limits;
@@ -162,7 +162,8 @@ pub trait Flushers: WritebackHost {
                         continue;
                     }
                 } else {
-                    work.nr_pages -= (MAX_WRITEBACK_PAGES - pass.nr_to_write.max(0)).max(0);
+                    let budget = self.max_writeback_pages();
+                    work.nr_pages -= (budget - pass.nr_to_write.max(0)).max(0);
                     // 3.0 wb_writeback: budget used up → go again; nothing
                     // more on b_more_io → stop; progress → go again; else
                     // wait.

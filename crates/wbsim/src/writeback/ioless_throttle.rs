@@ -86,15 +86,19 @@ pub trait IoLessThrottle: WritebackHost {
     fn writeback_set_ratelimit(&mut self, boot_limit_pages: Option<u64>) {
         let thresh = boot_limit_pages.unwrap_or_else(|| self.global_dirty_limits().thresh);
         let ncpus = self.core().nr_cpus() as u64;
-        let total_pages = self.mm().pages().len() as u64;
-        let page_bytes = self.mm().unit().bytes();
+        // At a coarse unit, the 4 KiB kernel's page counts in as many
+        // bytes ([`crate::mm::unit`]).
+        let unit = self.mm().unit();
+        let total_base_pages = self.mm().pages().len() as u64 * unit.base_pages();
         let wb = self.wb_mut();
         wb.global_dirty_limit = GlobalDirtyLimit::new(thresh);
         wb.ratelimit_pages = match wb.throttle {
-            super::throttle::ThrottleScheme::IoLess { .. } => (thresh / (ncpus * 32)).max(16),
-            super::throttle::ThrottleScheme::WriterWriteback { .. } => {
-                super::writer_throttle::ratelimit_pages(total_pages, ncpus, page_bytes)
+            super::throttle::ThrottleScheme::IoLess { .. } => {
+                (thresh / (ncpus * 32)).max(unit.from_base_pages(16))
             }
+            super::throttle::ThrottleScheme::WriterWriteback { .. } => unit.from_base_pages(
+                super::writer_throttle::ratelimit_pages(total_base_pages, ncpus),
+            ),
         };
     }
 
@@ -404,7 +408,7 @@ mod tests {
         let (mut sys, _) = usb_stick_files("3.0-vanilla", "xfs", &["a"]);
         let ncpus = sys.core().nr_cpus() as u64;
         let frames = sys.mm().pages().len() as u64;
-        let expected = crate::writeback::writer_throttle::ratelimit_pages(frames, ncpus, 4096);
+        let expected = crate::writeback::writer_throttle::ratelimit_pages(frames, ncpus);
         assert_eq!(sys.wb().ratelimit_pages, expected);
         sys.writeback_set_ratelimit(Some(100));
         assert_eq!(sys.wb().ratelimit_pages, expected);

@@ -32,6 +32,15 @@ pub trait WritebackHost: BlockHost {
     fn wb(&self) -> &Writeback;
     fn wb_mut(&mut self) -> &mut Writeback;
 
+    /// `MAX_WRITEBACK_PAGES` in pages of the machine's unit: 4 MiB, as
+    /// the 4 KiB kernel's 1024 pages ([`crate::mm::unit`]).
+    #[inline]
+    fn max_writeback_pages(&self) -> i64 {
+        self.mm()
+            .unit()
+            .from_base_pages(pass::MAX_WRITEBACK_PAGES as u64) as i64
+    }
+
     // fs/
     /// The filesystem's `->writepage` for one page of a writeback pass;
     /// false if it redirtied the page instead.

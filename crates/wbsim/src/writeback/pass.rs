@@ -18,7 +18,8 @@ use crate::sim::Ns;
 use crate::writeback::chunk::WritebackChunks;
 use crate::writeback::{WbtClass, WritebackHost};
 
-/// `MAX_WRITEBACK_PAGES`.
+/// `MAX_WRITEBACK_PAGES`, in 4 KiB pages (see
+/// [`WritebackHost::max_writeback_pages`]).
 pub const MAX_WRITEBACK_PAGES: i64 = 1024;
 
 /// The state of one `writeback_inodes_wb` call.

@@ -18,9 +18,9 @@ use crate::writeback::pass::WritebackPasses;
 use crate::writeback::WritebackHost;
 
 /// `writeback_set_ratelimit` (2.6.24 – 3.1): total pages / (cpus * 32),
-/// clamped to [16, 4 MiB of pages of `page_bytes`].
-pub fn ratelimit_pages(total_pages: u64, cpus: u64, page_bytes: u64) -> u64 {
-    (total_pages / (cpus * 32)).clamp(16, ((4 << 20) / page_bytes).max(16))
+/// clamped to [16, 4 MiB of pages], in 4 KiB pages.
+pub fn ratelimit_pages(total_pages: u64, cpus: u64) -> u64 {
+    (total_pages / (cpus * 32)).clamp(16, (4 << 20) / 4096)
 }
 
 /// The writer-writeback scheme (2.6.24 – 3.1).
@@ -153,8 +153,8 @@ mod tests {
     /// Writeback spec test vector 10 (2.6.24 form, unchanged to 3.1).
     #[test]
     fn ratelimit_pages_is_capped() {
-        assert_eq!(ratelimit_pages(1_048_576, 4, 4096), 1024);
-        assert_eq!(ratelimit_pages(100_000, 4, 4096), 781);
-        assert_eq!(ratelimit_pages(100, 4, 4096), 16);
+        assert_eq!(ratelimit_pages(1_048_576, 4), 1024);
+        assert_eq!(ratelimit_pages(100_000, 4), 781);
+        assert_eq!(ratelimit_pages(100, 4), 16);
     }
 }

@@ -131,11 +131,25 @@ fn only_small_buddies_left_a_movable_fallback_moves_the_smallest_alone() {
 
 #[test]
 fn can_steal_follows_order_and_type() {
-    assert!(can_steal_fallback(9, MIGRATE_MOVABLE));
-    assert!(can_steal_fallback(4, MIGRATE_MOVABLE));
-    assert!(!can_steal_fallback(3, MIGRATE_MOVABLE));
-    assert!(can_steal_fallback(0, MIGRATE_RECLAIMABLE));
-    assert!(can_steal_fallback(0, MIGRATE_UNMOVABLE));
+    let b = Buddy::new(0, 1024);
+    assert!(b.can_steal_fallback(9, MIGRATE_MOVABLE));
+    assert!(b.can_steal_fallback(4, MIGRATE_MOVABLE));
+    assert!(!b.can_steal_fallback(3, MIGRATE_MOVABLE));
+    assert!(b.can_steal_fallback(0, MIGRATE_RECLAIMABLE));
+    assert!(b.can_steal_fallback(0, MIGRATE_UNMOVABLE));
+}
+
+/// At a 64 KiB unit a pageblock is still 2 MiB (32 pages of the unit),
+/// the largest buddy 4 MiB, and the reserved first MiB 16 pages.
+#[test]
+fn a_coarse_unit_keeps_the_pageblock_in_bytes() {
+    let b = Buddy::at_unit(0, 1024, crate::mm::unit::PageUnit::from_kib(64));
+    assert_eq!(
+        (b.pageblock_order(), b.pageblock_pages(), b.first_pfn()),
+        (5, 32, 16)
+    );
+    assert!(b.can_steal_fallback(5, MIGRATE_MOVABLE));
+    assert!(!b.can_steal_fallback(1, MIGRATE_MOVABLE));
 }
 
 /// Debian 6.1's DMA at dd start (`kernel_kib = 128`, a traced 512 MiB

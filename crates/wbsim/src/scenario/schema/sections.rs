@@ -115,17 +115,17 @@ pub static SECTIONS: &[Section] = &[
                 )
             },
             Key {
-                doc: "The size of the simulated page. 4 is page granularity. A coarser unit \
-                      is a kernel whose PAGE_SIZE is the unit: each frame, LRU entry and \
-                      page-cache entry stands for unit_kib / 4 pages of 4 KiB, so a machine \
-                      of terabytes fits the 16 Mi frames. What the kernel sizes in bytes \
-                      (dirty_bytes, min_free_kbytes, max_request_kib) keeps its size; what \
-                      it counts in pages (SWAP_CLUSTER_MAX, the pagevec) stays that many \
-                      frames. Per-page CPU costs are charged for each 4 KiB page of a \
-                      frame, and reports still count 4 KiB pages. Every size a workload \
-                      writes or touches (dd's bs, memtouch's sizes) must be a multiple of \
-                      the unit; fs_mark, iozone, mapwrite, FUSE filesystems and --trace \
-                      need page granularity.",
+                doc: "The size of the simulated page. 4 is page granularity. At a coarser \
+                      unit each frame, LRU entry and page-cache entry stands for unit_kib / 4 \
+                      pages of 4 KiB, so a machine of terabytes fits the 16 Mi frames, and the \
+                      run stands for the same machine at 4 KiB: every amount the kernel sets \
+                      in bytes or in pages (dirty_bytes, min_free_kbytes, SWAP_CLUSTER_MAX, \
+                      the pagevec, the per-CPU thresholds, a pageblock) keeps its bytes in \
+                      whole pages of the unit, per-page CPU costs are charged for each 4 KiB \
+                      page, and reports still count 4 KiB pages. Every size a workload writes \
+                      (dd's bs) must be a multiple of the unit; fs_mark, iozone, memtouch, \
+                      mapwrite, FUSE filesystems, text_pages, --trace and wbsim lab need \
+                      page granularity.",
                 example: "unit_kib = 64",
                 ..key(
                     "unit_kib",
