@@ -17,7 +17,7 @@ use crate::sim::EventKind;
 pub trait Submit: BlockHost {
     /// Sector of page `idx` of inode `ino` on its device.
     fn page_sector(&self, ino: u32, idx: u32) -> u64 {
-        self.mm().inode(ino).base_sector + idx as u64 * self.mm().unit().sectors()
+        self.mm().inode(ino).base_sector + self.mm().unit().sectors_of_pages(idx.into())
     }
 
     /// Device under inode `ino`, if it has a block device.

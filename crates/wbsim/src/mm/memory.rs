@@ -69,6 +69,10 @@ pub struct Memory {
     pub(super) pcp_scaled: bool,
     /// The simulated page's size (`[machine] unit_kib`).
     pub(super) unit: super::unit::PageUnit,
+    /// `PAGEVEC_SIZE` and `SWAP_CLUSTER_MAX` in pages of the unit (as
+    /// many bytes as the 4 KiB kernel's), computed once for the hot paths.
+    pub(super) pagevec_pages: usize,
+    pub(super) swap_cluster_max: u64,
 }
 
 impl Memory {
@@ -114,6 +118,8 @@ impl Memory {
             boost_factor: 0,
             pcp_scaled: false,
             unit,
+            pagevec_pages: unit.from_base_pages(super::PAGEVEC_SIZE as u64) as usize,
+            swap_cluster_max: unit.from_base_pages(super::SWAP_CLUSTER_MAX),
         }
     }
 
@@ -121,6 +127,13 @@ impl Memory {
     #[inline]
     pub fn unit(&self) -> super::unit::PageUnit {
         self.unit
+    }
+
+    /// `SWAP_CLUSTER_MAX` in pages of the unit: as many bytes as the
+    /// 4 KiB kernel's 32 pages, at least one page ([`super::unit`]).
+    #[inline]
+    pub fn swap_cluster_max(&self) -> u64 {
+        self.swap_cluster_max
     }
 
     /// Node `nid`'s reclaim wait queue for writeback (5.16+).

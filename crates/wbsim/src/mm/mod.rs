@@ -406,7 +406,7 @@ impl Memory {
         pv.pages[pv.len] = pfn;
         pv.len += 1;
         // As many bytes as 14 pages of 4 KiB, at a coarse unit.
-        if pv.len as u64 >= self.unit.from_base_pages(PAGEVEC_SIZE as u64) {
+        if pv.len >= self.pagevec_pages {
             self.lru_add_drain(cpu);
         }
     }

@@ -88,6 +88,12 @@ impl PageUnit {
         self.bytes() >> 9
     }
 
+    /// 512-byte sectors in `pages` pages.
+    #[inline]
+    pub fn sectors_of_pages(self, pages: u64) -> u64 {
+        pages << (self.shift - 9)
+    }
+
     /// 4 KiB pages one simulated page stands for (1 at page granularity).
     #[inline]
     pub fn base_pages(self) -> u64 {
@@ -149,6 +155,7 @@ mod tests {
         let u = PageUnit::from_kib(64);
         assert_eq!((u.shift(), u.bytes(), u.sectors()), (16, 65_536, 128));
         assert_eq!(u.base_pages(), 16);
+        assert_eq!(u.sectors_of_pages(3), 384);
         assert_eq!(u.pages_of_mib(3), 48);
         assert_eq!(u.pages_of_bytes(65_537), 2);
         assert_eq!(u.page_and_offset(65_536 * 3 + 5), (3, 5));

@@ -85,7 +85,7 @@ pub trait ReclaimHost: FsHost {
     /// ([`crate::mm::unit`]).
     #[inline]
     fn swap_cluster_max(&self) -> u64 {
-        self.mm().unit().from_base_pages(SWAP_CLUSTER_MAX)
+        self.mm().swap_cluster_max()
     }
 }
 pub use crate::mm::SWAP_CLUSTER_MAX;

@@ -19,11 +19,11 @@ use crate::writeback::limits::Limits;
 use crate::writeback::WritebackHost;
 
 /// The pages a task may dirty before its next check: its
-/// `nr_dirtied_pause`, or 128 KiB of pages (32 of 4 KiB) for a task that
-/// has not been checked yet (0 here).
-fn allowance(nr_dirtied_pause: u64, page_shift: u32) -> u64 {
+/// `nr_dirtied_pause`, or `first` (128 KiB of pages, 32 of 4 KiB) for a
+/// task that has not been checked yet (0 here).
+fn allowance(nr_dirtied_pause: u64, first: u64) -> u64 {
     match nr_dirtied_pause {
-        0 => 128 >> (page_shift - 10),
+        0 => first,
         n => n,
     }
 }
@@ -41,16 +41,16 @@ pub trait IoLessThrottle: WritebackHost {
     /// set.
     fn balance_dirty_pages_ratelimited_ioless(&mut self, tid: u32, bdi: usize, nr: u64) {
         let cpu = self.task(tid).cpu;
-        let page_shift = self.mm().unit().shift();
         let wb = self.wb_mut();
         let ratelimit_pages = wb.ratelimit_pages;
+        let (first, exceeded_pages) = (wb.first_pause_pages, wb.exceeded_pause_pages);
         let exceeded = wb.bdis[bdi].dirty_exceeded;
         let st = &mut wb.task_bdp[tid as usize];
         st.nr_dirtied += nr;
         wb.bdp_ratelimits[cpu] += nr;
-        let mut ratelimit = allowance(st.nr_dirtied_pause, page_shift);
+        let mut ratelimit = allowance(st.nr_dirtied_pause, first);
         if exceeded {
-            ratelimit = ratelimit.min(32 >> (page_shift - 10));
+            ratelimit = ratelimit.min(exceeded_pages);
         }
         if st.nr_dirtied >= ratelimit {
             wb.bdp_ratelimits[cpu] = 0;
@@ -91,6 +91,8 @@ pub trait IoLessThrottle: WritebackHost {
         let unit = self.mm().unit();
         let total_base_pages = self.mm().pages().len() as u64 * unit.base_pages();
         let wb = self.wb_mut();
+        wb.first_pause_pages = unit.from_base_pages(32);
+        wb.exceeded_pause_pages = unit.from_base_pages(8);
         wb.global_dirty_limit = GlobalDirtyLimit::new(thresh);
         wb.ratelimit_pages = match wb.throttle {
             super::throttle::ThrottleScheme::IoLess { .. } => {
@@ -300,14 +302,14 @@ pub trait IoLessThrottle: WritebackHost {
         // that rounds to 0 is not slept and counts as 1 jiffy below.
         let leaving = pause == 0 || task_rl > 0 || snap.bdi_dirty_pages <= 1;
         if leaving {
-            let page_shift = self.mm().unit().shift();
+            let first = self.wb().first_pause_pages;
             let st = &mut self.wb_mut().task_bdp[tid as usize];
             st.nr_dirtied_pause = first::next_nr_dirtied_pause(
                 hz,
                 pause.max(1),
                 max_pause,
                 st.nr_dirtied,
-                allowance(st.nr_dirtied_pause, page_shift),
+                allowance(st.nr_dirtied_pause, first),
                 bw.dirty_ratelimit_pps,
             );
             st.nr_dirtied = 0;

@@ -30,6 +30,12 @@ pub struct Writeback {
     /// net) dirties between limit checks, as `writeback_set_ratelimit` set
     /// it.
     pub(super) ratelimit_pages: u64,
+    /// 3.2+ `balance_dirty_pages_ratelimited`'s page counts, set with
+    /// `ratelimit_pages` for the machine's unit: a task's first allowance
+    /// (`nr_dirtied_pause` 0: 32 pages of 4 KiB, 128 KiB) and the one
+    /// while its device is over its limit (8 pages, 32 KiB).
+    pub(super) first_pause_pages: u64,
+    pub(super) exceeded_pause_pages: u64,
     /// Per-CPU `bdp_ratelimits` counters (3.0 `ratelimits`).
     pub(super) bdp_ratelimits: Vec<u64>,
     /// `global_dirty_limit`, the smoothed hard limit (3.2+).
@@ -60,6 +66,8 @@ impl Writeback {
             chunk: ChunkScheme::from_profile(profile),
             nr_dirty_reclaim: 0,
             ratelimit_pages: 0,
+            first_pause_pages: 32,
+            exceeded_pause_pages: 8,
             bdp_ratelimits: vec![0; cpus],
             global_dirty_limit: GlobalDirtyLimit::new(0),
             task_bdp: Vec::new(),

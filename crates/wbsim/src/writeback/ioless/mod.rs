@@ -31,9 +31,10 @@ pub fn interval_jiffies(hz: u64) -> u64 {
     (hz / 5).max(1)
 }
 
-/// `DIRTY_POLL_THRESH` = 128 KiB in pages.
+/// `DIRTY_POLL_THRESH` = 128 KiB in pages, at least one (a page of a
+/// coarse unit of 256 KiB or more, `crate::mm::unit`).
 pub fn dirty_poll_thresh_pages(page_shift: u32) -> u64 {
-    128 >> (page_shift - 10)
+    (128 >> (page_shift - 10)).max(1)
 }
 
 /// `MIN_WRITEBACK_PAGES` = 4 MiB in pages.
