@@ -34,6 +34,8 @@ fn the_estimate_bounds_the_peak_rss_of_a_run() {
         "scenarios/reclaim-writeback/fsmark.toml",
         "scenarios/reclaim-writeback/micro.toml",
         "scenarios/writeback-plug/fsmark-xfs-raid0.toml",
+        // A coarse unit: frames and page indexes in pages of 64 KiB.
+        "scenarios/large-machine/xfs-64gib.toml",
     ] {
         let path = root.join(file);
         let sc = wbsim::scenario::load_scenario(&path).unwrap();
