@@ -48,7 +48,7 @@ const NO_IOEND: u32 = u32::MAX;
 /// `BIO_MAX_VECS`: ext4's `io_submit_add_bh` fills a bio with up to 256
 /// pages before it submits it and allocates the next (4 KiB pages: at a
 /// coarse unit, [`in_partial_ext4_bio`] takes as many bytes).
-pub const BIO_MAX_PAGES: u32 = 256;
+const BIO_MAX_PAGES: u64 = 256;
 
 /// A run of pages of one file, written by one `->writepages` call, whose
 /// writeback ends together.
@@ -230,8 +230,13 @@ pub fn worker_name(fs_type: FsType, profile: &KernelProfile) -> Option<&'static 
 /// wake-up that asked for it (docs/lab-results.md). xfs's iomap locks each
 /// folio in `write_cache_pages` (`folio_lock` sleeps), so it is
 /// preemptible at every page; `ioend_pages` 0 (no io_end) is too.
-pub fn in_partial_ext4_bio(fs_type: FsType, ioend_pages: u32, bio_max_pages: u32) -> bool {
-    fs_type == FsType::Ext4 && !ioend_pages.is_multiple_of(bio_max_pages)
+pub fn in_partial_ext4_bio(
+    fs_type: FsType,
+    ioend_pages: u32,
+    unit: crate::mm::unit::PageUnit,
+) -> bool {
+    fs_type == FsType::Ext4
+        && !u64::from(ioend_pages).is_multiple_of(unit.from_base_pages(BIO_MAX_PAGES))
 }
 
 /// The page-completion side of the filesystems' deferred completion.

@@ -343,12 +343,8 @@ pub fn fs_writepage_writeback<H: FsHost + ?Sized>(
         sys.fs_data_written(tid, fs, p.inode, p.index, fs_type);
         if caller == WritebackCaller::Writeback {
             let ioend_pages = sys.ioend_add_page(tid, fs, p.inode, p.index, pfn);
-            // The bio's pages in the machine's unit, for ext4 alone.
-            let no_preempt = fs_type == FsType::Ext4 && {
-                let bio_pages = sys.mm().unit().from_base_pages(ioend::BIO_MAX_PAGES.into());
-                ioend::in_partial_ext4_bio(fs_type, ioend_pages, bio_pages as u32)
-            };
-            sys.task_mut(tid).no_preempt = no_preempt;
+            let unit = sys.mm().unit();
+            sys.task_mut(tid).no_preempt = ioend::in_partial_ext4_bio(fs_type, ioend_pages, unit);
         }
     }
     true

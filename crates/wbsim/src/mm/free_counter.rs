@@ -47,7 +47,7 @@ pub struct FreePagesCounter {
 impl FreePagesCounter {
     /// The counter of a zone whose watermarks are set, on `profile`'s
     /// kernel: with a drift mark from 2.6.36 (`percpu_drift_mark`). At
-    /// pages of `unit`, the thresholds are the 4 KiB kernel's, in pages of 4 KiB, and hold as
+    /// pages of `unit`, the thresholds are the 4 KiB kernel's and hold as
     /// many bytes in whole pages of the unit (at least one), so that the
     /// counter lags the buddy lists by what it would on the machine the
     /// run stands for ([`crate::mm::unit`]).

@@ -27,10 +27,10 @@ pub fn format_fsmark(s: &mut String, config: &Scenario, run: &RunReport) {
         .dirs
         .first()
         .and_then(|d| {
-            config.filesystems.iter().find(|f| {
-                d.trim_start_matches('/')
-                    .starts_with(&format!("{}/", f.mount))
-            })
+            config
+                .filesystems
+                .iter()
+                .find(|f| f.holds(d.trim_start_matches('/')))
         })
         .and_then(|f| config.devices.iter().find(|d| d.name == f.device))
         .map_or(0, |d| d.capacity_gib.saturating_mul(1 << 30));

@@ -168,6 +168,15 @@ pub struct FsConfig {
     pub inode_size: u32,
 }
 
+impl FsConfig {
+    /// Whether `path` (relative, as a scenario names files) is under this
+    /// filesystem's mount.
+    pub fn holds(&self, path: &str) -> bool {
+        path.strip_prefix(self.mount.as_str())
+            .is_some_and(|rest| rest.starts_with('/'))
+    }
+}
+
 /// A swap partition on one of the devices.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SwapConfig {

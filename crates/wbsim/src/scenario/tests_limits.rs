@@ -346,7 +346,10 @@ fn a_coarse_unit_allows_more_memory_and_whole_units_only() {
         "{e}"
     );
     assert!(
-        e.contains("machine.zone[0].kernel_kib: 32 is not a multiple of unit_kib = 64"),
+        e.contains(
+            "machine.zone[0].kernel_kib: 32 is not a multiple of 64; allowed: whole 64 KiB \
+             pages (machine.unit_kib = 64)"
+        ),
         "{e}"
     );
     let e = parse_scenario(&with_key("machine", "unit_kib = 48"), "u.toml")

@@ -95,8 +95,8 @@ fn machine(cx: &Cx, t: &Table) -> MachineConfig {
         Some("round-robin") => IrqDelivery::RoundRobin,
         _ => IrqDelivery::FirstCpu,
     };
-    let (zones, zone_tables, nodes, zones_ok) = machine_zones(cx, t);
     let unit_kib = t.int_or_default("unit_kib") as u64;
+    let (zones, zone_tables, nodes, zones_ok) = machine_zones(cx, t, unit_kib);
     let mem_mib: u64 = zones.iter().map(|z| z.size_mib).sum();
     let total_mib = t.int("total_mib").map(|n| n as u64);
     let frames = mem_mib * 1024 / unit_kib;
@@ -111,24 +111,6 @@ fn machine(cx: &Cx, t: &Table) -> MachineConfig {
                 MAX_FRAMES * unit_kib / 1024
             ),
         );
-    }
-    if t.ok("unit_kib") {
-        for (zt, z) in zone_tables.iter().zip(&zones) {
-            if zt.ok("kernel_kib")
-                && z.kernel_kib.is_multiple_of(4)
-                && !z.kernel_kib.is_multiple_of(unit_kib)
-            {
-                zt.report(
-                    cx,
-                    "kernel_kib",
-                    format!(
-                        "{} is not a multiple of unit_kib = {unit_kib}; allowed: whole pages \
-                         of the unit",
-                        z.kernel_kib
-                    ),
-                );
-            }
-        }
     }
     let min_free_kbytes = t.int("min_free_kbytes").map(|n| n as u64);
     let mem_kib = mem_mib * 1024;
@@ -206,6 +188,7 @@ fn machine(cx: &Cx, t: &Table) -> MachineConfig {
 fn machine_zones<'a>(
     cx: &Cx,
     t: &Table<'a>,
+    unit_kib: u64,
 ) -> (Vec<ZoneConfig>, Vec<Table<'a>>, Vec<NodeConfig>, bool) {
     let node_tables = t.array_of_tables(cx, "node");
     if t.field("node").is_none() {
@@ -219,7 +202,7 @@ fn machine_zones<'a>(
                     .to_string(),
             );
         }
-        let (zones, ok) = zone_list(cx, t, "zone", &zone_tables);
+        let (zones, ok) = zone_list(cx, t, "zone", &zone_tables, unit_kib);
         return (zones, zone_tables, Vec::new(), ok);
     }
     if t.field("zone").is_some() {
@@ -236,7 +219,7 @@ fn machine_zones<'a>(
     let (mut zones, mut all_tables, mut nodes) = (Vec::new(), Vec::new(), Vec::new());
     for (nid, nt) in node_tables.into_iter().enumerate() {
         let tables = nt.array_of_tables(cx, "zone");
-        let (node_zones, node_ok) = zone_list(cx, &nt, "zone", &tables);
+        let (node_zones, node_ok) = zone_list(cx, &nt, "zone", &tables, unit_kib);
         ok &= node_ok;
         // Nodes hold consecutive physical memory, node 0 the lowest: a
         // node's zones start no lower than where the previous node's end
@@ -277,7 +260,15 @@ fn machine_zones<'a>(
 
 /// The zones of one `[[...zone]]` array, in ascending order, each at most
 /// once; whether every table is valid.
-fn zone_list(cx: &Cx, t: &Table, name: &str, zone_tables: &[Table]) -> (Vec<ZoneConfig>, bool) {
+/// The zones of `t`'s `name` tables; `kernel_kib` must be whole pages of
+/// the machine's `unit_kib` (4 unless the scenario sets a valid one).
+fn zone_list(
+    cx: &Cx,
+    t: &Table,
+    name: &str,
+    zone_tables: &[Table],
+    unit_kib: u64,
+) -> (Vec<ZoneConfig>, bool) {
     let mut zones: Vec<ZoneConfig> = Vec::new();
     let items = match t.field(name).map(|f| f.value) {
         Some(Value::Array(items)) => items.len(),
@@ -324,11 +315,19 @@ fn zone_list(cx: &Cx, t: &Table, name: &str, zone_tables: &[Table]) -> (Vec<Zone
             );
         }
         let kernel_kib = zt.int_or_default("kernel_kib") as u64;
-        if zt.ok("kernel_kib") && !kernel_kib.is_multiple_of(4) {
+        if zt.ok("kernel_kib") && !kernel_kib.is_multiple_of(unit_kib) {
+            let unit_note = if unit_kib > 4 {
+                format!(" (machine.unit_kib = {unit_kib})")
+            } else {
+                String::new()
+            };
             zt.report(
                 cx,
                 "kernel_kib",
-                format!("{kernel_kib} is not a multiple of 4; allowed: whole 4 KiB pages"),
+                format!(
+                    "{kernel_kib} is not a multiple of {unit_kib}; allowed: whole {unit_kib} KiB \
+                     pages{unit_note}"
+                ),
             );
         } else if let Some(size) = size_mib.filter(|&s| {
             zt.ok("kernel_kib") && kernel_mib < s && kernel_mib * 1024 + kernel_kib >= s * 1024
@@ -339,7 +338,7 @@ fn zone_list(cx: &Cx, t: &Table, name: &str, zone_tables: &[Table]) -> (Vec<Zone
                 format!(
                     "{kernel_mib} MiB and {kernel_kib} KiB held by the kernel leave nothing of \
                      the {size} MiB zone; allowed: 0 to {} KiB",
-                    (size - kernel_mib) * 1024 - 4
+                    (size - kernel_mib) * 1024 - unit_kib
                 ),
             );
         }

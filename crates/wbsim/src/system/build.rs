@@ -67,7 +67,7 @@ fn swap_sectors_on(sc: &Scenario, dev: usize) -> u64 {
 fn fs_of(sc: &Scenario, path: &str) -> usize {
     sc.filesystems
         .iter()
-        .position(|fc| path.starts_with(&format!("{}/", fc.mount)))
+        .position(|fc| fc.holds(path))
         .unwrap_or(0)
 }
 

@@ -91,7 +91,7 @@ pub trait IoLessThrottle: WritebackHost {
         let unit = self.mm().unit();
         let total_base_pages = self.mm().pages().len() as u64 * unit.base_pages();
         let wb = self.wb_mut();
-        wb.first_pause_pages = unit.from_base_pages(32);
+        wb.first_pause_pages = super::ioless::dirty_poll_thresh_pages(unit.shift());
         wb.exceeded_pause_pages = unit.from_base_pages(8);
         wb.global_dirty_limit = GlobalDirtyLimit::new(thresh);
         wb.ratelimit_pages = match wb.throttle {

@@ -32,7 +32,8 @@ pub struct Writeback {
     pub(super) ratelimit_pages: u64,
     /// 3.2+ `balance_dirty_pages_ratelimited`'s page counts, set with
     /// `ratelimit_pages` for the machine's unit: a task's first allowance
-    /// (`nr_dirtied_pause` 0: 32 pages of 4 KiB, 128 KiB) and the one
+    /// (`nr_dirtied_pause` 0: `DIRTY_POLL_THRESH`, 128 KiB, as `fork`
+    /// sets it) and the one
     /// while its device is over its limit (8 pages, 32 KiB).
     pub(super) first_pause_pages: u64,
     pub(super) exceeded_pause_pages: u64,

@@ -238,10 +238,9 @@ fn coarse_unit_allows(
                     dd.bs_bytes
                 ));
             }
-            let fuse = filesystems.iter().any(|fs| {
-                fs.fs_type == crate::fs::FsType::FuseNtfs
-                    && dd.output.starts_with(&format!("{}/", fs.mount))
-            });
+            let fuse = filesystems
+                .iter()
+                .any(|fs| fs.fs_type == crate::fs::FsType::FuseNtfs && fs.holds(&dd.output));
             if fuse {
                 return Err(format!(
                     "dd writes to a FUSE filesystem, whose requests are 4 KiB pages; {allowed}"
