@@ -8,9 +8,10 @@
 //!   bookkeeping and, with a swap area, one swap-slot word;
 //! - per file a workload creates: its inode number's slot and its
 //!   dentry/inode-cache entries ([`BYTES_PER_FILE`]); and, for the files
-//!   whose inode is held (at most one per page frame, the others retired),
-//!   the inode with the inline part of its page index and the
-//!   filesystem's per-file records ([`BYTES_PER_HELD_FILE`]);
+//!   whose inode is held (at most one per page frame, the others retired;
+//!   of one-page files only those open, dirty or under writeback, the
+//!   others frozen), the inode with the inline part of its page index and
+//!   the filesystem's per-file records ([`BYTES_PER_HELD_FILE`]);
 //! - per page of every file, anonymous region and swap area: one word of
 //!   page index, doubled for the index's geometric growth, and the dirty
 //!   bitmap;
@@ -31,16 +32,18 @@ use crate::RunOptions;
 const BASE_BYTES: u64 = 32 << 20;
 
 /// Heap bytes of every file a run creates, held to its end: its inode
-/// number's slot (a `u32`), its dentry and inode LRU entries (`u32`, and
-/// `u32` with a flag), doubled for the geometric growth of the vectors.
-pub const BYTES_PER_FILE: u64 = 2 * (4 + 4 + 8);
+/// number's slot, its dentry and inode LRU entries (a `u32` each, the
+/// inode's with its I_REFERENCED bit), doubled for the geometric growth
+/// of the vectors.
+pub const BYTES_PER_FILE: u64 = 2 * (4 + 4 + 4);
 
 /// Heap bytes of a file whose [`Inode`] is held (not retired, see
 /// `mm::inode_table`), beyond `size_of::<Inode>()`: the flusher's list
 /// links, a filesystem's per-file records and allocator overhead.
 /// Measured (peak RSS by wait4, `tests/estimate.rs`): the 120-loop
-/// writeback-plug run, 9.6 M fs_mark files on a 16 GiB machine, peaks at
-/// 544 MiB with 4.07 M inodes held at its end.
+/// writeback-plug run, 9.6 M fs_mark files on a 16 GiB machine, peaked at
+/// 544 MiB with 4.07 M inodes held at its end, before one-page files
+/// were frozen (250 MiB since).
 pub const BYTES_PER_HELD_FILE: u64 = 64;
 
 /// Heap bytes of a page index too large to be inline, beyond its
@@ -100,6 +103,18 @@ pub fn run_memory(sc: &Scenario, opts: &RunOptions) -> MemoryEstimate {
     let page_bytes = unit.bytes();
     let frames = mem_bytes / page_bytes;
     let per_held_file = size_of::<Inode>() as u64 + BYTES_PER_HELD_FILE;
+    // One-page files held as an `Inode` are the open ones and those
+    // dirty or under writeback: within the dirty limit, doubled for its
+    // overshoot and for the inodes noted but not yet swept
+    // (`mm::inode_table`).
+    let dirty_limit_pages = match sc.sysctl.dirty_bytes {
+        0 => frames.saturating_mul(u64::from(sc.sysctl.dirty_ratio)) / 100,
+        bytes => bytes / page_bytes,
+    };
+    let unfrozen_pages = dirty_limit_pages
+        .saturating_mul(2)
+        .saturating_add(crate::mm::inode_table::SWEEP_BATCH as u64)
+        .min(frames);
     let (mut files, mut held, mut index_pages, mut spilled_files) = (0u64, 0u64, 0u64, 0u64);
     for t in &sc.tasks {
         let (n, pages_each) = match &t.program {
@@ -115,11 +130,11 @@ pub fn run_memory(sc: &Scenario, opts: &RunOptions) -> MemoryEstimate {
             _ => n,
         };
         // A closed file's inode is retired once it has no page left, so
-        // the closed ones held are those the page cache holds: at most
-        // one per frame, and for files of several pages (reclaim takes
-        // them whole, oldest first) twice as many as fit in memory.
+        // the closed ones held are those the page cache holds: for files
+        // of several pages (reclaim takes them whole, oldest first) twice
+        // as many as fit in memory; of one-page files, the unfrozen ones.
         let cached = match pages_each {
-            0 | 1 => frames,
+            0 | 1 => unfrozen_pages,
             _ => frames.saturating_mul(2) / pages_each,
         };
         let n_held = n.min(cached.saturating_add(open));

@@ -102,7 +102,12 @@ pub trait Jbd2: FsHost {
             } else {
                 ordered
                     .into_iter()
-                    .map(|ino| (ino, self.mm().inode(ino).size_pages))
+                    .map(|ino| {
+                        // A closed file may have been frozen since it was
+                        // written (`mm::inode_table`).
+                        self.mm_mut().thaw_inode(ino);
+                        (ino, self.mm().inode(ino).size_pages)
+                    })
                     .collect()
             };
             let commit = Jbd2Commit {
@@ -139,6 +144,7 @@ pub trait Jbd2: FsHost {
                         self.set_commit_phase(tid, CommitPhase::Wait { inode: 0, index: 0 });
                         continue;
                     };
+                    self.mm_mut().thaw_inode(ino);
                     let (result, next) = self.write_inode_for_journal(tid, ino, index, end);
                     match result {
                         PassResult::Done => self.set_commit_phase(
@@ -158,6 +164,7 @@ pub trait Jbd2: FsHost {
                     let Some((ino, end)) = entry else {
                         return self.finish_commit(tid, fs);
                     };
+                    self.mm_mut().thaw_inode(ino);
                     match self.next_page_under_writeback(ino, index, end) {
                         None => self.set_commit_phase(
                             tid,

@@ -218,6 +218,103 @@ impl Inode {
     }
 }
 
+/// What a *frozen* inode keeps (see [`crate::mm::inode_table`]) besides
+/// the frame of its one page: everything of a closed, clean, one-page file
+/// that reclaim, the icache shrinker or a later thaw reads. Files of one
+/// run share a handful of these, so the table keeps each once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrozenForm {
+    fs: u16,
+    bdi: u16,
+    kind: MappingKind,
+    /// Which index of the mapping the page is at (below the inline size).
+    page_index: u8,
+    dirty_reclaim: bool,
+    size_pages: u32,
+    on_disk_pages: u32,
+    blocks: u32,
+    blocks_end: u32,
+    writeback_index: u32,
+}
+
+impl FrozenForm {
+    /// The filesystem whose blocks the file holds.
+    pub fn fs(&self) -> usize {
+        usize::from(self.fs)
+    }
+
+    pub fn blocks(&self) -> u32 {
+        self.blocks
+    }
+
+    pub fn page_index(&self) -> u32 {
+        u32::from(self.page_index)
+    }
+}
+
+/// `base_sector` of a thawed inode: a frozen one forgets where its data
+/// sits, which only IO to the file reads, and a closed file's clean page
+/// is never written or read again (no workload reopens a closed file).
+pub const FORGOTTEN_SECTOR: u64 = u64::MAX;
+
+impl Inode {
+    /// The frozen form of a closed regular file that caches exactly one
+    /// page, clean, and has nothing dirty, under writeback or listed:
+    /// the form and the page's frame. `None` if the inode is not so.
+    pub fn frozen_form(&self) -> Option<(FrozenForm, u32)> {
+        let idle = self.unused
+            && self.kind == MappingKind::Regular
+            && self.nr_cached == 1
+            && self.nr_dirty == 0
+            && self.nr_writeback == 0
+            && !self.in_writeback
+            && self.list == InodeList::None;
+        if !idle {
+            return None;
+        }
+        let (page_index, pfn) = self.pages.sole_untagged_entry()?;
+        if is_shadow(pfn) {
+            return None;
+        }
+        let form = FrozenForm {
+            fs: self.fs,
+            bdi: self.bdi,
+            kind: self.kind,
+            page_index: page_index as u8,
+            dirty_reclaim: self.dirty_reclaim,
+            size_pages: self.size_pages,
+            on_disk_pages: self.on_disk_pages,
+            blocks: self.blocks,
+            blocks_end: self.blocks_end,
+            writeback_index: self.writeback_index,
+        };
+        Some((form, pfn))
+    }
+
+    /// Inode `id` back from its frozen form and its page's frame: the
+    /// inode it was, but for `base_sector` ([`FORGOTTEN_SECTOR`]) and
+    /// `dirtied_when`, which nothing reads of a clean, unlisted inode
+    /// (`__mark_inode_dirty` sets it when the inode is next dirtied).
+    pub fn thawed(id: u32, form: &FrozenForm, pfn: u32) -> Inode {
+        let mut inode = Inode::new(
+            id,
+            form.fs(),
+            usize::from(form.bdi),
+            form.kind,
+            FORGOTTEN_SECTOR,
+        );
+        inode.insert(form.page_index(), pfn);
+        inode.size_pages = form.size_pages;
+        inode.on_disk_pages = form.on_disk_pages;
+        inode.blocks = form.blocks;
+        inode.blocks_end = form.blocks_end;
+        inode.writeback_index = form.writeback_index;
+        inode.dirty_reclaim = form.dirty_reclaim;
+        inode.unused = true;
+        inode
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

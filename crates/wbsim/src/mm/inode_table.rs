@@ -24,15 +24,42 @@
 //! dirty or under writeback), which is what the code that reads it here
 //! (the slab LRUs, a jbd2 commit or a sync that listed it earlier) would
 //! find; changing one is a bug and panics.
+//!
+//! Most of those ten million files are held for a while with one clean
+//! page cached, until reclaim takes it. Such an inode (closed, a regular
+//! file, one page, nothing dirty, under writeback or listed) is *frozen*:
+//! its number's word holds its page's frame and one of a few shared
+//! [`FrozenForm`]s, and its [`Inode`] slot goes to the next file. So a
+//! held one-page file costs one word, as a retired one does. What reads a
+//! frozen inode thaws it first ([`InodeTable::thaw`]: reclaim of its page,
+//! the icache shrinker, a journal commit); reading one unthawed panics
+//! (its slot is out of range), and [`InodeTable::get`] and `iter` skip it
+//! as they skip retired ones. Inodes are frozen in sweeps over those
+//! noted as they may have become freezable: closed, or closed and just
+//! written (its last page's writeback ended), or thawed. A sweep comes
+//! with a close once [`SWEEP_BATCH`] are noted, so a sweep costs O(1) per
+//! note; one not freezable yet is noted again when it may be.
 
 use std::ops::{Index, IndexMut};
 
-use super::inode::{Inode, MappingKind};
+use super::inode::{FrozenForm, Inode, MappingKind};
 use crate::mm::page::NIL;
 
 /// `slot_of` entry of a retired inode: the slot of `live` that holds the
 /// empty mapping it reads as (so that reading an inode takes no branch).
 const RETIRED: u32 = 0;
+
+/// `slot_of` entries at or above this are frozen inodes: the form's
+/// number in bits 24–30, the page's frame in bits 0–23 (frames are below
+/// 2^24, `MAX_FRAMES`).
+const FROZEN: u32 = 1 << 31;
+const FORM_SHIFT: u32 = 24;
+const FRAME_MASK: u32 = (1 << FORM_SHIFT) - 1;
+/// Distinct frozen forms a run may have; an inode whose form would be
+/// one more stays as it is.
+const MAX_FORMS: usize = 1 << (31 - FORM_SHIFT);
+/// Noted inodes a sweep takes at once.
+pub const SWEEP_BATCH: usize = 4096;
 
 #[derive(Debug, Clone)]
 pub struct InodeTable {
@@ -42,8 +69,13 @@ pub struct InodeTable {
     live: Vec<Inode>,
     /// Slots of `live` freed by retirements, reused by the next inodes.
     free_slots: Vec<u32>,
-    /// Data blocks the retired files of each filesystem hold on disk.
+    /// Data blocks the retired and frozen files of each filesystem hold
+    /// on disk.
     retired_blocks: Vec<u64>,
+    /// The frozen inodes' forms, each once.
+    forms: Vec<FrozenForm>,
+    /// Inodes to try to freeze at the next sweep.
+    noted: Vec<u32>,
 }
 
 /// What a retired inode reads as, and what its slot holds until reused.
@@ -58,6 +90,8 @@ impl Default for InodeTable {
             live: vec![empty_mapping()],
             free_slots: Vec::new(),
             retired_blocks: Vec::new(),
+            forms: Vec::new(),
+            noted: Vec::with_capacity(SWEEP_BATCH),
         }
     }
 }
@@ -72,7 +106,8 @@ impl InodeTable {
         self.slot_of.is_empty()
     }
 
-    /// Inodes held in host memory.
+    /// Inodes held in host memory as an [`Inode`] (not retired, not
+    /// frozen).
     pub fn nr_live(&self) -> usize {
         self.live.len() - 1 - self.free_slots.len()
     }
@@ -81,37 +116,146 @@ impl InodeTable {
     pub fn add(&mut self, inode: Inode) -> u32 {
         let id = self.slot_of.len() as u32;
         debug_assert_eq!(inode.id, id);
-        let slot = match self.free_slots.pop() {
+        let slot = self.take_slot(inode);
+        self.slot_of.push(slot);
+        id
+    }
+
+    /// A slot of `live` for `inode`: a freed one, else a new one.
+    fn take_slot(&mut self, inode: Inode) -> u32 {
+        match self.free_slots.pop() {
             Some(slot) => {
                 self.live[slot as usize] = inode;
                 slot
             }
             None => {
                 self.live.push(inode);
-                (self.live.len() - 1) as u32
+                let slot = (self.live.len() - 1) as u32;
+                assert!(slot < FROZEN, "more than 2^31 inodes held at once");
+                slot
             }
-        };
-        self.slot_of.push(slot);
-        id
+        }
     }
 
-    /// The inode `id` if it is still cached (not retired).
+    /// The inode `id` if it is held as an [`Inode`] (not retired, not
+    /// frozen).
     pub fn get(&self, id: u32) -> Option<&Inode> {
         match self.slot_of.get(id as usize).copied() {
-            Some(slot) if slot != RETIRED => Some(&self.live[slot as usize]),
+            Some(slot) if slot != RETIRED && slot < FROZEN => Some(&self.live[slot as usize]),
             _ => None,
         }
     }
 
-    /// The cached inodes in inode-number order.
+    /// The inodes held as an [`Inode`], in inode-number order.
     pub fn iter(&self) -> impl Iterator<Item = &Inode> + '_ {
         self.slot_of
             .iter()
-            .filter(|&&slot| slot != RETIRED)
+            .filter(|&&slot| slot != RETIRED && slot < FROZEN)
             .map(|&slot| &self.live[slot as usize])
     }
 
-    /// Blocks held on disk by the retired files of filesystem `fs`.
+    /// The entry at page `index` of inode `id`, frozen or not (a frame,
+    /// or `NIL`); `None` if the inode is retired.
+    pub fn page_of(&self, id: u32, index: u32) -> Option<u32> {
+        match self.slot_of.get(id as usize).copied()? {
+            RETIRED => None,
+            slot if slot >= FROZEN => {
+                let form = &self.forms[((slot & !FROZEN) >> FORM_SHIFT) as usize];
+                Some(if form.page_index() == index {
+                    slot & FRAME_MASK
+                } else {
+                    NIL
+                })
+            }
+            slot => Some(self.live[slot as usize].page(index)),
+        }
+    }
+
+    /// Whether inode `id` is frozen.
+    pub fn is_frozen(&self, id: u32) -> bool {
+        self.slot_of
+            .get(id as usize)
+            .is_some_and(|&slot| slot >= FROZEN)
+    }
+
+    /// Freeze inode `id` if it is a closed, clean one-page file with
+    /// nothing in flight ([`Inode::frozen_form`]). Returns whether it was.
+    pub fn freeze(&mut self, id: u32) -> bool {
+        let Some(slot) = self.slot_of.get(id as usize).copied() else {
+            return false;
+        };
+        if slot == RETIRED || slot >= FROZEN {
+            return false;
+        }
+        let Some((form, pfn)) = self.live[slot as usize].frozen_form() else {
+            return false;
+        };
+        let number = match self.forms.iter().position(|f| *f == form) {
+            Some(n) => n,
+            None if self.forms.len() < MAX_FORMS => {
+                self.forms.push(form);
+                self.forms.len() - 1
+            }
+            None => return false,
+        };
+        debug_assert!(pfn <= FRAME_MASK);
+        self.count_unheld_blocks(form.fs(), i64::from(form.blocks()));
+        self.live[slot as usize] = empty_mapping();
+        self.free_slots.push(slot);
+        self.slot_of[id as usize] = FROZEN | (number as u32) << FORM_SHIFT | pfn;
+        true
+    }
+
+    /// Give frozen inode `id` its [`Inode`] back, to be frozen again at a
+    /// later sweep if it is still a clean one-page file then (not at once:
+    /// whoever thawed it is about to read or change it). Returns whether
+    /// it was frozen.
+    pub fn thaw(&mut self, id: u32) -> bool {
+        let Some(slot) = self.slot_of.get(id as usize).copied() else {
+            return false;
+        };
+        if slot < FROZEN {
+            return false;
+        }
+        let form = self.forms[((slot & !FROZEN) >> FORM_SHIFT) as usize];
+        self.count_unheld_blocks(form.fs(), -i64::from(form.blocks()));
+        let inode = Inode::thawed(id, &form, slot & FRAME_MASK);
+        self.slot_of[id as usize] = self.take_slot(inode);
+        self.note_idle(id);
+        true
+    }
+
+    /// Closed inode `id` may have become freezable (its last writeback
+    /// ended, or it was thawed): try it at the next sweep. Nothing is
+    /// frozen now, since the caller may read the inode still.
+    pub fn note_idle(&mut self, id: u32) {
+        self.noted.push(id);
+    }
+
+    /// Inode `id` was closed: try it at the next sweep, and sweep if
+    /// [`SWEEP_BATCH`] inodes are noted (a close reads nothing of the
+    /// noted inodes after this).
+    pub fn note_closed(&mut self, id: u32) {
+        self.noted.push(id);
+        if self.noted.len() >= SWEEP_BATCH {
+            for i in 0..self.noted.len() {
+                self.freeze(self.noted[i]);
+            }
+            self.noted.clear();
+        }
+    }
+
+    /// Add `blocks` (negative: take) to the blocks of filesystem `fs`
+    /// held by files without an [`Inode`].
+    fn count_unheld_blocks(&mut self, fs: usize, blocks: i64) {
+        if self.retired_blocks.len() <= fs {
+            self.retired_blocks.resize(fs + 1, 0);
+        }
+        self.retired_blocks[fs] = self.retired_blocks[fs].wrapping_add_signed(blocks);
+    }
+
+    /// Blocks held on disk by the retired and frozen files of filesystem
+    /// `fs`.
     pub fn retired_blocks(&self, fs: usize) -> u64 {
         self.retired_blocks.get(fs).copied().unwrap_or(0)
     }
@@ -125,7 +269,7 @@ impl InodeTable {
         let Some(slot) = self.slot_of.get(id as usize).copied() else {
             return false;
         };
-        if slot == RETIRED {
+        if slot == RETIRED || slot >= FROZEN {
             return false;
         }
         let inode = &self.live[slot as usize];
@@ -137,10 +281,8 @@ impl InodeTable {
         if !idle {
             return false;
         }
-        if self.retired_blocks.len() <= inode.fs() {
-            self.retired_blocks.resize(inode.fs() + 1, 0);
-        }
-        self.retired_blocks[inode.fs()] += u64::from(inode.blocks);
+        let (fs, blocks) = (inode.fs(), inode.blocks);
+        self.count_unheld_blocks(fs, i64::from(blocks));
         // Give the slot's heap (a spilled page index) back now.
         self.live[slot as usize] = empty_mapping();
         self.free_slots.push(slot);
@@ -152,7 +294,8 @@ impl InodeTable {
 impl Index<usize> for InodeTable {
     type Output = Inode;
 
-    /// Inode `id`; a retired one reads as an empty mapping.
+    /// Inode `id`; a retired one reads as an empty mapping. Reading a
+    /// frozen one is a bug: its slot is past the end, and the read panics.
     #[inline(always)]
     fn index(&self, id: usize) -> &Inode {
         &self.live[self.slot_of[id] as usize]
@@ -163,7 +306,11 @@ impl IndexMut<usize> for InodeTable {
     #[inline(always)]
     fn index_mut(&mut self, id: usize) -> &mut Inode {
         let slot = self.slot_of[id];
-        assert!(slot != RETIRED, "inode {id} changed after it was retired");
+        // One compare for both: RETIRED is 0, frozen slots are >= FROZEN.
+        assert!(
+            slot.wrapping_sub(1) < FROZEN - 1,
+            "inode {id} changed after it was retired or frozen"
+        );
         &mut self.live[slot as usize]
     }
 }
@@ -214,6 +361,119 @@ mod tests {
         t[0].remove_leaving_shadow(2, 7);
         assert!(t.retire(0));
         assert_eq!(t[0].shadow(2), None);
+    }
+
+    /// A closed, clean one-page file: what fs_mark leaves behind.
+    fn closed_one_page_file(t: &mut InodeTable, fs: usize, pfn: u32) -> u32 {
+        let id = t.len() as u32;
+        t.add(file(id, fs));
+        t[id as usize].insert(1, pfn);
+        t[id as usize].blocks = 2;
+        t[id as usize].blocks_end = 2;
+        t[id as usize].on_disk_pages = 2;
+        t[id as usize].writeback_index = 2;
+        t[id as usize].unused = true;
+        id
+    }
+
+    #[test]
+    fn a_frozen_file_costs_its_number_only_and_thaws_as_it_was() {
+        let mut t = InodeTable::default();
+        let a = closed_one_page_file(&mut t, 1, 40);
+        let b = closed_one_page_file(&mut t, 1, 41);
+        let before = t[a as usize].clone();
+        assert!(t.freeze(a) && t.freeze(b) && !t.freeze(a));
+        assert_eq!(t.nr_live(), 0, "both slots free");
+        assert_eq!(t.forms.len(), 1, "one form for both");
+        assert!(t.is_frozen(a) && t.get(a).is_none() && t.iter().count() == 0);
+        assert_eq!(
+            (t.page_of(a, 1), t.page_of(a, 0), t.page_of(b, 1)),
+            (Some(40), Some(NIL), Some(41))
+        );
+        assert_eq!(t.retired_blocks(1), 4, "their blocks stay counted");
+        // The next file takes a freed slot.
+        t.add(file(2, 0));
+        assert_eq!(t.nr_live(), 1);
+        assert!(t.thaw(a) && !t.thaw(a) && !t.is_frozen(a));
+        let after = &t[a as usize];
+        assert_eq!(
+            (after.id, after.fs(), after.bdi(), after.kind),
+            (before.id, 1, 0, MappingKind::Regular)
+        );
+        assert_eq!((after.page(1), after.nr_cached, after.nr_dirty), (40, 1, 0));
+        assert_eq!(
+            (
+                after.size_pages,
+                after.blocks,
+                after.blocks_end,
+                after.on_disk_pages,
+                after.writeback_index
+            ),
+            (2, 2, 2, 2, 2)
+        );
+        assert!(after.unused && after.base_sector == crate::mm::inode::FORGOTTEN_SECTOR);
+        assert_eq!(t.retired_blocks(1), 2);
+        // Reclaim takes the page: the thawed inode retires.
+        t[a as usize].remove(1);
+        assert!(t.retire(a));
+        assert_eq!(t.retired_blocks(1), 4);
+    }
+
+    #[test]
+    fn open_dirty_listed_or_larger_files_are_not_frozen() {
+        let mut t = InodeTable::default();
+        let open = closed_one_page_file(&mut t, 0, 10);
+        t[open as usize].unused = false;
+        let dirty = closed_one_page_file(&mut t, 0, 11);
+        t[dirty as usize].set_dirty_tag(1);
+        let listed = closed_one_page_file(&mut t, 0, 12);
+        t[listed as usize].list = super::super::inode::InodeList::Dirty;
+        let two = closed_one_page_file(&mut t, 0, 13);
+        t[two as usize].insert(0, 14);
+        let shadow = closed_one_page_file(&mut t, 0, 15);
+        t[shadow as usize].insert(0, 16);
+        t[shadow as usize].remove_leaving_shadow(0, 3);
+        for id in [open, dirty, listed, two, shadow] {
+            assert!(!t.freeze(id), "inode {id}");
+        }
+        assert_eq!(t.nr_live(), 5);
+    }
+
+    #[test]
+    fn closes_sweep_the_noted_inodes_in_batches() {
+        let mut t = InodeTable::default();
+        let ids: Vec<u32> = (0..SWEEP_BATCH as u32)
+            .map(|i| closed_one_page_file(&mut t, 0, i))
+            .collect();
+        for &id in &ids[..SWEEP_BATCH - 1] {
+            t.note_closed(id);
+        }
+        assert_eq!(
+            t.nr_live(),
+            SWEEP_BATCH,
+            "no sweep before the batch is full"
+        );
+        t.note_closed(ids[SWEEP_BATCH - 1]);
+        assert_eq!(t.nr_live(), 0);
+        assert!(ids.iter().all(|&id| t.page_of(id, 1) == Some(id)));
+    }
+
+    #[test]
+    #[should_panic(expected = "out of bounds")]
+    fn reading_a_frozen_inode_unthawed_panics() {
+        let mut t = InodeTable::default();
+        let a = closed_one_page_file(&mut t, 0, 7);
+        assert!(t.freeze(a));
+        let _ = t[a as usize].nr_cached;
+    }
+
+    #[test]
+    #[should_panic(expected = "changed after it was retired or frozen")]
+    fn changing_a_frozen_inode_panics() {
+        let mut t = InodeTable::default();
+        let a = closed_one_page_file(&mut t, 0, 7);
+        assert!(t.freeze(a));
+        t[a as usize].nr_dirty = 1;
     }
 
     #[test]

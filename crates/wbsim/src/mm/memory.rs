@@ -312,6 +312,21 @@ impl Memory {
         &mut self.inodes[ino as usize]
     }
 
+    /// Closed inode `ino` may now be frozen ([`InodeTable::note_idle`]).
+    pub fn note_idle_inode(&mut self, ino: u32) {
+        self.inodes.note_idle(ino);
+    }
+
+    /// Before reading inode `ino` where it may be frozen (a closed file's
+    /// page met by reclaim or the icache shrinker, a journal commit's
+    /// ordered inode): give it its [`Inode`] back ([`InodeTable::thaw`]).
+    #[inline]
+    pub fn thaw_inode(&mut self, ino: u32) {
+        if self.inodes.is_frozen(ino) {
+            self.inodes.thaw(ino);
+        }
+    }
+
     pub fn inodes(&self) -> &InodeTable {
         &self.inodes
     }

@@ -108,6 +108,23 @@ impl PageIndex {
         }
     }
 
+    /// The one entry of an inline index that holds exactly one and has no
+    /// dirty tag: its position and value. `None` otherwise (a spilled
+    /// index, no entry, several, or a tag set).
+    pub fn sole_untagged_entry(&self) -> Option<(usize, u32)> {
+        let PageIndex::Inline {
+            len: _,
+            dirty: 0,
+            entries,
+        } = self
+        else {
+            return None;
+        };
+        let mut held = entries.iter().enumerate().filter(|&(_, &e)| e != NIL);
+        let first = held.next()?;
+        held.next().is_none().then_some((first.0, *first.1))
+    }
+
     /// Number of 64-bit tag words (indices below 64 × this can be tagged).
     #[inline]
     fn dirty_words(&self) -> usize {

@@ -22,6 +22,10 @@ use crate::mm::Memory;
 use crate::mm::MemoryOps;
 use crate::mm::MmHost;
 
+/// An `inode_lru` entry's I_REFERENCED bit, above every inode number
+/// (a run gives out far fewer than 2^31).
+pub const I_REFERENCED: u32 = 1 << 31;
+
 /// `SHRINK_BATCH`.
 pub const SHRINK_BATCH: u64 = 128;
 /// `DEFAULT_SEEKS` of the dcache and icache shrinkers.
@@ -31,8 +35,10 @@ const DEFAULT_SEEKS: u64 = 2;
 pub struct VfsCaches {
     /// Unused dentries of closed files (front = most recent).
     pub dentry_lru: VecDeque<u32>,
-    /// Unused inodes (front = most recent) with their I_REFERENCED bit.
-    pub inode_lru: VecDeque<(u32, bool)>,
+    /// Unused inodes (front = most recent), each with its I_REFERENCED
+    /// bit in [`I_REFERENCED`] (one word per entry: the writeback-plug
+    /// run holds 4 M of them).
+    pub inode_lru: VecDeque<u32>,
     /// `shrinker->nr`: work deferred to the next call, [dcache, icache].
     deferred: [u64; 2],
 }
@@ -90,7 +96,8 @@ pub trait SlabShrink: MmHost {
             let Some(ino) = self.mm_mut().vfs.dentry_lru.pop_back() else {
                 break;
             };
-            self.mm_mut().vfs.inode_lru.push_front((ino, true));
+            debug_assert!(ino < I_REFERENCED);
+            self.mm_mut().vfs.inode_lru.push_front(ino | I_REFERENCED);
             self.charge_sys(tid, self.cost().inode_evict_ns / 2);
         }
     }
@@ -99,18 +106,20 @@ pub trait SlabShrink: MmHost {
     fn prune_icache(&mut self, tid: u32, is_kswapd: bool, nr: u64) {
         let mut reap = 0;
         for _ in 0..nr {
-            let Some((ino, referenced)) = self.mm_mut().vfs.inode_lru.pop_back() else {
+            let Some(entry) = self.mm_mut().vfs.inode_lru.pop_back() else {
                 break;
             };
+            let (ino, referenced) = (entry & !I_REFERENCED, entry & I_REFERENCED != 0);
             self.charge_sys(tid, self.cost().inode_evict_ns);
             if referenced {
-                self.mm_mut().vfs.inode_lru.push_front((ino, false));
+                self.mm_mut().vfs.inode_lru.push_front(ino);
                 continue;
             }
+            self.mm_mut().thaw_inode(ino);
             if self.mm().inodes[ino as usize].nr_cached > 0 {
                 reap += self.invalidate_mapping_pages(tid, ino);
                 if self.mm().inodes[ino as usize].nr_cached > 0 {
-                    self.mm_mut().vfs.inode_lru.push_front((ino, false));
+                    self.mm_mut().vfs.inode_lru.push_front(ino);
                     continue;
                 }
             }
@@ -160,7 +169,9 @@ impl Memory {
     /// [`crate::mm::inode_table`]).
     pub fn icache_release(&mut self, ino: u32) {
         self.inodes[ino as usize].unused = true;
-        self.inodes.retire(ino);
+        if !self.inodes.retire(ino) {
+            self.inodes.note_closed(ino);
+        }
         self.vfs.dentry_lru.push_front(ino);
     }
 }

@@ -277,6 +277,8 @@ pub trait ShrinkList: ReclaimHost {
         t: &mut Tally,
     ) -> Fate {
         let p = self.mm().pages()[pfn as usize];
+        // A closed file's inode may be frozen (`mm::inode_table`).
+        self.mm_mut().thaw_inode(p.inode);
         if p.has(flags::LOCKED) {
             // trylock_page failed: a read is in flight.
             return Fate::Kept;

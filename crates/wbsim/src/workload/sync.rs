@@ -116,9 +116,11 @@ pub trait SysSync: WorkloadHost {
     fn sync_inodes(&self) -> Vec<u32> {
         (0..self.mm().nr_inodes() as u32)
             .filter(|&ino| {
-                let inode = self.mm().inode(ino);
-                matches!(inode.kind, MappingKind::Regular | MappingKind::BlockDevice)
-                    && (inode.nr_dirty > 0 || inode.nr_writeback > 0)
+                // Retired and frozen inodes are clean, with nothing in flight.
+                self.mm().inodes().get(ino).is_some_and(|inode| {
+                    matches!(inode.kind, MappingKind::Regular | MappingKind::BlockDevice)
+                        && (inode.nr_dirty > 0 || inode.nr_writeback > 0)
+                })
             })
             .collect()
     }

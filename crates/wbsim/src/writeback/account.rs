@@ -163,7 +163,11 @@ pub fn end_page_writeback<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn) {
         // writeback and earns no writeback proportion.
         let inode = sys.mm_mut().inode_mut(p.inode);
         inode.nr_writeback -= 1;
-        let bdi = inode.bdi();
+        let (bdi, idle) = (inode.bdi(), inode.nr_writeback == 0 && inode.unused);
+        if idle {
+            // A closed file just written: it may be frozen (`mm::inode_table`).
+            sys.mm_mut().note_idle_inode(p.inode);
+        }
         sys.wb_mut().bdis[bdi].writeback -= 1;
         sys.wb_mut().bdis[bdi].written_pages += 1;
         sys.bdi_writeout_inc(bdi);

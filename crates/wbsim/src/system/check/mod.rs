@@ -273,7 +273,7 @@ impl System {
             }
         }
         if p.inode != NIL {
-            let found = self.mm().inodes().get(p.inode).map(|i| i.page(p.index));
+            let found = self.mm().inodes().page_of(p.inode, p.index);
             if found != Some(pfn as u32) {
                 f.fail(Invariant::FrameInItsMapping, || {
                     format!("page {pfn} not found at its index in inode {}", p.inode)
