@@ -66,12 +66,14 @@ const MIN_PARTIAL_SLABS: u32 = 5;
 
 /// Host bytes the cache keeps per simulated page frame (its object's
 /// slab, and as a slab page its objects in use and list), for the run's
-/// memory estimate.
-pub const HOST_BYTES_PER_FRAME: u64 =
-    (size_of::<Pfn>() + size_of::<u8>() + size_of::<SlabList>()) as u64;
+/// memory estimate. All three start as zeroed memory, which the OS maps
+/// only when written: a frame that never holds a buffer head or is never
+/// a slab page costs no resident memory here.
+pub const HOST_BYTES_PER_FRAME: u64 = (size_of::<u32>() + size_of::<u8>() + size_of::<u8>()) as u64;
 
 /// Where a slab page of the cache is (`struct page` `frozen` and lists).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(u8)]
 enum SlabList {
     /// Not a slab page of this cache.
     #[default]
@@ -86,18 +88,32 @@ enum SlabList {
     Full,
 }
 
+impl SlabList {
+    fn from_u8(v: u8) -> SlabList {
+        match v {
+            1 => SlabList::CpuSlab,
+            2 => SlabList::CpuPartial,
+            3 => SlabList::NodePartial,
+            4 => SlabList::Full,
+            _ => SlabList::None,
+        }
+    }
+}
+
 /// The `buffer_head` cache.
 #[derive(Debug, Clone, Default)]
 pub struct BufferHeadCache {
     /// Live objects.
     pub objects: u64,
     /// Per page frame of a page-cache page: the slab page holding its
-    /// buffer head (NIL: none, or no slab page could be had).
-    slab_of_page: Vec<Pfn>,
+    /// buffer head, plus one (0: none, or no slab page could be had), so
+    /// that the vector starts as zeroed memory ([`BufferHeadCache::slab_of`]).
+    slab_of_page: Vec<u32>,
     /// Per slab page frame: objects in use.
     inuse: Vec<u8>,
-    /// Per slab page frame: which list it is on.
-    list: Vec<SlabList>,
+    /// Per slab page frame: which list it is on (a [`SlabList`] as `u8`,
+    /// 0 = none, zeroed memory too).
+    list: Vec<u8>,
     /// Per CPU: its slab (NIL: none).
     cpu_slab: Vec<Pfn>,
     /// Per CPU: its partial list, head last, each with the free objects of
@@ -115,9 +131,9 @@ impl BufferHeadCache {
     pub fn new(nr_pages: usize, cpus: usize) -> BufferHeadCache {
         BufferHeadCache {
             objects: 0,
-            slab_of_page: vec![NIL; nr_pages],
+            slab_of_page: vec![0; nr_pages],
             inuse: vec![0; nr_pages],
-            list: vec![SlabList::None; nr_pages],
+            list: vec![SlabList::None as u8; nr_pages],
             cpu_slab: vec![NIL; cpus],
             cpu_partial: (0..cpus).map(|_| Vec::with_capacity(64)).collect(),
             node_partial: VecDeque::new(),
@@ -128,7 +144,31 @@ impl BufferHeadCache {
     /// Slab pages the cache holds.
     #[cfg(test)]
     fn slab_pages(&self) -> usize {
-        self.list.iter().filter(|&&l| l != SlabList::None).count()
+        self.list
+            .iter()
+            .filter(|&&l| l != SlabList::None as u8)
+            .count()
+    }
+
+    /// The slab page holding the buffer head of page `pfn`, `NIL` if none.
+    #[inline]
+    fn slab_of(&self, pfn: Pfn) -> Pfn {
+        self.slab_of_page[pfn as usize].wrapping_sub(1)
+    }
+
+    #[inline]
+    fn set_slab_of(&mut self, pfn: Pfn, slab: Pfn) {
+        self.slab_of_page[pfn as usize] = slab.wrapping_add(1);
+    }
+
+    #[inline]
+    fn list_of(&self, slab: Pfn) -> SlabList {
+        SlabList::from_u8(self.list[slab as usize])
+    }
+
+    #[inline]
+    fn set_list(&mut self, slab: Pfn, list: SlabList) {
+        self.list[slab as usize] = list as u8;
     }
 
     /// The next slab to allocate from on `cpu` (not the CPU slab, which is
@@ -154,7 +194,7 @@ impl BufferHeadCache {
     fn push_cpu_partial(&mut self, cpu: usize, slab: Pfn) -> u32 {
         let before = self.cpu_partial[cpu].last().map_or(0, |&(_, n)| n);
         let pobjects = before + u32::from(BUFFER_HEADS_PER_SLAB_PAGE - self.inuse[slab as usize]);
-        self.list[slab as usize] = SlabList::CpuPartial;
+        self.set_list(slab, SlabList::CpuPartial);
         self.cpu_partial[cpu].push((slab, pobjects));
         pobjects
     }
@@ -168,11 +208,11 @@ impl BufferHeadCache {
         while let Some((slab, _)) = self.cpu_partial[cpu].pop() {
             let empty = self.inuse[slab as usize] == 0;
             if empty && (!node_touched || self.node_partial.len() as u32 > MIN_PARTIAL_SLABS) {
-                self.list[slab as usize] = SlabList::None;
+                self.set_list(slab, SlabList::None);
                 self.discard.push(slab);
             } else {
                 node_touched = true;
-                self.list[slab as usize] = SlabList::NodePartial;
+                self.set_list(slab, SlabList::NodePartial);
                 self.node_partial.push_back(slab);
             }
         }
@@ -181,13 +221,14 @@ impl BufferHeadCache {
     /// `__slab_free` of the object of page-cache page `pfn` on `cpu`: the
     /// slab pages to give back (`discard_slab`) go to `discard`.
     fn free_object(&mut self, cpu: usize, pfn: Pfn) {
-        let slab = std::mem::replace(&mut self.slab_of_page[pfn as usize], NIL);
+        let slab = self.slab_of(pfn);
+        self.set_slab_of(pfn, NIL);
         if slab == NIL {
             return;
         }
         let s = slab as usize;
         self.inuse[s] -= 1;
-        match self.list[s] {
+        match self.list_of(slab) {
             SlabList::CpuSlab | SlabList::CpuPartial | SlabList::None => {}
             SlabList::Full => {
                 // Frozen onto this CPU's list: put_cpu_partial(drain = 1).
@@ -202,7 +243,7 @@ impl BufferHeadCache {
                     if let Some(i) = self.node_partial.iter().position(|&p| p == slab) {
                         self.node_partial.remove(i);
                     }
-                    self.list[s] = SlabList::None;
+                    self.set_list(slab, SlabList::None);
                     self.discard.push(slab);
                 }
             }
@@ -230,11 +271,11 @@ pub trait BufferHeads: MmHost {
                 let s = slab as usize;
                 if cache.inuse[s] < BUFFER_HEADS_PER_SLAB_PAGE {
                     cache.inuse[s] += 1;
-                    cache.slab_of_page[pfn as usize] = slab;
+                    cache.set_slab_of(pfn, slab);
                     return;
                 }
                 // Exhausted: the slab is full and on no list.
-                cache.list[s] = SlabList::Full;
+                cache.set_list(slab, SlabList::Full);
                 cache.cpu_slab[cpu] = NIL;
             }
             let next = match cache.next_partial_slab(cpu) {
@@ -245,7 +286,7 @@ pub trait BufferHeads: MmHost {
                 },
             };
             let cache = &mut self.mm_mut().bh_cache;
-            cache.list[next as usize] = SlabList::CpuSlab;
+            cache.set_list(next, SlabList::CpuSlab);
             cache.cpu_slab[cpu] = next;
         }
     }
@@ -324,6 +365,25 @@ mod tests {
         &sys.mm().bh_cache
     }
 
+    /// The per-frame bookkeeping starts as zeroed memory, which the OS
+    /// maps only when written (so a 64 GiB machine whose page cache never
+    /// fills it pays for the frames used), and zero reads as "none".
+    #[test]
+    fn a_new_cache_is_zeroed_memory_and_reads_as_empty() {
+        let cache = BufferHeadCache::new(1000, 2);
+        assert!(cache.slab_of_page.iter().all(|&w| w == 0));
+        assert!(cache.inuse.iter().chain(&cache.list).all(|&b| b == 0));
+        assert_eq!(cache.slab_of(999), NIL);
+        assert_eq!(cache.list_of(999), SlabList::None);
+        let mut cache = cache;
+        cache.set_slab_of(5, 0);
+        cache.set_list(0, SlabList::NodePartial);
+        assert_eq!(
+            (cache.slab_of(5), cache.list_of(0)),
+            (0, SlabList::NodePartial)
+        );
+    }
+
     #[test]
     fn the_cpu_slab_fills_first_and_a_page_gets_one_buffer_head_once() {
         let (mut sys, ino, pages) = machine(40);
@@ -336,12 +396,10 @@ mod tests {
         let top = sys.mm().nr_zones() - 1;
         assert_eq!(sys.mm().zone(top).nr_slab_reclaimable, 1, "zonelist order");
         let first = cache(&sys).cpu_slab[0];
-        assert!(pages[..39]
-            .iter()
-            .all(|&p| cache(&sys).slab_of_page[p as usize] == first));
+        assert!(pages[..39].iter().all(|&p| cache(&sys).slab_of(p) == first));
         // The 40th: the CPU slab is full (on no list), a new one is taken.
         sys.attach_buffer_heads(0, ino, pages[39]);
-        assert_eq!(cache(&sys).list[first as usize], SlabList::Full);
+        assert_eq!(cache(&sys).list_of(first), SlabList::Full);
         assert_ne!(cache(&sys).cpu_slab[0], first);
         assert_eq!(cache(&sys).slab_pages(), 2);
     }
@@ -355,20 +413,20 @@ mod tests {
         for &p in &pages[..39 * 3] {
             sys.attach_buffer_heads(0, ino, p);
         }
-        let slab = |i: usize, sys: &System| cache(sys).slab_of_page[pages[i] as usize];
+        let slab = |i: usize, sys: &System| cache(sys).slab_of(pages[i]);
         let (a, b) = (slab(0, &sys), slab(39, &sys));
         // One free in each of the two full slabs, on CPU 0.
         sys.release_buffer_heads(0, pages[0]);
         sys.release_buffer_heads(0, pages[39]);
         assert!(!sys.mm().pages()[pages[0] as usize].has(flags::PRIVATE));
-        assert_eq!(cache(&sys).list[a as usize], SlabList::CpuPartial);
+        assert_eq!(cache(&sys).list_of(a), SlabList::CpuPartial);
         assert_eq!(cache(&sys).cpu_partial[0], vec![(a, 1), (b, 2)]);
         // The CPU slab is full too: the next two objects go to b, then a.
         let new = &pages[39 * 3..];
         sys.attach_buffer_heads(0, ino, new[0]);
         sys.attach_buffer_heads(0, ino, new[1]);
-        assert_eq!(cache(&sys).slab_of_page[new[0] as usize], b);
-        assert_eq!(cache(&sys).slab_of_page[new[1] as usize], a);
+        assert_eq!(cache(&sys).slab_of(new[0]), b);
+        assert_eq!(cache(&sys).slab_of(new[1]), a);
         assert_eq!(cache(&sys).slab_pages(), 3, "no page came or went");
     }
 
@@ -385,7 +443,7 @@ mod tests {
             sys.attach_buffer_heads(0, ino, p);
         }
         assert_eq!(cache(&sys).slab_pages(), 72);
-        let slab_nr = |k: usize, sys: &System| cache(sys).slab_of_page[pages[k * per] as usize];
+        let slab_nr = |k: usize, sys: &System| cache(sys).slab_of(pages[k * per]);
         let slabs: Vec<Pfn> = (0..72).map(|k| slab_nr(k, &sys)).collect();
         // Task 1 runs on CPU 1 (kswapd's role: it frees, never allocates).
         sys.task_mut(1).cpu = 1;
@@ -427,9 +485,9 @@ mod tests {
         // node's head (38 free there: no more slabs are moved).
         let p = pages[per * 72];
         sys.attach_buffer_heads(0, ino, p);
-        assert_eq!(cache(&sys).slab_of_page[p as usize], slabs[61]);
+        assert_eq!(cache(&sys).slab_of(p), slabs[61]);
         assert_eq!(cache(&sys).node_partial.len(), 29);
-        assert_eq!(cache(&sys).list[slabs[71] as usize], SlabList::Full);
+        assert_eq!(cache(&sys).list_of(slabs[71]), SlabList::Full);
         // Emptying the node's 29 slabs gives back all but `min_partial`.
         for k in 32..61 {
             sys.release_buffer_heads(0, pages[(k + 1) * per - 1]);
