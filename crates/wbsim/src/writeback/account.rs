@@ -179,7 +179,7 @@ pub fn end_page_writeback<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn) {
     // `acct_reclaim_writeback` (5.16+): wake throttled reclaimers once
     // enough pages were written (no one sleeps there before 5.16).
     let nid = sys.mm().zone_node(p.zone as usize);
-    let cluster = sys.mm().unit().from_base_pages(crate::mm::SWAP_CLUSTER_MAX);
+    let cluster = sys.mm().swap_cluster_max();
     if sys.mm_mut().reclaim_wait_mut(nid).page_written(cluster) {
         for i in 0..sys.mm().reclaim_wait(nid).waiters().len() {
             let tid = sys.mm().reclaim_wait(nid).waiters()[i];
