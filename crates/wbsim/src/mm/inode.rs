@@ -258,18 +258,23 @@ impl FrozenForm {
 pub const FORGOTTEN_SECTOR: u64 = u64::MAX;
 
 impl Inode {
+    /// Nothing of the mapping is dirty, under writeback or being written
+    /// back, and it is on no writeback list: what both retiring and
+    /// freezing an inode ask ([`crate::mm::inode_table`]).
+    pub fn is_idle(&self) -> bool {
+        self.nr_dirty == 0
+            && self.nr_writeback == 0
+            && !self.in_writeback
+            && self.list == InodeList::None
+    }
+
     /// The frozen form of a closed regular file that caches exactly one
     /// page, clean, and has nothing dirty, under writeback or listed:
     /// the form and the page's frame. `None` if the inode is not so.
     pub fn frozen_form(&self) -> Option<(FrozenForm, u32)> {
-        let idle = self.unused
-            && self.kind == MappingKind::Regular
-            && self.nr_cached == 1
-            && self.nr_dirty == 0
-            && self.nr_writeback == 0
-            && !self.in_writeback
-            && self.list == InodeList::None;
-        if !idle {
+        let closed_one_page =
+            self.unused && self.kind == MappingKind::Regular && self.nr_cached == 1;
+        if !closed_one_page || !self.is_idle() {
             return None;
         }
         let (page_index, pfn) = self.pages.sole_untagged_entry()?;

@@ -137,13 +137,25 @@ impl InodeTable {
         }
     }
 
+    /// The slot of inode `id` in `live` if it is held as an [`Inode`]
+    /// (not retired, not frozen).
+    fn live_slot(&self, id: u32) -> Option<u32> {
+        self.slot_of
+            .get(id as usize)
+            .copied()
+            .filter(|&slot| slot != RETIRED && slot < FROZEN)
+    }
+
+    /// The form of frozen slot `slot` (a `slot_of` entry at or above
+    /// `FROZEN`).
+    fn form_of(&self, slot: u32) -> &FrozenForm {
+        &self.forms[((slot & !FROZEN) >> FORM_SHIFT) as usize]
+    }
+
     /// The inode `id` if it is held as an [`Inode`] (not retired, not
     /// frozen).
     pub fn get(&self, id: u32) -> Option<&Inode> {
-        match self.slot_of.get(id as usize).copied() {
-            Some(slot) if slot != RETIRED && slot < FROZEN => Some(&self.live[slot as usize]),
-            _ => None,
-        }
+        self.live_slot(id).map(|slot| &self.live[slot as usize])
     }
 
     /// The inodes held as an [`Inode`], in inode-number order.
@@ -159,14 +171,11 @@ impl InodeTable {
     pub fn page_of(&self, id: u32, index: u32) -> Option<u32> {
         match self.slot_of.get(id as usize).copied()? {
             RETIRED => None,
-            slot if slot >= FROZEN => {
-                let form = &self.forms[((slot & !FROZEN) >> FORM_SHIFT) as usize];
-                Some(if form.page_index() == index {
-                    slot & FRAME_MASK
-                } else {
-                    NIL
-                })
-            }
+            slot if slot >= FROZEN => Some(if self.form_of(slot).page_index() == index {
+                slot & FRAME_MASK
+            } else {
+                NIL
+            }),
             slot => Some(self.live[slot as usize].page(index)),
         }
     }
@@ -181,12 +190,9 @@ impl InodeTable {
     /// Freeze inode `id` if it is a closed, clean one-page file with
     /// nothing in flight ([`Inode::frozen_form`]). Returns whether it was.
     pub fn freeze(&mut self, id: u32) -> bool {
-        let Some(slot) = self.slot_of.get(id as usize).copied() else {
+        let Some(slot) = self.live_slot(id) else {
             return false;
         };
-        if slot == RETIRED || slot >= FROZEN {
-            return false;
-        }
         let Some((form, pfn)) = self.live[slot as usize].frozen_form() else {
             return false;
         };
@@ -217,7 +223,7 @@ impl InodeTable {
         if slot < FROZEN {
             return false;
         }
-        let form = self.forms[((slot & !FROZEN) >> FORM_SHIFT) as usize];
+        let form = *self.form_of(slot);
         self.count_unheld_blocks(form.fs(), -i64::from(form.blocks()));
         let inode = Inode::thawed(id, &form, slot & FRAME_MASK);
         self.slot_of[id as usize] = self.take_slot(inode);
@@ -236,7 +242,7 @@ impl InodeTable {
     /// [`SWEEP_BATCH`] inodes are noted (a close reads nothing of the
     /// noted inodes after this).
     pub fn note_closed(&mut self, id: u32) {
-        self.noted.push(id);
+        self.note_idle(id);
         if self.noted.len() >= SWEEP_BATCH {
             for i in 0..self.noted.len() {
                 self.freeze(self.noted[i]);
@@ -266,19 +272,11 @@ impl InodeTable {
     /// kernel's `evict` drops them (`truncate_inode_pages_final`), and
     /// of a closed file only a reopen would read them.
     pub fn retire(&mut self, id: u32) -> bool {
-        let Some(slot) = self.slot_of.get(id as usize).copied() else {
+        let Some(slot) = self.live_slot(id) else {
             return false;
         };
-        if slot == RETIRED || slot >= FROZEN {
-            return false;
-        }
         let inode = &self.live[slot as usize];
-        let idle = inode.nr_cached == 0
-            && inode.nr_dirty == 0
-            && inode.nr_writeback == 0
-            && !inode.in_writeback
-            && inode.list == super::inode::InodeList::None;
-        if !idle {
+        if inode.nr_cached != 0 || !inode.is_idle() {
             return false;
         }
         let (fs, blocks) = (inode.fs(), inode.blocks);
