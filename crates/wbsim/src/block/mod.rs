@@ -92,6 +92,8 @@ pub struct Request {
     pub start_sector: u64,
     pub nr_sectors: u64,
     pub segs: Vec<Segment>,
+    /// At the device (dispatched, not yet completed).
+    pub in_flight: bool,
 }
 
 impl Request {
@@ -129,8 +131,14 @@ pub struct RequestQueue {
     pub tags: HwQueues,
     /// Requests waiting for the device, FIFO; values are slot numbers.
     pub queued: VecDeque<usize>,
-    /// Slots handed to the device, in dispatch order.
-    pub in_flight: VecDeque<usize>,
+    /// How many of `queued` are reads: with none (writeback, the common
+    /// case) `dispatch` takes the front without scanning the queue.
+    queued_reads: u32,
+    /// Requests handed to the device and not yet completed. A count, not a
+    /// list: completions come in any order (several channels, RAID0
+    /// members), and nothing needs their order; `Request::in_flight` marks
+    /// each.
+    in_flight: u32,
     /// Requests allocated and held on some task's plug list.
     pub plugged: u32,
     slots: Vec<Request>,
@@ -190,7 +198,8 @@ impl RequestQueue {
             write_requests: 0,
             tags: HwQueues::new(1, nr_requests),
             queued: VecDeque::with_capacity(n),
-            in_flight: VecDeque::with_capacity(4),
+            queued_reads: 0,
+            in_flight: 0,
             plugged: 0,
             // One spare slot: a reclaim writer may overrun the pool by one
             // request before it waits (see `System::submit_page_io`).
@@ -208,7 +217,7 @@ impl RequestQueue {
 
     /// Requests allocated from the pool (queued or at the device).
     pub fn allocated(&self) -> u32 {
-        (self.queued.len() + self.in_flight.len()) as u32 + self.plugged
+        self.queued.len() as u32 + self.in_flight + self.plugged
     }
 
     /// No request can be allocated: `get_request_wait` would sleep.
@@ -285,6 +294,7 @@ impl RequestQueue {
     /// Append `slot` to the queue.
     fn enqueue(&mut self, slot: usize) {
         self.queued.push_back(slot);
+        self.queued_reads += u32::from(self.slots[slot].read);
         if self.has_room(slot) {
             self.with_room.push(slot);
         }
@@ -444,16 +454,19 @@ impl RequestQueue {
 
     /// Hand the oldest queued request (reads first) to the device.
     pub fn dispatch(&mut self) -> Option<usize> {
-        let pos = self
-            .queued
-            .iter()
-            .position(|&s| self.slots[s].read)
-            .unwrap_or(0);
-        let slot = self.queued.remove(pos)?;
+        let slot = if self.queued_reads == 0 {
+            self.queued.pop_front()?
+        } else {
+            let pos = self.queued.iter().position(|&s| self.slots[s].read);
+            let pos = pos.expect("queued_reads counts a queued read");
+            self.queued_reads -= 1;
+            self.queued.remove(pos)?
+        };
         if self.has_room(slot) {
             self.forget_room_of(slot);
         }
-        self.in_flight.push_back(slot);
+        self.slots[slot].in_flight = true;
+        self.in_flight += 1;
         Some(slot)
     }
 
@@ -472,11 +485,11 @@ impl RequestQueue {
     ///
     /// `now_ns`: the completion's time, for wbt's windows.
     pub fn complete(&mut self, slot: usize, now_ns: u64) -> bool {
-        let pos = self.in_flight.iter().position(|&s| s == slot);
-        debug_assert!(pos.is_some(), "completion of a request not in flight");
-        if let Some(p) = pos {
-            self.in_flight.remove(p);
-        }
+        assert!(
+            std::mem::take(&mut self.slots[slot].in_flight),
+            "completion of request {slot}, which is not at the device"
+        );
+        self.in_flight -= 1;
         let (read, issued) = (self.slots[slot].read, self.slots[slot].issued_ns);
         if !read {
             self.write_requests -= 1;

@@ -61,6 +61,42 @@ fn congestion_sets_and_clears() {
     assert!(cleared && !q.congested);
 }
 
+/// Reads go to the device before older writes, in their own queue order;
+/// writes then leave in FIFO order; completions may come in any order.
+#[test]
+fn reads_dispatch_first_and_completions_come_in_any_order() {
+    let mut q = RequestQueue::new(128, 8);
+    for (i, read) in [false, true, false, true, false].into_iter().enumerate() {
+        q.submit_dir(1000 * i as u64, 8, seg(i as u32), read, 0);
+    }
+    let mut order = Vec::new();
+    while let Some(slot) = q.dispatch() {
+        order.push(q.request(slot).start_sector);
+    }
+    assert_eq!(order, [1000, 3000, 0, 2000, 4000]);
+    assert_eq!(q.allocated(), 5);
+    let slot_at = |q: &RequestQueue, sector: u64| {
+        (0..q.slots.len())
+            .find(|&s| q.slots[s].in_flight && q.slots[s].start_sector == sector)
+            .expect("request in flight")
+    };
+    for sector in [2000, 0, 4000, 1000, 3000] {
+        let slot = slot_at(&q, sector);
+        let _ = q.complete(slot, 0);
+    }
+    assert_eq!(q.allocated(), 0);
+    assert!(q.dispatch().is_none());
+}
+
+#[test]
+#[should_panic(expected = "not at the device")]
+fn completing_a_request_not_dispatched_panics() {
+    let mut q = RequestQueue::new(128, 8);
+    q.submit(0, 8, seg(0));
+    let slot = q.queued[0];
+    let _ = q.complete(slot, 0);
+}
+
 /// blk-mq with wbt: no congestion, and a new write request waits once
 /// the writes allocated reach its class's limit (16 at first: 4 for
 /// background writeback, 8 for sync, 16 for kswapd or a device whose
