@@ -134,20 +134,39 @@ pub trait Swap: MmHost {
     /// (`handle_mm_fault` when the PTE is not present or not writable).
     /// `Err(step)` when the task must sleep (allocation or swap-in read);
     /// it retries the access after waking.
+    ///
+    /// The present page without a fault is by far the most common touch
+    /// (a hot set touched at a steady rate), so it is inlined and the
+    /// faults are in [`Swap::fault_anon`], out of line.
+    #[inline]
     fn touch_anon(&mut self, tid: u32, r: usize, vpn: u32, write: bool) -> Result<(), Step> {
         let ino = self.mm().anon_regions[r].inode;
         let pfn = self.mm().inodes[ino as usize].page(vpn);
-        if pfn != NIL {
-            // Present: the MMU sets the accessed bit.
-            let p = &mut self.mm_mut().pages[pfn as usize];
-            p.flags |= flags::PTE_YOUNG;
-            if write && p.has(flags::SWAPCACHE) && !p.has(flags::WRITEBACK) {
-                // do_wp_page → reuse_swap_page: the swap copy is stale now.
-                self.mm_mut().vmstat.inc(Ev::PgFault, 1);
-                self.mm_mut().drop_swap_copy(pfn);
-            }
-            return Ok(());
+        if pfn == NIL {
+            return self.fault_anon(tid, r, ino, vpn, write);
         }
+        // Present: the MMU sets the accessed bit.
+        let p = &mut self.mm_mut().pages[pfn as usize];
+        p.flags |= flags::PTE_YOUNG;
+        if write && p.has(flags::SWAPCACHE) && !p.has(flags::WRITEBACK) {
+            // do_wp_page → reuse_swap_page: the swap copy is stale now.
+            self.mm_mut().vmstat.inc(Ev::PgFault, 1);
+            self.mm_mut().drop_swap_copy(pfn);
+        }
+        Ok(())
+    }
+
+    /// A touch of page `vpn` (of region `r`, mapping `ino`) that is not
+    /// present: a new zeroed page or a swap-in.
+    #[inline(never)]
+    fn fault_anon(
+        &mut self,
+        tid: u32,
+        r: usize,
+        ino: u32,
+        vpn: u32,
+        write: bool,
+    ) -> Result<(), Step> {
         self.mm_mut().vmstat.inc(Ev::PgFault, 1);
         let slot = self.mm().anon_regions[r].swap_pte[vpn as usize];
         if slot == NO_SLOT {
