@@ -29,9 +29,12 @@ pub struct Memory {
     pub(super) swap: Option<SwapArea>,
     /// Anonymous memory of the processes that have some.
     pub(super) anon_regions: Vec<AnonRegion>,
-    /// `page->private` of swap-cache pages: the slot (`NO_SLOT` otherwise).
-    /// One word per frame, allocated with the swap area: empty without one.
-    pub(super) page_swap_slot: Vec<u32>,
+    /// `page->private` of swap-cache pages: the slot plus one (0: none),
+    /// so that the words start as zeroed memory, which the OS maps only
+    /// when a frame first holds a swap-cache page. One word per frame,
+    /// allocated with the swap area: empty without one. Read and written
+    /// through [`Memory::page_swap_slot`] and [`Memory::set_page_swap_slot`].
+    page_swap_slot: Vec<u32>,
     /// Tasks waiting for a page's read to complete (`lock_page`).
     pub(super) read_waiters: Vec<(u32, u32)>,
     /// Dentry and inode caches (slab reclaim).
@@ -356,7 +359,7 @@ impl Memory {
     /// The scenario's swap area (at boot).
     pub fn set_swap(&mut self, swap: SwapArea) {
         self.swap = Some(swap);
-        self.page_swap_slot = vec![NO_SLOT; self.pages.len()];
+        self.page_swap_slot = vec![0; self.pages.len()];
     }
 
     pub fn anon_regions(&self) -> &[AnonRegion] {
@@ -379,10 +382,15 @@ impl Memory {
 
     /// The swap slot of a swap-cache page (`NO_SLOT`: none, or no swap).
     pub fn page_swap_slot(&self, pfn: u32) -> u32 {
+        // NO_SLOT is u32::MAX: stored as 0, it reads back as NO_SLOT.
         self.page_swap_slot
             .get(pfn as usize)
-            .copied()
-            .unwrap_or(NO_SLOT)
+            .map_or(NO_SLOT, |&s| s.wrapping_sub(1))
+    }
+
+    /// Record frame `pfn`'s swap slot (`NO_SLOT`: none).
+    pub fn set_page_swap_slot(&mut self, pfn: u32, slot: u32) {
+        self.page_swap_slot[pfn as usize] = slot.wrapping_add(1);
     }
 
     pub fn task_alloc(&self, tid: u32) -> &super::page_alloc::AllocState {

@@ -220,7 +220,7 @@ pub trait Swap: MmHost {
         p.index = vpn;
         p.flags |= flags::PTE_MAPPED | flags::PTE_YOUNG;
         self.mm_mut().inodes[ino as usize].insert(vpn, pfn);
-        self.mm_mut().page_swap_slot[pfn as usize] = slot;
+        self.mm_mut().set_page_swap_slot(pfn, slot);
         let full = self.mm().swap.as_ref().is_some_and(SwapArea::full);
         if (write || full) && !self.mm().pages[pfn as usize].has(flags::WRITEBACK) {
             self.mm_mut().drop_swap_copy(pfn);
@@ -261,7 +261,7 @@ pub trait Swap: MmHost {
     fn read_swap_page(&mut self, tid: u32, pfn: Pfn, slot: u32) {
         let swap_ino = self.mm().swap.as_ref().map_or(NIL, |s| s.inode);
         self.mm_mut().pages[pfn as usize].flags = flags::ANON | flags::SWAPCACHE | flags::LOCKED;
-        self.mm_mut().page_swap_slot[pfn as usize] = slot;
+        self.mm_mut().set_page_swap_slot(pfn, slot);
         self.add_to_page_cache_lru(tid, pfn, swap_ino, slot);
         self.submit_page_read(tid, pfn);
         self.mm_mut().vmstat.inc(Ev::PswpIn, 1);
@@ -306,7 +306,7 @@ impl Memory {
         };
         let swap_ino = self.swap.as_ref().map_or(NIL, |s| s.inode);
         self.inodes[swap_ino as usize].insert(slot, pfn);
-        self.page_swap_slot[pfn as usize] = slot;
+        self.set_page_swap_slot(pfn, slot);
         self.pages[pfn as usize].flags |= flags::SWAPCACHE | flags::DIRTY;
         true
     }
@@ -319,7 +319,7 @@ impl Memory {
         swap.free_slot(slot);
         let swap_ino = swap.inode;
         self.inodes[swap_ino as usize].remove(slot);
-        self.page_swap_slot[pfn as usize] = NO_SLOT;
+        self.set_page_swap_slot(pfn, NO_SLOT);
         self.pages[pfn as usize].flags &= !flags::SWAPCACHE;
     }
 
@@ -349,7 +349,7 @@ impl Memory {
     pub fn remove_from_swap_cache(&mut self, pfn: Pfn) {
         let p = self.pages[pfn as usize];
         self.inodes[p.inode as usize].remove(p.index);
-        self.page_swap_slot[pfn as usize] = NO_SLOT;
+        self.set_page_swap_slot(pfn, NO_SLOT);
     }
 }
 
