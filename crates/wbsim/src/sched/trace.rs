@@ -60,8 +60,8 @@ impl Core {
     /// task the trace last showed there.
     ///
     /// Inline for the test alone: a run without a trace file (most runs)
-    /// pays no call (the out-of-line part saved registers before the test,
-    /// 15 instructions a switch; 0.65 G on the writeback-plug fs_mark).
+    /// pays no call (the function used to save and restore registers
+    /// around the test: 0.65 G instructions in the writeback-plug fs_mark).
     #[inline(always)]
     pub(super) fn trace_switch(&mut self, cpu: usize, next: Option<u32>, at: Ns) {
         if self.tracer.is_writing() {
