@@ -266,8 +266,9 @@ impl Core {
         tid
     }
 
-    /// `update_min_vruntime`: never goes backwards.
-    #[inline]
+    /// `update_min_vruntime`: never goes backwards. Called at every step's
+    /// end; out of line, its entry and exit cost more than its body.
+    #[inline(always)]
     fn update_min_vruntime(&mut self, cpu: usize) {
         let rq = &self.runqueues[cpu];
         let curr_v = rq.curr.map(|c| self.tasks[c as usize].vruntime_ns);
