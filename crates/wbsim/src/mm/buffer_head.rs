@@ -50,7 +50,7 @@
 use std::collections::VecDeque;
 use std::mem::size_of;
 
-use super::page::{flags, Holder, Pfn, NIL};
+use super::page::{flags, FrameWords, Holder, Pfn, NIL};
 use super::{Gfp, Mark, MemoryOps, MmHost};
 
 /// `struct buffer_head` objects in one order-0 SLUB slab (4096 / 104).
@@ -106,9 +106,8 @@ pub struct BufferHeadCache {
     /// Live objects.
     pub objects: u64,
     /// Per page frame of a page-cache page: the slab page holding its
-    /// buffer head, plus one (0: none, or no slab page could be had), so
-    /// that the vector starts as zeroed memory ([`BufferHeadCache::slab_of`]).
-    slab_of_page: Vec<u32>,
+    /// buffer head (NIL: none, or no slab page could be had).
+    slab_of_page: FrameWords,
     /// Per slab page frame: objects in use.
     inuse: Vec<u8>,
     /// Per slab page frame: which list it is on (a [`SlabList`] as `u8`,
@@ -131,7 +130,7 @@ impl BufferHeadCache {
     pub fn new(nr_pages: usize, cpus: usize) -> BufferHeadCache {
         BufferHeadCache {
             objects: 0,
-            slab_of_page: vec![0; nr_pages],
+            slab_of_page: FrameWords::none(nr_pages),
             inuse: vec![0; nr_pages],
             list: vec![SlabList::None as u8; nr_pages],
             cpu_slab: vec![NIL; cpus],
@@ -153,12 +152,12 @@ impl BufferHeadCache {
     /// The slab page holding the buffer head of page `pfn`, `NIL` if none.
     #[inline]
     fn slab_of(&self, pfn: Pfn) -> Pfn {
-        self.slab_of_page[pfn as usize].wrapping_sub(1)
+        self.slab_of_page.get(pfn)
     }
 
     #[inline]
     fn set_slab_of(&mut self, pfn: Pfn, slab: Pfn) {
-        self.slab_of_page[pfn as usize] = slab.wrapping_add(1);
+        self.slab_of_page.set(pfn, slab);
     }
 
     #[inline]
@@ -371,7 +370,7 @@ mod tests {
     #[test]
     fn a_new_cache_is_zeroed_memory_and_reads_as_empty() {
         let cache = BufferHeadCache::new(1000, 2);
-        assert!(cache.slab_of_page.iter().all(|&w| w == 0));
+        assert!(cache.slab_of_page.is_zeroed());
         assert!(cache.inuse.iter().chain(&cache.list).all(|&b| b == 0));
         assert_eq!(cache.slab_of(999), NIL);
         assert_eq!(cache.list_of(999), SlabList::None);

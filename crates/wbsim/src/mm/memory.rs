@@ -4,7 +4,7 @@
 use super::inode::Inode;
 use super::inode_table::InodeTable;
 use super::lruvec::LruRules;
-use super::page::Frames;
+use super::page::{FrameWords, Frames, NIL};
 use super::page_alloc::AllocState;
 use super::slab::VfsCaches;
 use super::swap::{AnonRegion, SwapArea, NO_SLOT};
@@ -29,12 +29,9 @@ pub struct Memory {
     pub(super) swap: Option<SwapArea>,
     /// Anonymous memory of the processes that have some.
     pub(super) anon_regions: Vec<AnonRegion>,
-    /// `page->private` of swap-cache pages: the slot plus one (0: none),
-    /// so that the words start as zeroed memory, which the OS maps only
-    /// when a frame first holds a swap-cache page. One word per frame,
-    /// allocated with the swap area: empty without one. Read and written
-    /// through [`Memory::page_swap_slot`] and [`Memory::set_page_swap_slot`].
-    page_swap_slot: Vec<u32>,
+    /// `page->private` of swap-cache pages: the slot (`NO_SLOT`
+    /// otherwise). Allocated with the swap area: empty without one.
+    page_swap_slot: FrameWords,
     /// Tasks waiting for a page's read to complete (`lock_page`).
     pub(super) read_waiters: Vec<(u32, u32)>,
     /// Dentry and inode caches (slab reclaim).
@@ -103,7 +100,7 @@ impl Memory {
             inodes: InodeTable::default(),
             swap: None,
             anon_regions: Vec::new(),
-            page_swap_slot: Vec::new(),
+            page_swap_slot: FrameWords::default(),
             read_waiters: Vec::new(),
             vfs: VfsCaches::default(),
             task_alloc: Vec::new(),
@@ -212,7 +209,7 @@ impl Memory {
         let end = start + self.zones[z].present_pages as usize;
         let held = (start..end).find(|&pfn| {
             self.pages[pfn].holder == super::page::Holder::Kernel
-                && self.pages[pfn].inode == super::page::NIL
+                && self.pages[pfn].inode == NIL
                 && self.pages[pfn].flags == 0
         });
         match held {
@@ -259,7 +256,7 @@ impl Memory {
             return Some(pfn);
         }
         let pfn = zone.free.head;
-        if pfn == super::page::NIL {
+        if pfn == NIL {
             return None;
         }
         super::page::list_del(&mut self.pages, &mut zone.free, pfn);
@@ -359,7 +356,7 @@ impl Memory {
     /// The scenario's swap area (at boot).
     pub fn set_swap(&mut self, swap: SwapArea) {
         self.swap = Some(swap);
-        self.page_swap_slot = vec![0; self.pages.len()];
+        self.page_swap_slot = FrameWords::none(self.pages.len());
     }
 
     pub fn anon_regions(&self) -> &[AnonRegion] {
@@ -382,15 +379,17 @@ impl Memory {
 
     /// The swap slot of a swap-cache page (`NO_SLOT`: none, or no swap).
     pub fn page_swap_slot(&self, pfn: u32) -> u32 {
-        // NO_SLOT is u32::MAX: stored as 0, it reads back as NO_SLOT.
-        self.page_swap_slot
-            .get(pfn as usize)
-            .map_or(NO_SLOT, |&s| s.wrapping_sub(1))
+        // `FrameWords` reads its "none", NIL, as NO_SLOT.
+        const _: () = assert!(NO_SLOT == NIL);
+        if self.page_swap_slot.is_empty() {
+            return NO_SLOT;
+        }
+        self.page_swap_slot.get(pfn)
     }
 
     /// Record frame `pfn`'s swap slot (`NO_SLOT`: none).
     pub fn set_page_swap_slot(&mut self, pfn: u32, slot: u32) {
-        self.page_swap_slot[pfn as usize] = slot.wrapping_add(1);
+        self.page_swap_slot.set(pfn, slot);
     }
 
     pub fn task_alloc(&self, tid: u32) -> &super::page_alloc::AllocState {

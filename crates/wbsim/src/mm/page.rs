@@ -324,6 +324,51 @@ impl std::ops::IndexMut<usize> for Frames {
     }
 }
 
+/// One `u32` per page frame, `NIL` (`u32::MAX`, also `NO_SLOT`) meaning
+/// none. A value is stored plus one, so "none" is 0 and a new column is
+/// zeroed memory, which the OS maps only where a frame is first given a
+/// value: a large machine pays for the frames a run uses, not for all.
+#[derive(Debug, Clone, Default)]
+pub struct FrameWords {
+    words: Vec<u32>,
+}
+
+impl FrameWords {
+    /// `nr_frames` frames, each none.
+    pub fn none(nr_frames: usize) -> FrameWords {
+        FrameWords {
+            words: vec![0; nr_frames],
+        }
+    }
+
+    /// Frame `pfn`'s value, `NIL` if none.
+    #[inline]
+    pub fn get(&self, pfn: Pfn) -> u32 {
+        self.words[pfn as usize].wrapping_sub(1)
+    }
+
+    /// Give frame `pfn` `value` (`NIL`: none).
+    #[inline]
+    pub fn set(&mut self, pfn: Pfn, value: u32) {
+        self.words[pfn as usize] = value.wrapping_add(1);
+    }
+
+    /// How many frames the column has (0: not allocated).
+    pub fn len(&self) -> usize {
+        self.words.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty()
+    }
+
+    /// Every word is still zero, as allocated.
+    #[cfg(test)]
+    pub fn is_zeroed(&self) -> bool {
+        self.words.iter().all(|&w| w == 0)
+    }
+}
+
 /// Head of an intrusive list: pages are added at the head, reclaim takes
 /// from the tail, as the kernel's LRU lists do.
 #[derive(Debug, Clone, Copy)]
@@ -431,6 +476,20 @@ mod tests {
             p = pages[p as usize].next;
         }
         v
+    }
+
+    #[test]
+    fn frame_words_start_as_zeros_that_read_as_none() {
+        let mut w = FrameWords::none(4);
+        assert!(w.is_zeroed());
+        assert!((0..4).all(|pfn| w.get(pfn) == NIL));
+        w.set(1, 0);
+        w.set(2, 7);
+        assert_eq!((w.get(0), w.get(1), w.get(2)), (NIL, 0, 7));
+        assert!(!w.is_zeroed());
+        w.set(1, NIL);
+        w.set(2, NIL);
+        assert!(w.is_zeroed());
     }
 
     #[test]
