@@ -277,6 +277,7 @@ impl RequestQueue {
 
     /// `elv_merge` and the merge itself: whether the bio joined a queued
     /// request.
+    #[inline(always)]
     pub fn try_merge(&mut self, sector: u64, nr: u64, seg: Segment, read: bool) -> bool {
         let Some((slot, back)) = self.find_merge(sector, nr, read) else {
             return false;
@@ -345,6 +346,7 @@ impl RequestQueue {
 
     /// `bio_attempt_back_merge` / `bio_attempt_front_merge`: add a bio to
     /// request `slot`.
+    #[inline(always)]
     pub fn merge_bio(&mut self, slot: usize, back: bool, sector: u64, nr: u64, seg: Segment) {
         let r = &mut self.slots[slot];
         r.nr_sectors += nr;

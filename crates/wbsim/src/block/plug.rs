@@ -86,6 +86,7 @@ pub trait TaskPlugging: BlockHost {
     /// `attempt_plug_merge`: try to add a bio to a plugged request of queue
     /// `dev`; returns whether it merged and how many requests of that queue
     /// the list holds.
+    #[inline(always)]
     fn attempt_plug_merge(
         &mut self,
         tid: u32,

@@ -29,6 +29,7 @@ pub trait Submit: BlockHost {
     /// `class`) would sleep for this page: the queue has no free request,
     /// or wbt's limit is reached, and the bio cannot merge. Registers
     /// `tid` as a waiter and starts the device on what is queued.
+    #[inline(always)]
     fn must_wait_for_request_of(&mut self, tid: u32, ino: u32, idx: u32, class: WbtClass) -> bool {
         let Some(dev) = self.inode_device(ino) else {
             return false;
@@ -87,6 +88,7 @@ pub trait Submit: BlockHost {
 
     /// One page's bio at its mapping's sector, in either direction; false
     /// when the mapping has no block device (FUSE).
+    #[inline(always)]
     fn submit_page_bio(&mut self, tid: u32, pfn: Pfn, read: bool) -> bool {
         let p = self.mm().pages()[pfn as usize];
         let Some(dev) = self.inode_device(p.inode) else {
@@ -109,6 +111,7 @@ pub trait Submit: BlockHost {
     /// into a queued request or becomes one; with per-task plugging the
     /// queue is then run at once, with the 3.0 presets it is started at the
     /// end of the writeback pass or by completions.
+    #[inline(always)]
     fn submit_bio(&mut self, tid: u32, dev: usize, sector: u64, nr: u64, seg: Segment, read: bool) {
         if self.block().task_plug[tid as usize].depth == 0 {
             let hctx = self.hctx_of(tid, dev);

@@ -283,6 +283,7 @@ pub trait IoendCompletion: FsHost {
     /// not yet made): it joins the open ioend if it continues it and
     /// there is room, else it starts the next one. Returns the pages of
     /// its ioend so far (0: the filesystem does not defer completion).
+    #[inline(always)]
     fn ioend_add_page(&mut self, tid: u32, fs: usize, ino: u32, index: u32, pfn: Pfn) -> u32 {
         let deferral = self.ioend_deferral(fs);
         if deferral == Deferral::None {
@@ -333,6 +334,7 @@ pub trait IoendCompletion: FsHost {
     /// sleeping in `wbt_wait` or `blk_mq_get_tag` with every page of the
     /// bio already under writeback. Not a btrfs bio: the page's own
     /// request (`must_wait_for_request_of`).
+    #[inline(always)]
     fn bio_submission_must_wait(
         &mut self,
         tid: u32,
@@ -401,6 +403,7 @@ pub trait IoendCompletion: FsHost {
 
     /// The request carrying `pfn` completed. True if the page belongs to
     /// an ioend, whose worker ends its writeback later.
+    #[inline(always)]
     fn ioend_page_written(&mut self, pfn: Pfn) -> bool {
         let p = self.mm().pages()[pfn as usize];
         if p.inode == NIL {

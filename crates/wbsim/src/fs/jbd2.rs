@@ -290,6 +290,7 @@ pub trait Jbd2: FsHost {
     /// and arms jbd2's timer. Writers (`ext4_dirty_inode`, each page of a
     /// growing file), the flusher (each extent it maps) and the io_end
     /// worker start handles (6.1 and 3.x fs/jbd2/transaction.c).
+    #[inline(always)]
     fn jbd2_handle_start(&mut self, fs: usize) {
         let Some(jbd2) = self.fs().jbd2_task(fs) else {
             return;
@@ -316,6 +317,7 @@ pub trait Jbd2: FsHost {
     /// ask for the commit at once (`jbd2_log_start_commit`), so while
     /// handles come and go a commit starts when its transaction is due,
     /// not at the timer.
+    #[inline(always)]
     fn jbd2_handle_stop(&mut self, fs: usize) {
         let Some(jbd2) = self.fs().jbd2_task(fs) else {
             return;
@@ -372,6 +374,7 @@ pub trait Jbd2: FsHost {
     /// metadata (a writer's `ext4_dirty_inode`, the io_end worker's
     /// conversion): it starts, waits if the metadata is shadowed (true: the
     /// task sleeps and retries the whole handle), else stops at once.
+    #[inline(always)]
     fn jbd2_short_handle_waits(&mut self, tid: u32, fs: usize) -> bool {
         self.jbd2_handle_start(fs);
         if self.jbd2_metadata_update_waits(tid, fs) {
@@ -392,6 +395,7 @@ pub trait Jbd2: FsHost {
     /// converting one (`ext4_convert_unwritten_io_end_vec` →
     /// `ext4_mark_inode_dirty`) all wait there (6.1 fs/jbd2/transaction.c,
     /// fs/ext4/mballoc.c, fs/ext4/extents.c).
+    #[inline(always)]
     fn jbd2_metadata_update_waits(&mut self, tid: u32, fs: usize) -> bool {
         if !self.profile().jbd2_shadow_wait {
             return false;

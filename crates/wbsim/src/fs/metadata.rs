@@ -135,6 +135,7 @@ pub trait MetadataWrites: FsHost {
 
     /// Side effects of writing back (and, for delayed allocation,
     /// allocating) one data page of a regular file.
+    #[inline(always)]
     fn fs_data_written(&mut self, tid: u32, fs: usize, ino: u32, index: u32, fs_type: FsType) {
         match fs_type {
             FsType::Btrfs => self.btrfs_csum_insert(tid, fs),

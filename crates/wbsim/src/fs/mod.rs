@@ -191,6 +191,7 @@ impl FsType {
 /// Whether mapping `ino`'s written pages carry buffer heads: a regular
 /// file of a buffer-head filesystem, or a block device's page cache
 /// (`blkdev_write_begin` → `block_write_begin`).
+#[inline(always)]
 pub fn mapping_has_buffer_heads<H: FsHost + ?Sized>(sys: &H, ino: u32) -> bool {
     use crate::mm::inode::MappingKind;
     let inode = sys.mm().inode(ino);
@@ -227,6 +228,7 @@ pub fn marks_background_writes<H: FsHost + ?Sized>(sys: &H, ino: u32) -> bool {
 /// allocation waits while the journal commit's log write holds the block
 /// bitmap and group descriptor shadowed (`Jbd2::jbd2_metadata_update_waits`);
 /// the task is then queued on the journal.
+#[inline(always)]
 pub fn writepages_map_waits<H: FsHost + ?Sized>(
     sys: &mut H,
     tid: u32,
@@ -251,6 +253,7 @@ pub fn writepages_map_waits<H: FsHost + ?Sized>(
 /// the range gets its blocks (`cow_file_range`) and the call's
 /// `nr_to_write` becomes what the range asks for, returned here. None:
 /// no range starts there, or the profile has no such rule.
+#[inline(always)]
 pub fn writepages_delalloc<H: FsHost + ?Sized>(
     sys: &mut H,
     ino: u32,
@@ -310,6 +313,7 @@ pub fn writepages_done<H: FsHost + ?Sized>(sys: &mut H, tid: u32, ino: u32) {
 /// `->writepage` / `->writepages` from `write_cache_pages` on behalf of
 /// a flusher, a throttled writer or a journal commit. Returns whether IO
 /// was submitted.
+#[inline(always)]
 pub fn fs_writepage_writeback<H: FsHost + ?Sized>(
     sys: &mut H,
     tid: u32,

@@ -40,13 +40,21 @@ pub trait SpaceReservation: FsHost {
     /// Reserve the data block of page `idx` of `ino` if it has none.
     /// False when the filesystem is full (ENOSPC). Inline: `write(2)`
     /// calls it for every page.
-    #[inline]
+    #[inline(always)]
     fn fs_reserve_block(&mut self, ino: u32, idx: u32) -> bool {
         let inode = self.mm().inode(ino);
         if inode.kind != MappingKind::Regular || idx < inode.blocks_end {
             return true;
         }
         let fs = inode.fs();
+        self.reserve_new_block(ino, idx, fs)
+    }
+
+    /// Page `idx` of regular file `ino`, on `fs`, is at or above the
+    /// file's high-water mark: one block from the filesystem, if it has
+    /// one left.
+    #[inline(always)]
+    fn reserve_new_block(&mut self, ino: u32, idx: u32, fs: usize) -> bool {
         let fs = &mut self.fs_mut().filesystems[fs];
         if fs.used_blocks >= fs.capacity_blocks {
             return false;
@@ -59,15 +67,25 @@ pub trait SpaceReservation: FsHost {
     }
 
     /// The write-time reservation of a non-FUSE filesystem (FUSE reserves
-    /// in its daemon). False on ENOSPC.
-    #[inline]
+    /// in its daemon). False on ENOSPC. (`is_fuse_file(ino) ||
+    /// fs_reserve_block(ino, idx)`, reading the inode once: every
+    /// `write(2)` page comes here.)
+    #[inline(always)]
     fn write_begin_reserve(&mut self, ino: u32, idx: u32) -> bool {
-        self.is_fuse_file(ino) || self.fs_reserve_block(ino, idx)
+        let inode = self.mm().inode(ino);
+        if inode.kind != MappingKind::Regular || idx < inode.blocks_end {
+            return true;
+        }
+        let fs = inode.fs();
+        if self.fs().filesystems[fs].fs_type == FsType::FuseNtfs {
+            return true;
+        }
+        self.reserve_new_block(ino, idx, fs)
     }
 
     /// The reservation of a `write(2)`, with xfs's flush and retry. False
     /// on ENOSPC.
-    #[inline]
+    #[inline(always)]
     fn write_reserve_or_retry(&mut self, tid: u32, ino: u32, idx: u32) -> bool {
         self.write_begin_reserve(ino, idx) || self.write_reserve_retry(tid, ino, idx)
     }

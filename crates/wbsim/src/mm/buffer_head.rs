@@ -219,6 +219,7 @@ impl BufferHeadCache {
 
     /// `__slab_free` of the object of page-cache page `pfn` on `cpu`: the
     /// slab pages to give back (`discard_slab`) go to `discard`.
+    #[inline(always)]
     fn free_object(&mut self, cpu: usize, pfn: Pfn) {
         let slab = self.slab_of(pfn);
         self.set_slab_of(pfn, NIL);
@@ -255,6 +256,7 @@ pub trait BufferHeads: MmHost {
     /// `create_empty_buffers` from the `write_begin` of mapping `ino`: page
     /// `pfn` gets its buffer head, once, if the mapping's filesystem uses
     /// them (`alloc_buffer_head` on the task's CPU).
+    #[inline(always)]
     fn attach_buffer_heads(&mut self, tid: u32, ino: u32, pfn: Pfn) {
         if self.mm().pages[pfn as usize].has(flags::PRIVATE) || !self.mapping_has_buffer_heads(ino)
         {
@@ -313,12 +315,23 @@ pub trait BufferHeads: MmHost {
     /// `try_to_free_buffers` → `free_buffer_head` as page `pfn` leaves the
     /// page cache, on `tid`'s CPU; an emptied slab page goes back to the
     /// allocator (`discard_slab`, onto the CPU's list like any freed page).
+    #[inline(always)]
     fn release_buffer_heads(&mut self, tid: u32, pfn: Pfn) {
         let cpu = self.task(tid).cpu;
         let mm = self.mm_mut();
         mm.pages[pfn as usize].flags &= !flags::PRIVATE;
         mm.bh_cache.objects = mm.bh_cache.objects.saturating_sub(1);
         mm.bh_cache.free_object(cpu, pfn);
+        if !self.mm().bh_cache.discard.is_empty() {
+            self.discard_slabs(tid);
+        }
+    }
+
+    /// `discard_slab` of each emptied slab page: back to the allocator.
+    /// Out of line, as it frees pages itself (`free_page` calls the
+    /// function above, which may call this).
+    #[inline(never)]
+    fn discard_slabs(&mut self, tid: u32) {
         for i in 0..self.mm().bh_cache.discard.len() {
             let slab = self.mm().bh_cache.discard[i];
             let z = self.mm().pages[slab as usize].zone as usize;

@@ -59,6 +59,7 @@ pub trait Filemap: MmHost {
     /// to the page cache (up to date: nothing on disk to read) and queued
     /// for the LRU if absent (`find_or_create_page`). `Err` when the
     /// allocation must sleep (call again after waking).
+    #[inline(always)]
     fn find_or_create_page(&mut self, tid: u32, ino: u32, idx: u32, gfp: Gfp) -> Result<u32, Step> {
         let pfn = self.mm().inodes[ino as usize].page(idx);
         if pfn != crate::mm::page::NIL {
@@ -73,6 +74,7 @@ pub trait Filemap: MmHost {
     /// find or allocate the page, copy, dirty it (unless write-through) and
     /// `mark_page_accessed`. `Ok(true)` if the page became dirty; `Err`
     /// when the allocation must sleep (call again after waking).
+    #[inline(always)]
     fn write_page_cached(
         &mut self,
         tid: u32,

@@ -150,6 +150,7 @@ impl Inode {
     }
 
     /// The page frame at `index`, `NIL` if none (a shadow entry is none).
+    #[inline]
     pub fn page(&self, index: u32) -> u32 {
         match self.pages.get(index as usize) {
             Some(e) if !is_shadow(e) => e,
@@ -174,6 +175,7 @@ impl Inode {
 
     /// Insert a page into the mapping (`add_to_page_cache`), over a shadow
     /// entry if there is one.
+    #[inline(always)]
     pub fn insert(&mut self, index: u32, pfn: u32) {
         let i = index as usize;
         self.pages.grow_for(i);
@@ -213,8 +215,32 @@ impl Inode {
     }
 
     /// First dirty index in `[from, end)`, like a radix-tree tag lookup.
+    #[inline(always)]
     pub fn next_dirty(&self, from: u32, end: u32) -> Option<u32> {
         self.pages.next_tagged(from, end)
+    }
+
+    /// The inode half of `__mark_inode_dirty` at `now_ns`: a clean inode
+    /// that is not being written and not metadata goes on its device's
+    /// dirty list (which the caller then does: true) with `dirtied_when`
+    /// set; any other is left as it is (false).
+    #[inline(always)]
+    pub fn mark_dirty_at(&mut self, now_ns: u64) -> bool {
+        if self.list != InodeList::None || self.in_writeback || self.kind == MappingKind::Metadata {
+            return false;
+        }
+        self.list = InodeList::Dirty;
+        self.dirtied_when = now_ns;
+        true
+    }
+
+    /// [`Inode::next_dirty`] and the page frame there (`NIL` if none), in
+    /// one lookup of the inode (`pagevec_lookup_tag`: the tag walk returns
+    /// the pages).
+    #[inline(always)]
+    pub fn next_dirty_page(&self, from: u32, end: u32) -> Option<(u32, u32)> {
+        let idx = self.pages.next_tagged(from, end)?;
+        Some((idx, self.page(idx)))
     }
 }
 
@@ -340,6 +366,8 @@ mod tests {
         assert_eq!(ino.next_dirty(66, 700), None);
         ino.clear_dirty_tag(64);
         assert_eq!(ino.next_dirty(4, 1000), Some(65));
+        assert_eq!(ino.next_dirty_page(4, 1000), Some((65, 75)));
+        assert_eq!(ino.next_dirty_page(701, 1000), None);
         assert_eq!(ino.page(700), 710);
         assert_eq!(ino.page(5000), NIL);
         assert_eq!(ino.size_pages, 701);

@@ -61,6 +61,9 @@ pub struct Memory {
     pub(super) zone_node: Vec<usize>,
     /// The node of each CPU.
     pub(super) cpu_node: Vec<usize>,
+    /// Each CPU's preferred zone, the first of its node's zonelist
+    /// (computed once: every page-cache allocation reads it).
+    pub(super) cpu_preferred_zone: Vec<usize>,
     /// `vm.watermark_boost_factor` when the zones group their free pages
     /// by mobility ([`super::buddy`]; 0: they do not, or do not boost).
     pub(super) boost_factor: u32,
@@ -88,9 +91,10 @@ impl Memory {
         let nr_pages = pages.len();
         let cpus = nodes.last().map_or(1, |n| n.cpus.end);
         let zone_node = super::node::zone_nodes(&nodes);
-        let cpu_node = (0..cpus)
+        let cpu_node: Vec<usize> = (0..cpus)
             .map(|c| nodes.iter().position(|n| n.cpus.contains(&c)).unwrap_or(0))
             .collect();
+        let cpu_preferred_zone = cpu_node.iter().map(|&n| nodes[n].zonelist[0]).collect();
         Memory {
             vmstat: Vmstat::new(zones.len()),
             pages,
@@ -115,6 +119,7 @@ impl Memory {
             nodes,
             zone_node,
             cpu_node,
+            cpu_preferred_zone,
             boost_factor: 0,
             pcp_scaled: false,
             unit,
@@ -304,10 +309,12 @@ impl Memory {
         &mut self.gauges
     }
 
+    #[inline]
     pub fn inode(&self, ino: u32) -> &Inode {
         &self.inodes[ino as usize]
     }
 
+    #[inline]
     pub fn inode_mut(&mut self, ino: u32) -> &mut Inode {
         &mut self.inodes[ino as usize]
     }

@@ -90,6 +90,7 @@ pub trait MmHost: HasCore {
 
     /// `mark_page_accessed` by task `tid`, on the CPU it runs on
     /// ([`Memory::mark_page_accessed_on`]).
+    #[inline(always)]
     fn mark_page_accessed_by(&mut self, tid: u32, pfn: Pfn) {
         let cpu = self.task(tid).cpu;
         self.mm_mut().mark_page_accessed_on(cpu, pfn);
@@ -215,6 +216,7 @@ pub trait MemoryOps: MmHost {
     /// zones over their dirty limit (`zone_dirty_ok`); the slow path, at the
     /// min watermark, ignores dirty limits so allocations still succeed when
     /// every zone is over.
+    #[inline(always)]
     fn get_page_from_freelist(&mut self, tid: u32, mark: Mark, gfp: Gfp) -> Option<Pfn> {
         let cpu = self.task(tid).cpu;
         let spread_dirty = gfp.write && mark == Mark::Low && self.dirty_limit_scope().per_zone();
@@ -299,6 +301,7 @@ pub trait MemoryOps: MmHost {
 
     /// Free a page frame freed by task `tid` (`free_hot_cold_page`: onto
     /// the per-CPU list of the task's CPU).
+    #[inline(always)]
     fn free_page(&mut self, tid: u32, pfn: Pfn) {
         if self.mm().pages[pfn as usize].has(flags::PRIVATE) {
             buffer_head::BufferHeads::release_buffer_heads(self, tid, pfn);
@@ -312,6 +315,7 @@ pub trait MemoryOps: MmHost {
 
     /// `add_to_page_cache_lru`: page `pfn` becomes page `idx` of mapping
     /// `ino` (up to date), and is queued for the LRU on `tid`'s CPU.
+    #[inline(always)]
     fn add_to_page_cache_lru(&mut self, tid: u32, pfn: Pfn, ino: u32, idx: u32) {
         let pg = &mut self.mm_mut().pages[pfn as usize];
         pg.inode = ino;
@@ -375,8 +379,9 @@ impl Memory {
 
     /// The preferred zone of a page-cache allocation on CPU `cpu`: the
     /// first of its node's zonelist (Normal → DMA32 → DMA).
+    #[inline(always)]
     pub fn preferred_zone(&self, cpu: usize) -> usize {
-        self.nodes[self.cpu_node[cpu]].zonelist[0]
+        self.cpu_preferred_zone[cpu]
     }
 
     /// The zonelist of a page-cache allocation on CPU `cpu`.
@@ -386,6 +391,7 @@ impl Memory {
 
     /// The zone has a free page above `mark` for a page-cache allocation
     /// whose preferred zone is `classzone` (so `lowmem_reserve` applies).
+    #[inline(always)]
     pub fn zone_watermark_allows(&self, z: usize, mark: Mark, classzone: usize) -> bool {
         let zone = &self.zones[z];
         if zone.present_pages == 0 {
@@ -400,6 +406,7 @@ impl Memory {
 
     /// `lru_cache_add_file`: queue a new page-cache page on this CPU's
     /// pagevec; the batch goes onto the LRU when the pagevec fills.
+    #[inline(always)]
     pub fn lru_cache_add(&mut self, cpu: usize, pfn: Pfn) {
         self.pages[pfn as usize].holder = Holder::Pagevec;
         let pv = &mut self.pagevecs[cpu];
@@ -435,6 +442,7 @@ impl Memory {
 
     /// `lru_add_fn`: a page onto the LRU, on the list its flags name
     /// (`page_lru`), or into its generation with MGLRU.
+    #[inline(always)]
     pub fn lru_add(&mut self, pfn: Pfn) {
         if self.lru_gen {
             self.lru_gen_add(pfn, false);
@@ -445,12 +453,14 @@ impl Memory {
     }
 
     /// Put a page on the head of an LRU list and mark it PageLRU.
+    #[inline(always)]
     pub fn lru_link_head(&mut self, pfn: Pfn, lru: usize) {
         self.lru_link(pfn, lru, false);
     }
 
     /// Put a page on list `list` of its lruvec (a classic list or a
     /// generation's), at the head or the tail, and mark it PageLRU.
+    #[inline(always)]
     fn lru_link(&mut self, pfn: Pfn, list: usize, tail: bool) {
         let z = self.pages[pfn as usize].zone as usize;
         let p = &mut self.pages[pfn as usize];
@@ -466,6 +476,7 @@ impl Memory {
     }
 
     /// Take a page off whatever LRU list it is on.
+    #[inline(always)]
     pub fn lru_unlink(&mut self, pfn: Pfn) {
         let p = self.pages[pfn as usize];
         let lru = p.holder.lru().expect("page not on an LRU list");
@@ -481,6 +492,7 @@ impl Memory {
     /// (`__lru_cache_activate_folio`; its referenced bit is cleared
     /// wherever it is), so it goes onto the active list when the pagevec
     /// drains. Not counted in `pgactivate` (`lru_add_fn` counts nothing).
+    #[inline(always)]
     pub fn mark_page_accessed_on(&mut self, cpu: usize, pfn: Pfn) {
         let p = self.pages[pfn as usize];
         let in_pagevec = p.holder == Holder::Pagevec && !self.lru_gen;
@@ -503,6 +515,7 @@ impl Memory {
 
     /// `mark_page_accessed` (3.0): inactive+referenced+on LRU → activate;
     /// otherwise set Referenced. A page still in a pagevec is not activated.
+    #[inline(always)]
     fn mark_page_accessed(&mut self, pfn: Pfn) {
         let p = self.pages[pfn as usize];
         if !p.has(flags::ACTIVE) && p.has(flags::REFERENCED) && p.has(flags::LRU) {

@@ -305,14 +305,14 @@ impl std::ops::Deref for Frames {
 
 impl std::ops::Index<usize> for Frames {
     type Output = Page;
-    #[inline]
+    #[inline(always)]
     fn index(&self, pfn: usize) -> &Page {
         &self.frames[pfn]
     }
 }
 
 impl std::ops::IndexMut<usize> for Frames {
-    #[inline]
+    #[inline(always)]
     fn index_mut(&mut self, pfn: usize) -> &mut Page {
         if self.logging {
             if let Some(slot) = self.log.get_mut(self.writes) {

@@ -53,6 +53,7 @@ pub trait PageAlloc: MmHost {
     /// Allocate one page-cache page for task `tid` (GFP_HIGHUSER_MOVABLE;
     /// may enter direct reclaim and sleep). `Err` when the task must sleep
     /// (direct reclaim throttling); call again after waking.
+    #[inline(always)]
     fn alloc_page_for_task(&mut self, tid: u32, gfp: Gfp) -> Result<Pfn, Step> {
         // The fast path, without copying the task's slow-path state: a
         // task not inside the slow path takes a page at the low watermark.

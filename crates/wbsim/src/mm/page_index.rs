@@ -78,11 +78,18 @@ impl PageIndex {
 
     /// Make room for index `i`: geometric growth (amortised O(1), no
     /// per-page allocation), to at least [`INLINE_PAGES`].
+    #[inline(always)]
     pub fn grow_for(&mut self, i: usize) {
-        let old_len = self.len();
-        if i < old_len {
-            return;
+        if i >= self.len() {
+            self.grow(i);
         }
+    }
+
+    /// [`PageIndex::grow_for`] when there is no room (out of line: a
+    /// growing file comes here once each time its index doubles).
+    #[inline(never)]
+    fn grow(&mut self, i: usize) {
+        let old_len = self.len();
         let new_len = (i + 1).max(old_len * 2).max(INLINE_PAGES);
         match self {
             PageIndex::Inline { len, .. } if new_len <= INLINE_PAGES => {
@@ -174,6 +181,7 @@ impl PageIndex {
     }
 
     /// First dirty index in `[from, end)`, like a radix-tree tag lookup.
+    #[inline(always)]
     pub fn next_tagged(&self, from: u32, end: u32) -> Option<u32> {
         let end = end.min((self.dirty_words() * 64) as u32);
         if from >= end {

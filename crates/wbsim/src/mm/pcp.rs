@@ -118,7 +118,7 @@ impl Memory {
     /// lists.
     /// 5.14+ (`pcp_scaled`): `free_unref_page_commit`, the page to the
     /// head, and past `nr_pcp_high` the batch `nr_pcp_free` gives back.
-    #[inline]
+    #[inline(always)]
     pub fn free_to_pcp(&mut self, cpu: usize, pfn: Pfn) {
         let z = self.pages[pfn as usize].zone as usize;
         self.pages[pfn as usize].holder = Holder::PerCpu;
@@ -183,7 +183,7 @@ impl Memory {
     /// the zone's watermarks (`boost_factor`) and flags the zone for the
     /// caller's kswapd wake-up (`boosted_wake`); every fallback is left in
     /// `fallbacks` for the caller's tracepoint.
-    #[inline]
+    #[inline(always)]
     pub fn rmqueue_pcp(&mut self, cpu: usize, z: usize, mt: usize) -> Option<Pfn> {
         let zone = &mut self.zones[z];
         let mt = if zone.buddy.is_some() {
@@ -194,6 +194,24 @@ impl Memory {
         // `rmqueue_pcplist`: an allocation halves the free scaling.
         zone.pcp[cpu].free_factor >>= 1;
         if zone.pcp[cpu].lists[mt].len == 0 {
+            self.rmqueue_bulk(cpu, z, mt);
+        }
+        let zone = &mut self.zones[z];
+        let pfn = zone.pcp[cpu].lists[mt].head;
+        if pfn == NIL {
+            return None;
+        }
+        list_del(&mut self.pages, &mut zone.pcp[cpu].lists[mt], pfn);
+        self.vmstat.zinc(z, ZoneEv::PgAlloc, 1);
+        Some(pfn)
+    }
+
+    /// `rmqueue_bulk`: refill `cpu`'s empty list of type `mt` with a batch
+    /// (out of line: one allocation in `pcp_batch` comes here).
+    #[inline(never)]
+    fn rmqueue_bulk(&mut self, cpu: usize, z: usize, mt: usize) {
+        let zone = &mut self.zones[z];
+        {
             let mut taken = 0;
             for _ in 0..zone.pcp_batch {
                 let pfn = match zone.buddy.as_mut() {
@@ -224,13 +242,6 @@ impl Memory {
             }
             zone.free_counter.modify(cpu, -taken);
         }
-        let pfn = zone.pcp[cpu].lists[mt].head;
-        if pfn == NIL {
-            return None;
-        }
-        list_del(&mut self.pages, &mut zone.pcp[cpu].lists[mt], pfn);
-        self.vmstat.zinc(z, ZoneEv::PgAlloc, 1);
-        Some(pfn)
     }
 
     /// `drain_all_pages`: every CPU's lists back to the buddy lists (3.0

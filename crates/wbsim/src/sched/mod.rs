@@ -337,14 +337,14 @@ pub trait HasCore {
 
     /// Charge kernel CPU time to the running task. The step's effects are
     /// applied at its start; its CPU keeps it busy for the charged time.
-    #[inline]
+    #[inline(always)]
     fn charge_sys(&mut self, tid: u32, ns: Ns) {
         let c = self.core_mut();
         c.tasks[tid as usize].sys_ns += ns;
         c.step_cost_ns += ns;
     }
 
-    #[inline]
+    #[inline(always)]
     fn charge_user(&mut self, tid: u32, ns: Ns) {
         let c = self.core_mut();
         c.tasks[tid as usize].user_ns += ns;

@@ -119,18 +119,22 @@ impl MmHost for System {
         crate::block::submit::kick_device(self, dev)
     }
 
+    #[inline(always)]
     fn set_page_dirty(&mut self, pfn: Pfn, tid: Option<u32>) -> bool {
         crate::writeback::account::set_page_dirty(self, pfn, tid)
     }
 
+    #[inline(always)]
     fn clear_page_dirty_for_io(&mut self, pfn: Pfn) {
         crate::writeback::account::clear_page_dirty_for_io(self, pfn)
     }
 
+    #[inline(always)]
     fn submit_page_write(&mut self, tid: u32, pfn: Pfn) {
         crate::writeback::account::submit_page_write(self, tid, pfn)
     }
 
+    #[inline(always)]
     fn balance_dirty_pages_ratelimited(&mut self, tid: u32, bdi: usize, nr_dirtied: u64) {
         crate::writeback::throttle::balance_dirty_pages_ratelimited(self, tid, bdi, nr_dirtied)
     }
@@ -139,6 +143,7 @@ impl MmHost for System {
         crate::writeback::flusher::bdi_start_background_writeback(self, bdi)
     }
 
+    #[inline(always)]
     fn zone_dirty_ok(&self, z: usize) -> bool {
         crate::writeback::limits::zone_dirty_ok(self, z)
     }
@@ -151,6 +156,7 @@ impl MmHost for System {
         self.wb.nr_bdis()
     }
 
+    #[inline(always)]
     fn mapping_has_buffer_heads(&self, ino: u32) -> bool {
         crate::fs::mapping_has_buffer_heads(self, ino)
     }
@@ -197,6 +203,7 @@ impl BlockHost for System {
 
     /// A page's request completed: its writeback ends now, or with its
     /// ioend in the filesystem's worker (6.1 ext4 and xfs, `fs::ioend`).
+    #[inline(always)]
     fn end_page_writeback(&mut self, pfn: Pfn) {
         if !crate::fs::ioend::IoendCompletion::ioend_page_written(self, pfn) {
             crate::writeback::account::end_page_writeback(self, pfn)
@@ -215,6 +222,7 @@ impl WritebackHost for System {
         &mut self.wb
     }
 
+    #[inline(always)]
     fn fs_writepage_writeback(&mut self, tid: u32, pfn: Pfn, caller: WritebackCaller) -> bool {
         crate::fs::fs_writepage_writeback(self, tid, pfn, caller)
     }
@@ -227,10 +235,12 @@ impl WritebackHost for System {
         crate::fs::marks_background_writes(self, ino)
     }
 
+    #[inline(always)]
     fn fs_writepages_map_waits(&mut self, tid: u32, ino: u32, index: u32) -> bool {
         crate::fs::writepages_map_waits(self, tid, ino, index)
     }
 
+    #[inline(always)]
     fn fs_write_request_must_wait(
         &mut self,
         tid: u32,
@@ -250,6 +260,7 @@ impl WritebackHost for System {
         crate::fs::ioend::IoendCompletion::submit_open_bio(self, tid, ino, Some(class))
     }
 
+    #[inline(always)]
     fn fs_writepages_nr_to_write(&mut self, ino: u32, index: u32, nr_to_write: i64) -> Option<i64> {
         crate::fs::writepages_delalloc(self, ino, index, nr_to_write)
     }

@@ -5,7 +5,6 @@
 //! `fs/fs-writeback.c: __mark_inode_dirty`).
 
 use crate::block::submit::Submit;
-use crate::mm::inode::InodeList;
 use crate::mm::page::{flags, Pfn};
 use crate::mm::vmstat::Ev;
 use crate::writeback::flusher::Flushers;
@@ -24,18 +23,21 @@ pub trait Account: WritebackHost {
     /// `btree_writepages` writes nothing for WB_SYNC_NONE until 32 MiB of
     /// metadata are dirty, which the modelled workloads never reach; its
     /// pages are written by the transaction commit.
+    #[inline(always)]
     fn mark_inode_dirty(&mut self, ino: u32) {
         let now = self.now();
         let inode = self.mm_mut().inode_mut(ino);
-        if inode.list != InodeList::None
-            || inode.in_writeback
-            || inode.kind == crate::mm::inode::MappingKind::Metadata
-        {
-            return;
+        if inode.mark_dirty_at(now) {
+            let bdi = inode.bdi();
+            self.queue_dirty_inode(ino, bdi);
         }
-        inode.list = InodeList::Dirty;
-        inode.dirtied_when = now;
-        let bdi = inode.bdi();
+    }
+
+    /// The device half of `__mark_inode_dirty`: inode `ino`, just made
+    /// dirty, onto the head of `bdi`'s dirty list; the first dirty inode
+    /// arms the flusher's periodic wake-up.
+    #[inline(always)]
+    fn queue_dirty_inode(&mut self, ino: u32, bdi: usize) {
         let had_dirty = self.wb().bdis[bdi].has_dirty_io();
         self.wb_mut().bdis[bdi].b_dirty.push_front(ino);
         if !had_dirty {
@@ -45,6 +47,7 @@ pub trait Account: WritebackHost {
 
     /// `clear_page_dirty_for_io` + `set_page_writeback`: the page leaves the
     /// dirty counts and enters the writeback counts.
+    #[inline(always)]
     fn start_page_writeback(&mut self, pfn: Pfn) {
         self.clear_page_dirty_for_io(pfn);
         let p = &mut self.mm_mut().pages_mut()[pfn as usize];
@@ -83,6 +86,7 @@ impl<T: WritebackHost + ?Sized> Account for T {}
 /// `set_page_dirty` → `account_page_dirtied` → `__mark_inode_dirty`.
 /// Returns true if the page was clean. `tid` is the dirtying task (for
 /// the per-task dirtying proportion), `None` for kernel threads.
+#[inline(always)]
 pub fn set_page_dirty<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn, tid: Option<u32>) -> bool {
     let p = sys.mm().pages()[pfn as usize];
     if p.has(flags::DIRTY) {
@@ -93,22 +97,27 @@ pub fn set_page_dirty<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn, tid: Opt
     sys.mm_mut().zone_mut(p.zone as usize).nr_dirty += 1;
     sys.mm_mut().gauges_mut().nr_dirty += 1;
     sys.mm_mut().vmstat_mut().inc(Ev::NrDirtied, 1);
-    let ino = p.inode as usize;
-    let inode = sys.mm_mut().inode_mut(ino as u32);
+    let now = sys.now();
+    let inode = sys.mm_mut().inode_mut(p.inode);
     inode.set_dirty_tag(p.index);
     let bdi = inode.bdi();
+    // `__mark_inode_dirty`, reading the inode once with the tag above.
+    let newly_dirty = inode.mark_dirty_at(now);
     sys.wb_mut().bdis[bdi].reclaimable += 1;
     sys.wb_mut().bdis[bdi].dirtied_pages += 1;
     if let Some(t) = tid {
         sys.task_dirty_inc(t);
     }
-    sys.mark_inode_dirty(ino as u32);
+    if newly_dirty {
+        sys.queue_dirty_inode(p.inode, bdi);
+    }
     true
 }
 
 /// `clear_page_dirty_for_io`: dirty bit and counts cleared; a page
 /// mapped writable is write-protected again (`page_mkclean`), so the
 /// next write through the mapping faults and dirties it anew.
+#[inline(always)]
 pub fn clear_page_dirty_for_io<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn) {
     let p = sys.mm().pages()[pfn as usize];
     debug_assert!(p.has(flags::DIRTY));
@@ -129,6 +138,7 @@ pub fn clear_page_dirty_for_io<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn)
 /// (`test_set_page_writeback`, then `submit_bio`; `pgpgout` counts it
 /// as `submit_bio` does). A page being written has its blocks
 /// allocated from then on (`MAPPED`).
+#[inline(always)]
 pub fn submit_page_write<H: WritebackHost + ?Sized>(sys: &mut H, tid: u32, pfn: Pfn) {
     prepare_page_write(sys, pfn);
     submit_prepared_page(sys, tid, pfn);
@@ -136,12 +146,14 @@ pub fn submit_page_write<H: WritebackHost + ?Sized>(sys: &mut H, tid: u32, pfn: 
 
 /// The first half of [`submit_page_write`]: the page is under writeback
 /// and in a bio being built, which is submitted later (btrfs).
+#[inline(always)]
 pub fn prepare_page_write<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn) {
     sys.start_page_writeback(pfn);
     sys.mm_mut().pages_mut()[pfn as usize].flags |= flags::MAPPED;
 }
 
 /// The second half: the page's part of the bio goes to the block layer.
+#[inline(always)]
 pub fn submit_prepared_page<H: WritebackHost + ?Sized>(sys: &mut H, tid: u32, pfn: Pfn) {
     if sys.submit_page_bio(tid, pfn, false) {
         let kib = sys.mm().unit().kib();
@@ -151,6 +163,7 @@ pub fn submit_prepared_page<H: WritebackHost + ?Sized>(sys: &mut H, tid: u32, pf
 
 /// `end_page_writeback`: counts drop, the device gets a completion
 /// event for its proportion, and a PG_reclaim page is rotated.
+#[inline(always)]
 pub fn end_page_writeback<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn) {
     let p = sys.mm().pages()[pfn as usize];
     debug_assert!(p.has(flags::WRITEBACK));

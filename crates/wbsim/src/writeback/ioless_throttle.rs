@@ -39,6 +39,7 @@ pub trait IoLessThrottle: WritebackHost {
     /// limit), with the per-CPU `bdp_ratelimits` safety net of
     /// `ratelimit_pages`, which [`IoLessThrottle::writeback_set_ratelimit`]
     /// set.
+    #[inline(always)]
     fn balance_dirty_pages_ratelimited_ioless(&mut self, tid: u32, bdi: usize, nr: u64) {
         let cpu = self.task(tid).cpu;
         let wb = self.wb_mut();

@@ -102,6 +102,7 @@ pub trait Limits: WritebackHost {
 
     /// `zone_dirty_limit`: the global hard limit in proportion to the zone's
     /// dirtyable memory.
+    #[inline(always)]
     fn zone_dirty_limit(&self, z: usize) -> u64 {
         self.dirty_limit_of(self.zone_dirtyable_memory(z))
     }
@@ -147,6 +148,7 @@ pub trait Limits: WritebackHost {
     }
 
     /// `__bdi_writeout_inc`: one completion for the device's proportion.
+    #[inline(always)]
     fn bdi_writeout_inc(&mut self, bdi: usize) {
         let now = self.now();
         let wb = self.wb_mut();
@@ -199,6 +201,7 @@ pub fn dirty_limit_scope<H: WritebackHost + ?Sized>(sys: &H) -> DirtyLimitScope 
 /// Whether a `__GFP_WRITE` allocation may take a page from zone `z`:
 /// `zone_dirty_ok` (3.3 – 4.7), the zone's dirty + writeback pages within
 /// its limit; `node_dirty_ok` (4.8+) for the zone's node.
+#[inline(always)]
 pub fn zone_dirty_ok<H: WritebackHost + ?Sized>(sys: &H, z: usize) -> bool {
     if sys.profile().dirty_limit_scope == DirtyLimitScope::PerNode {
         return node_dirty_ok(sys, sys.mm().zone_node(z));

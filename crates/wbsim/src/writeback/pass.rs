@@ -334,8 +334,8 @@ pub trait WritebackPasses: WritebackHost {
                 // Blocked submitting the bio the walk built (btrfs).
                 return self.writepages_end(tid, ino, class, caller);
             }
-            let next = self.mm().inode(ino).next_dirty(pass.index, pass.end);
-            let Some(idx) = next else {
+            let next = self.mm().inode(ino).next_dirty_page(pass.index, pass.end);
+            let Some((idx, pfn)) = next else {
                 if !pass.cycled {
                     pass.cycled = true;
                     pass.end = self.mm().inode(ino).writeback_index;
@@ -344,7 +344,6 @@ pub trait WritebackPasses: WritebackHost {
                 }
                 return self.writepages_end(tid, ino, class, caller);
             };
-            let pfn = self.mm().inode(ino).page(idx);
             debug_assert_ne!(pfn, NIL);
             if self.mm().pages()[pfn as usize].has(flags::WRITEBACK) {
                 pass.index = idx + 1;

@@ -71,10 +71,18 @@ pub struct BdpState {
 /// Run `balance_dirty_pages` for `tid`, if a ratelimited check left it
 /// pending, until it returns (`None`) or the task must sleep
 /// (`Some(step)`); resumable. A dirtying task calls this first in each step.
+#[inline(always)]
 pub fn balance_dirty_pages<H: WritebackHost + ?Sized>(sys: &mut H, tid: u32) -> Option<Step> {
     if !sys.wb().task_bdp[tid as usize].active {
         return None;
     }
+    balance_dirty_pages_pending(sys, tid)
+}
+
+/// [`balance_dirty_pages`] once a check left it pending (out of line: most
+/// steps find nothing pending).
+#[inline(never)]
+fn balance_dirty_pages_pending<H: WritebackHost + ?Sized>(sys: &mut H, tid: u32) -> Option<Step> {
     match sys.wb().throttle {
         ThrottleScheme::IoLess { first, .. } => sys.balance_dirty_pages_ioless(tid, first),
         ThrottleScheme::WriterWriteback {
@@ -91,6 +99,7 @@ pub fn balance_dirty_pages<H: WritebackHost + ?Sized>(sys: &mut H, tid: u32) -> 
 
 /// `balance_dirty_pages_ratelimited_nr`: called for every page a task
 /// dirties.
+#[inline(always)]
 pub fn balance_dirty_pages_ratelimited<H: WritebackHost + ?Sized>(
     sys: &mut H,
     tid: u32,
