@@ -347,13 +347,12 @@ impl Memory {
         self.inodes.add(inode)
     }
 
-    /// A closed file whose last page reclaim just took: nothing reads its
-    /// state again (no workload reopens a closed file), so its host memory
-    /// goes ([`InodeTable::retire`]).
-    pub fn retire_if_unused(&mut self, ino: u32) {
-        if self.inodes[ino as usize].unused {
-            self.inodes.retire(ino);
-        }
+    /// Reclaim just took a page of `ino`, a closed file (the caller read
+    /// its `unused`): if that was its last, nothing reads its state again
+    /// (no workload reopens a closed file), so its host memory goes
+    /// ([`InodeTable::retire`]).
+    pub fn retire_unused_inode(&mut self, ino: u32) {
+        self.inodes.retire(ino);
     }
 
     pub fn swap(&self) -> Option<&SwapArea> {

@@ -378,16 +378,19 @@ pub trait ShrinkList: ReclaimHost {
         let p = self.mm().pages()[pfn as usize];
         if anon {
             self.mm_mut().remove_from_swap_cache(pfn);
-        } else if self.mm().workingset_enabled() {
-            let shadow = self.mm_mut().workingset_eviction(pfn);
-            self.mm_mut()
-                .inode_mut(p.inode)
-                .remove_leaving_shadow(p.index, shadow);
-        } else {
-            self.mm_mut().inode_mut(p.inode).remove(p.index);
+            return Fate::Freed;
         }
-        if !anon {
-            self.mm_mut().retire_if_unused(p.inode);
+        let shadow = match self.mm().workingset_enabled() {
+            true => Some(self.mm_mut().workingset_eviction(pfn)),
+            false => None,
+        };
+        let inode = self.mm_mut().inode_mut(p.inode);
+        match shadow {
+            Some(shadow) => inode.remove_leaving_shadow(p.index, shadow),
+            None => inode.remove(p.index),
+        }
+        if inode.unused {
+            self.mm_mut().retire_unused_inode(p.inode);
         }
         Fate::Freed
     }

@@ -132,20 +132,16 @@ pub trait Flushers: WritebackHost {
         // wb_do_writeback checks for background work once per wake-up.
         let mut background_checked = false;
         loop {
-            if let Some(mut pass) = f.pass {
-                match self.writeback_pass(tid, &mut pass, WritebackCaller::Writeback) {
+            // The pass is run where it is kept (a step that yields or
+            // blocks leaves it there), and taken out once it is done.
+            if let Some(pass) = f.pass.as_mut() {
+                match self.writeback_pass(tid, pass, WritebackCaller::Writeback) {
                     PassResult::Done => {}
-                    PassResult::Blocked => {
-                        f.pass = Some(pass);
-                        return Step::Wait(None);
-                    }
-                    PassResult::Yield => {
-                        f.pass = Some(pass);
-                        return Step::Continue;
-                    }
+                    PassResult::Blocked => return Step::Wait(None),
+                    PassResult::Yield => return Step::Continue,
                 }
+                let pass = f.pass.take().expect("the pass just run");
                 self.writeback_pass_end(tid, bdi);
-                f.pass = None;
                 f.pages_written += pass.written;
                 throttle_after_writeback_pass(self, bdi, f.work_start_ns);
                 let work = f.work.as_mut().expect("pass without work");
