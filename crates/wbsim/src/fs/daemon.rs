@@ -98,6 +98,7 @@ pub trait FsDaemons: FsHost {
         }
     }
 
+    #[inline(never)]
     fn fs_daemon_step(&mut self, tid: u32) -> Step {
         let kind = self.fs_mut().daemon_mut(tid).kind;
         match kind {

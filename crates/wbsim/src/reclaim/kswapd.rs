@@ -139,6 +139,7 @@ pub trait Kswapd: ReclaimHost {
         })
     }
 
+    #[inline(never)]
     fn kswapd_step(&mut self, tid: u32) -> Step {
         let nid = self.kswapd_node_of(tid);
         let mut k = self.reclaim().kswapd_state(nid);

@@ -127,6 +127,7 @@ pub trait FsMarkRunner: WorkloadHost {
     }
 
     /// One step of an fs_mark thread.
+    #[inline(never)]
     fn fsmark_step(&mut self, tid: u32) -> Step {
         let now = self.step_now();
         let run = self.fsmark_state(tid).run;

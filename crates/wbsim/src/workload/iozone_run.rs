@@ -131,6 +131,7 @@ pub trait IozoneRunner: WorkloadHost {
     }
 
     /// One step of an IOzone run.
+    #[inline(never)]
     fn iozone_step(&mut self, tid: u32) -> Step {
         if let Some(step) = balance_dirty_pages(self, tid) {
             return step;

@@ -42,6 +42,7 @@ pub trait MapWriter: WorkloadHost {
     }
 
     /// One page of the mapping written (one write fault).
+    #[inline(never)]
     fn mapwrite_step(&mut self, tid: u32) -> Step {
         if let Some(step) = balance_dirty_pages(self, tid) {
             return step;

@@ -74,6 +74,7 @@ pub trait MemTouch: WorkloadHost {
 
     /// One page access of a `memtouch` process while it fills its memory;
     /// afterwards one batch of touches of its hot set.
+    #[inline(never)]
     fn memtouch_step(&mut self, tid: u32) -> Step {
         let now = self.now();
         let m = self.memtouch_state(tid);

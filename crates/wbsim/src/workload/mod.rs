@@ -113,6 +113,7 @@ pub trait Writer: WorkloadHost {
 
     /// One step of a writing process (dd, or fs_mark writing a file): at
     /// most one page of one write(2) call; `Exit` when all is written.
+    #[inline(never)]
     fn writer_step(&mut self, tid: u32) -> Step {
         if let Some(step) = balance_dirty_pages(self, tid) {
             return step;

@@ -128,6 +128,7 @@ pub trait SysSync: WorkloadHost {
     /// One step of `sys_sync`: as much writing as one call of
     /// `filemap_write_and_wait` does, or a wait; `Exit` when every inode
     /// is clean and none of its pages is under writeback.
+    #[inline(never)]
     fn sync_step(&mut self, tid: u32) -> Step {
         if self.sync_state(tid).phase == SyncPhase::Start {
             self.charge_sys(tid, self.cost().syscall_ns);

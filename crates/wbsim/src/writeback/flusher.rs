@@ -117,6 +117,7 @@ pub trait Flushers: WritebackHost {
     }
 
     /// One scheduling step of the flusher thread `tid` of `bdi`.
+    #[inline(never)]
     fn flusher_step(&mut self, tid: u32, bdi: usize) -> Step {
         let mut f = self.wb().flushers[bdi];
         f.sleeping = false;
