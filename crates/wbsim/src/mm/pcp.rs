@@ -211,37 +211,35 @@ impl Memory {
     #[inline(never)]
     fn rmqueue_bulk(&mut self, cpu: usize, z: usize, mt: usize) {
         let zone = &mut self.zones[z];
-        {
-            let mut taken = 0;
-            for _ in 0..zone.pcp_batch {
-                let pfn = match zone.buddy.as_mut() {
-                    Some(buddy) => match buddy.rmqueue(&mut self.pages, mt) {
-                        Some((pfn, fallback)) => {
-                            if let Some(f) = fallback {
-                                zone.fallbacks.push(f);
-                                if f.fragmenting && zone.boost_watermark(self.boost_factor) {
-                                    zone.boosted_wake = true;
-                                }
+        let mut taken = 0;
+        for _ in 0..zone.pcp_batch {
+            let pfn = match zone.buddy.as_mut() {
+                Some(buddy) => match buddy.rmqueue(&mut self.pages, mt) {
+                    Some((pfn, fallback)) => {
+                        if let Some(f) = fallback {
+                            zone.fallbacks.push(f);
+                            if f.fragmenting && zone.boost_watermark(self.boost_factor) {
+                                zone.boosted_wake = true;
                             }
-                            pfn
                         }
-                        None => break,
-                    },
-                    None => {
-                        let pfn = zone.free.head;
-                        if pfn == NIL {
-                            break;
-                        }
-                        list_del(&mut self.pages, &mut zone.free, pfn);
                         pfn
                     }
-                };
-                self.pages[pfn as usize].holder = Holder::PerCpu;
-                list_add_tail(&mut self.pages, &mut zone.pcp[cpu].lists[mt], pfn);
-                taken += 1;
-            }
-            zone.free_counter.modify(cpu, -taken);
+                    None => break,
+                },
+                None => {
+                    let pfn = zone.free.head;
+                    if pfn == NIL {
+                        break;
+                    }
+                    list_del(&mut self.pages, &mut zone.free, pfn);
+                    pfn
+                }
+            };
+            self.pages[pfn as usize].holder = Holder::PerCpu;
+            list_add_tail(&mut self.pages, &mut zone.pcp[cpu].lists[mt], pfn);
+            taken += 1;
         }
+        zone.free_counter.modify(cpu, -taken);
     }
 
     /// `drain_all_pages`: every CPU's lists back to the buddy lists (3.0
