@@ -38,21 +38,28 @@ use crate::writeback::flusher::Flushers;
 /// Block reservation and ENOSPC.
 pub trait SpaceReservation: FsHost {
     /// Reserve the data block of page `idx` of `ino` if it has none.
-    /// False when the filesystem is full (ENOSPC). Inline: `write(2)`
-    /// calls it for every page.
+    /// False when the filesystem is full (ENOSPC). Inline: the FUSE
+    /// daemon calls it for every page a WRITE request carries.
     #[inline(always)]
     fn fs_reserve_block(&mut self, ino: u32, idx: u32) -> bool {
-        let inode = self.mm().inode(ino);
-        if inode.kind != MappingKind::Regular || idx < inode.blocks_end {
-            return true;
+        match self.block_to_reserve(ino, idx) {
+            Some(fs) => self.reserve_new_block(ino, idx, fs),
+            None => true,
         }
-        let fs = inode.fs();
-        self.reserve_new_block(ino, idx, fs)
     }
 
-    /// Page `idx` of regular file `ino`, on `fs`, is at or above the
-    /// file's high-water mark: one block from the filesystem, if it has
-    /// one left.
+    /// The filesystem that must give page `idx` of `ino` a block: `ino`
+    /// is a regular file and `idx` is at or above its high-water mark.
+    /// `None`: the page needs none.
+    #[inline(always)]
+    fn block_to_reserve(&self, ino: u32, idx: u32) -> Option<usize> {
+        let inode = self.mm().inode(ino);
+        (inode.kind == MappingKind::Regular && idx >= inode.blocks_end).then(|| inode.fs())
+    }
+
+    /// One block of `fs` for page `idx` of regular file `ino`, which
+    /// [`SpaceReservation::block_to_reserve`] found needs one, if the
+    /// filesystem has one left.
     #[inline(always)]
     fn reserve_new_block(&mut self, ino: u32, idx: u32, fs: usize) -> bool {
         let fs = &mut self.fs_mut().filesystems[fs];
@@ -72,11 +79,9 @@ pub trait SpaceReservation: FsHost {
     /// `write(2)` page comes here.)
     #[inline(always)]
     fn write_begin_reserve(&mut self, ino: u32, idx: u32) -> bool {
-        let inode = self.mm().inode(ino);
-        if inode.kind != MappingKind::Regular || idx < inode.blocks_end {
+        let Some(fs) = self.block_to_reserve(ino, idx) else {
             return true;
-        }
-        let fs = inode.fs();
+        };
         if self.fs().filesystems[fs].fs_type == FsType::FuseNtfs {
             return true;
         }
