@@ -253,6 +253,16 @@ pub trait IoendCompletion: FsHost {
         }
     }
 
+    /// Whether filesystem `fs`'s deferral is [`Deferral::Bio`], asked
+    /// per page written: the profile first, which rules it out on every
+    /// kernel without btrfs's bio batching.
+    #[inline(always)]
+    fn ioend_builds_bio(&self, fs: usize) -> bool {
+        self.profile().btrfs_bio_max_vecs > 0
+            && self.fs().filesystems[fs].fs_type == FsType::Btrfs
+            && !self.fs().ioends.has_worker(fs)
+    }
+
     /// Pages per worker's ioend on filesystem `fs` (0: none).
     fn ioend_limit_pages(&self, fs: usize) -> u32 {
         if !self.fs().ioends.has_worker(fs) {
@@ -342,11 +352,16 @@ pub trait IoendCompletion: FsHost {
         index: u32,
         class: WbtClass,
     ) -> bool {
-        let fs = self.mm().inode(ino).fs();
-        let deferral = self.ioend_deferral(fs);
-        if !matches!(deferral, Deferral::Bio(_)) {
+        // The profile first: without btrfs's bio batching the file's
+        // filesystem need not be looked up.
+        let fs = match self.profile().btrfs_bio_max_vecs {
+            0 => None,
+            _ => Some(self.mm().inode(ino).fs()).filter(|&fs| self.ioend_builds_bio(fs)),
+        };
+        let Some(fs) = fs else {
             return self.must_wait_for_request_of(tid, ino, index, class);
-        }
+        };
+        let deferral = self.ioend_deferral(fs);
         let io = &self.fs().ioends;
         let Some(open) = io.open_of(ino) else {
             return false;

@@ -365,7 +365,11 @@ pub trait Jbd2: FsHost {
     /// `mark_inode_dirty` of ext4 file `ino` by task `tid`: true if it must
     /// wait for the commit's log write (`do_get_write_access` on a shadowed
     /// inode table block); the task is then queued and sleeps.
+    #[inline(always)]
     fn jbd2_inode_update_waits(&mut self, tid: u32, ino: u32) -> bool {
+        if !self.fs().any_jbd2() {
+            return false;
+        }
         let fs = self.mm().inode(ino).fs();
         self.jbd2_short_handle_waits(tid, fs)
     }
@@ -376,6 +380,11 @@ pub trait Jbd2: FsHost {
     /// task sleeps and retries the whole handle), else stops at once.
     #[inline(always)]
     fn jbd2_short_handle_waits(&mut self, tid: u32, fs: usize) -> bool {
+        // Without a journal thread there are no handles, and nothing is
+        // ever shadowed (only a commit's log write shadows metadata).
+        if self.fs().jbd2_task(fs).is_none() {
+            return false;
+        }
         self.jbd2_handle_start(fs);
         if self.jbd2_metadata_update_waits(tid, fs) {
             return true;

@@ -264,8 +264,11 @@ pub fn writepages_delalloc<H: FsHost + ?Sized>(
     const MAX_EXTENT_PAGES: u64 = 32768;
     let max_extent_pages = sys.mm().unit().from_base_pages(MAX_EXTENT_PAGES) as u32;
     let thresh = sys.profile().btrfs_delalloc_write_pages as i64;
+    if thresh == 0 {
+        return None;
+    }
     let fs = sys.mm().inode(ino).fs();
-    if thresh == 0 || sys.fs().filesystems[fs].fs_type != FsType::Btrfs {
+    if sys.fs().filesystems[fs].fs_type != FsType::Btrfs {
         return None;
     }
     let mut range = 0u32;
@@ -335,9 +338,7 @@ pub fn fs_writepage_writeback<H: FsHost + ?Sized>(
     if regular && fs_type == FsType::FuseNtfs {
         return sys.fuse_writepage(tid, pfn, false);
     }
-    let builds_bio = regular
-        && caller == WritebackCaller::Writeback
-        && matches!(sys.ioend_deferral(fs), ioend::Deferral::Bio(_));
+    let builds_bio = regular && caller == WritebackCaller::Writeback && sys.ioend_builds_bio(fs);
     if builds_bio {
         crate::writeback::account::prepare_page_write(sys, pfn);
     } else {

@@ -24,6 +24,9 @@ pub struct Filesystems {
     pub(super) ioends: Ioends,
     /// Per filesystem: its jbd2 thread (looked up on every journal handle).
     jbd2_of_fs: Vec<Option<u32>>,
+    /// Some filesystem has a jbd2 thread: without one (xfs, btrfs, FUSE
+    /// only) a writer's `mark_inode_dirty` needs no look at its file.
+    any_jbd2: bool,
 }
 
 impl Filesystems {
@@ -36,6 +39,7 @@ impl Filesystems {
             task_enospc_flushed: Vec::new(),
             ioends: Ioends::default(),
             jbd2_of_fs: Vec::new(),
+            any_jbd2: false,
         }
     }
 
@@ -59,6 +63,7 @@ impl Filesystems {
                 self.jbd2_of_fs.resize(daemon.fs + 1, None);
             }
             self.jbd2_of_fs[daemon.fs] = Some(tid);
+            self.any_jbd2 = true;
         }
         self.daemon_of_task[tid as usize] = self.daemons.len() as u32;
         self.daemons.push(daemon);
@@ -71,8 +76,15 @@ impl Filesystems {
     }
 
     /// Filesystem `fs`'s jbd2 thread, if it has one.
+    #[inline(always)]
     pub fn jbd2_task(&self, fs: usize) -> Option<u32> {
         self.jbd2_of_fs.get(fs).copied().flatten()
+    }
+
+    /// Whether any mounted filesystem has a jbd2 thread.
+    #[inline(always)]
+    pub fn any_jbd2(&self) -> bool {
+        self.any_jbd2
     }
 
     /// The state of filesystem thread `tid`.
