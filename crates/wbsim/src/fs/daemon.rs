@@ -123,18 +123,20 @@ pub trait FsDaemons: FsHost {
         if let Some(step) = balance_dirty_pages(self, tid) {
             return step;
         }
-        let fs = self.fs_mut().daemon_mut(tid).fs;
-        let Some(req) = self.fs_mut().daemon_mut(tid).current.or_else(|| {
-            let d = self.fs_mut().daemon_mut(tid);
-            let r = d.queue.pop_front();
-            d.current = r;
+        // The request in hand and how far it got: only this step changes
+        // them, so they are read once and written where they change.
+        let d = self.fs_mut().daemon_mut(tid);
+        let fs = d.fs;
+        if d.current.is_none() {
+            d.current = d.queue.pop_front();
             d.meta_done = false;
             d.data_done = false;
-            r
-        }) else {
-            self.fs_mut().daemon_mut(tid).idle = true;
+        }
+        let Some(req) = d.current else {
+            d.idle = true;
             return Step::Wait(None);
         };
+        let (meta_done, mut data_done) = (d.meta_done, d.data_done);
         let blockdev = self.fs().filesystems[fs].blockdev_inode;
         let bdi = self.mm().inode(blockdev).bdi();
         self.wb_mut().set_task_backing_dev(tid, Some(bdi));
@@ -145,7 +147,7 @@ pub trait FsDaemons: FsHost {
             md.ntfs_mft_page,
         );
         let cluster = first_cluster + req.file_index as u64;
-        if !self.fs_mut().daemon_mut(tid).meta_done {
+        if !meta_done {
             self.charge_sys(tid, self.cost().fuse_request_ns);
             let bitmap = bitmap_first + (cluster / NTFS_CLUSTERS_PER_BITMAP_PAGE) as u32;
             let d1 = self.ntfs_touch(tid, blockdev, bitmap);
@@ -156,16 +158,15 @@ pub trait FsDaemons: FsHost {
                 return Step::Continue;
             }
         }
-        if !self.fs_mut().daemon_mut(tid).data_done
-            && !self.fs_reserve_block(req.ino, req.file_index)
-        {
+        if !data_done && !self.fs_reserve_block(req.ino, req.file_index) {
             // ntfs-3g finds no free cluster: the request fails with ENOSPC.
+            data_done = true;
             self.fs_mut().daemon_mut(tid).data_done = true;
             if let FuseRequestKind::Write { writer } = req.kind {
                 self.fs_mut().task_fuse_enospc[writer as usize] = true;
             }
         }
-        if !self.fs_mut().daemon_mut(tid).data_done {
+        if !data_done {
             match self.write_page_cached(tid, blockdev, cluster as u32, 4096, true) {
                 Err(step) => return step,
                 Ok(dirtied) => {

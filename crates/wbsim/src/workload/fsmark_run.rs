@@ -130,11 +130,10 @@ pub trait FsMarkRunner: WorkloadHost {
     #[inline(never)]
     fn fsmark_step(&mut self, tid: u32) -> Step {
         let now = self.step_now();
-        let run = self.fsmark_state(tid).run;
-        if self.workload().fsmark_runs[run].failed {
+        let (st, failed) = self.workload_mut().fsmark_thread(tid);
+        if failed {
             return Step::Exit;
         }
-        let st = self.fsmark_state(tid);
         match st.phase {
             Phase::StartLoop => {
                 st.loop_start_ns = now;

@@ -100,8 +100,11 @@ pub trait MemTouch: WorkloadHost {
             }
             m.batch_left = m.touches_per_batch;
         }
-        while self.memtouch_state(tid).batch_left > 0 {
+        loop {
             let m = self.memtouch_state(tid);
+            if m.batch_left == 0 {
+                break;
+            }
             let region = m.region;
             let (vpn, write) = match m.pending {
                 Some(p) => p,

@@ -118,16 +118,20 @@ pub trait Writer: WorkloadHost {
         if let Some(step) = balance_dirty_pages(self, tid) {
             return step;
         }
-        if std::mem::take(&mut self.writer_state(tid).awaiting_reply)
-            && self.fs_mut().take_fuse_enospc(tid)
-        {
-            // The daemon's reply: ENOSPC; the page was not written.
-            let w = self.writer_state(tid);
-            w.pos_bytes -= w.request_bytes;
-            w.bytes_written -= w.request_bytes;
-            return self.write_enospc(tid);
+        // One look at the writer's state for the page, unless a call
+        // starts or a FUSE reply came in between.
+        let mut w = self.writer_state(tid);
+        if w.awaiting_reply {
+            w.awaiting_reply = false;
+            if self.fs_mut().take_fuse_enospc(tid) {
+                // The daemon's reply: ENOSPC; the page was not written.
+                let w = self.writer_state(tid);
+                w.pos_bytes -= w.request_bytes;
+                w.bytes_written -= w.request_bytes;
+                return self.write_enospc(tid);
+            }
+            w = self.writer_state(tid);
         }
-        let w = self.writer_state(tid);
         if w.call_left == 0 {
             if w.bytes_left == 0 {
                 if w.fsync_at_end {
@@ -164,8 +168,8 @@ pub trait Writer: WorkloadHost {
                 self.charge_sys(tid, self.cost().syscall_ns);
             }
             self.wb_mut().set_task_backing_dev(tid, Some(bdi));
+            w = self.writer_state(tid);
         }
-        let w = self.writer_state(tid);
         let (ino, pos, call_left, daemon) = (w.inode, w.pos_bytes, w.call_left, w.fuse_daemon);
         let unit = self.mm().unit();
         let (idx, offset) = unit.page_and_offset(pos);

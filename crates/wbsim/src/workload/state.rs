@@ -89,6 +89,19 @@ impl Workloads {
             .expect("task runs a program")
     }
 
+    /// fs_mark thread `tid`'s state, and whether its run has failed (one
+    /// look for both: every step of the thread asks).
+    #[inline]
+    pub(super) fn fsmark_thread(&mut self, tid: u32) -> (&mut FsMarkState, bool) {
+        match self.processes[tid as usize].as_mut() {
+            Some(Process::FsMark(f)) => {
+                let failed = self.fsmark_runs[f.run].failed;
+                (f, failed)
+            }
+            _ => unreachable!("task {tid} is not fs_mark"),
+        }
+    }
+
     pub fn fsmark_runs(&self) -> &[FsMarkRun] {
         &self.fsmark_runs
     }
