@@ -242,15 +242,15 @@ pub fn in_partial_ext4_bio(
 /// The page-completion side of the filesystems' deferred completion.
 pub trait IoendCompletion: FsHost {
     /// How filesystem `fs` defers the end of its pages' writeback.
+    #[inline(always)]
     fn ioend_deferral(&self, fs: usize) -> Deferral {
-        let profile = self.profile();
-        match self.fs().filesystems[fs].fs_type {
-            _ if self.fs().ioends.has_worker(fs) => Deferral::Worker(self.ioend_limit_pages(fs)),
-            FsType::Btrfs if profile.btrfs_bio_max_vecs > 0 => {
-                Deferral::Bio(profile.btrfs_bio_max_vecs)
-            }
-            _ => Deferral::None,
+        if self.fs().ioends.has_worker(fs) {
+            return Deferral::Worker(self.ioend_limit_pages(fs));
         }
+        if self.ioend_builds_bio(fs) {
+            return Deferral::Bio(self.profile().btrfs_bio_max_vecs);
+        }
+        Deferral::None
     }
 
     /// Whether filesystem `fs`'s deferral is [`Deferral::Bio`], asked
