@@ -314,10 +314,10 @@ impl Core {
     /// stale), and the congestion wait it slept in, if any, for its
     /// tracepoint.
     #[inline]
-    pub fn begin_run(&mut self, tid: u32) -> (u64, Option<super::PendingWait>) {
+    pub fn begin_run(&mut self, tid: u32) -> (u32, Option<super::PendingWait>) {
         self.current = Some(tid);
         let task = &mut self.tasks[tid as usize];
-        task.token += 1;
+        task.token = task.token.wrapping_add(1);
         self.step_cost_ns = 0;
         (task.token, task.pending_wait.take())
     }
@@ -362,7 +362,7 @@ impl Core {
         tid: u32,
         cpu: usize,
         step: Step,
-        token: u64,
+        token: u32,
         (cost, end): (Ns, Ns),
         may_continue: bool,
     ) -> bool {

@@ -35,8 +35,11 @@ pub struct Task {
     /// The CPUs the task may run on (`cpus_allowed`: a NUMA node's, for
     /// a task bound to it or a node's kswapd); `None`: every CPU.
     pub cpus_allowed: Option<(usize, usize)>,
-    /// Wake-up token; an event carrying an older token is stale.
-    pub token: u64,
+    /// Wake-up token; an event carrying an older token is stale. It
+    /// wraps at 2^32 runs of the task: a stale wake-up would be taken for
+    /// a fresh one only if the task ran 2^32 times between its push and
+    /// its time, which no run comes near (the largest makes 56 M events).
+    pub token: u32,
     pub user_ns: Ns,
     pub sys_ns: Ns,
     pub started_ns: Ns,
