@@ -369,6 +369,11 @@ impl Memory {
         &self.anon_regions
     }
 
+    #[cfg(test)]
+    pub(crate) fn anon_region_mut(&mut self, r: usize) -> &mut AnonRegion {
+        &mut self.anon_regions[r]
+    }
+
     /// A process's anonymous memory (at boot); returns its index.
     pub fn add_anon_region(&mut self, region: AnonRegion) -> usize {
         self.anon_regions.push(region);

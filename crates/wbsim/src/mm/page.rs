@@ -33,8 +33,9 @@ pub mod flags {
     /// `page_mapped`: a process page table maps the page (one mapping at
     /// most in the model: no fork, no sharing between processes).
     pub const PTE_MAPPED: u16 = 1 << 10;
-    /// The accessed ("young") bit of the PTE mapping the page, which
-    /// `page_referenced` tests and clears.
+    /// The accessed ("young") bit of the PTE mapping a file page, which
+    /// `page_referenced` tests and clears. An anonymous page's is in its
+    /// region's page table (`crate::mm::swap::AnonRegion`).
     pub const PTE_YOUNG: u16 = 1 << 11;
     /// PG_locked held for a read in flight (swap-in): reclaim's
     /// `trylock_page` fails and the faulting task waits for it.

@@ -6,10 +6,12 @@
 //! the anonymous fault paths of `mm/memory.c` (`do_anonymous_page`,
 //! `do_swap_page`).
 //!
-//! Representation. An anonymous region (one process's heap) is an inode of
-//! kind `Anon` whose page index is the virtual page number: `pages[vpn]` is
-//! the page table entry of a present page. A swapped-out vpn holds its slot
-//! in `AnonRegion::swap_pte`. The swap cache is an inode of kind `Swap`
+//! Representation. An anonymous region (one process's heap) has a page
+//! table ([`AnonRegion`]: per virtual page number, none, the frame of a
+//! present page, or the swap entry of a swapped-out one), which a touch
+//! reads, as the MMU does, and an inode of kind `Anon` whose page index is
+//! the vpn and holds the same present pages (the reverse map's side: what
+//! reclaim and the checks count). The swap cache is an inode of kind `Swap`
 //! indexed by slot (the kernel's `swapper_space`). A page in the swap cache
 //! and mapped belongs to its region (`page.inode` = region, `index` = vpn)
 //! and records its slot in `System::page_swap_slot`; once unmapped it
@@ -115,10 +117,100 @@ impl SwapArea {
 /// One process's anonymous memory.
 #[derive(Debug, Clone)]
 pub struct AnonRegion {
-    /// The region's inode (kind `Anon`): `pages[vpn]` are the present PTEs.
+    /// The region's inode (kind `Anon`): `pages[vpn]` are the present
+    /// pages, as in `pte`.
     pub inode: u32,
-    /// Swap entry of each swapped-out vpn, `NO_SLOT` if none.
-    pub swap_pte: Vec<u32>,
+    /// The page table: per vpn, [`PTE_NONE`], a present page's frame
+    /// with its accessed bit ([`PTE_ACCESSED`]), or [`SWAP_ENTRY`] and the
+    /// slot of a swapped-out page. A touch of a present page reads and
+    /// sets only this, as the MMU walks the page table and sets the PTE's
+    /// accessed bit without touching `struct page`: the frame is not on
+    /// that path, and a hot set of thousands of pages touched at random
+    /// stays in the host's cache (setting a flag in each touched frame
+    /// missed it; that and the page-cache index's chain of lookups were
+    /// a fifth of the reclaim-writeback fs_mark run's time, `perf
+    /// record`).
+    pte: Vec<u32>,
+}
+
+/// A page table entry never touched.
+pub const PTE_NONE: u32 = u32::MAX;
+/// The bit of a swap entry; the slot is in the bits below it. Slots are
+/// below 2^28 (swap is at most 2^20 MiB, `[swap] size_mib`).
+pub const SWAP_ENTRY: u32 = 1 << 31;
+/// A present entry's accessed ("young") bit, `_PAGE_ACCESSED`: set by a
+/// touch, tested and cleared by `page_referenced`. The frame is in the
+/// bits below it (frames are below 2^24, `MAX_FRAMES`).
+pub const PTE_ACCESSED: u32 = 1 << 30;
+
+/// What a page table entry holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pte {
+    None,
+    Present(Pfn),
+    Swapped(u32),
+}
+
+impl AnonRegion {
+    /// A region of `pages` pages, none touched, with inode `inode`.
+    pub fn new(inode: u32, pages: usize) -> AnonRegion {
+        AnonRegion {
+            inode,
+            pte: vec![PTE_NONE; pages],
+        }
+    }
+
+    /// The entry of `vpn`.
+    #[inline]
+    pub fn pte(&self, vpn: u32) -> Pte {
+        match self.pte[vpn as usize] {
+            PTE_NONE => Pte::None,
+            e if e & SWAP_ENTRY != 0 => Pte::Swapped(e & !SWAP_ENTRY),
+            e => Pte::Present(e & !PTE_ACCESSED),
+        }
+    }
+
+    /// A user access to `vpn`: the MMU sets the accessed bit of a present
+    /// entry. Returns the entry as it was.
+    #[inline]
+    fn access(&mut self, vpn: u32) -> Pte {
+        let e = &mut self.pte[vpn as usize];
+        if *e & SWAP_ENTRY == 0 {
+            *e |= PTE_ACCESSED;
+            return Pte::Present(*e & !PTE_ACCESSED);
+        }
+        match *e {
+            PTE_NONE => Pte::None,
+            slot => Pte::Swapped(slot & !SWAP_ENTRY),
+        }
+    }
+
+    /// Map `pfn` at `vpn` for the access that faulted it in (accessed).
+    pub(crate) fn map(&mut self, vpn: u32, pfn: Pfn) {
+        debug_assert!(pfn < PTE_ACCESSED);
+        self.pte[vpn as usize] = pfn | PTE_ACCESSED;
+    }
+
+    /// Whether the entry of `vpn` is accessed ("young").
+    pub fn young(&self, vpn: u32) -> bool {
+        self.pte[vpn as usize] & (SWAP_ENTRY | PTE_ACCESSED) == PTE_ACCESSED
+    }
+
+    /// `ptep_test_and_clear_young`: whether the present entry of `vpn`
+    /// was accessed; clears the bit.
+    pub(crate) fn test_and_clear_young(&mut self, vpn: u32) -> bool {
+        let young = self.young(vpn);
+        if young {
+            self.pte[vpn as usize] &= !PTE_ACCESSED;
+        }
+        young
+    }
+
+    /// Replace the page at `vpn` by the swap entry of `slot`.
+    fn swap_out(&mut self, vpn: u32, slot: u32) {
+        debug_assert!(slot < SWAP_ENTRY - 1);
+        self.pte[vpn as usize] = SWAP_ENTRY | slot;
+    }
 }
 
 /// Anonymous memory and swap: faults, swap-out and swap-in (`mm/memory.c`, `mm/swap_state.c`, `mm/page_io.c`).
@@ -140,15 +232,16 @@ pub trait Swap: MmHost {
     /// faults are in [`Swap::fault_anon`], out of line.
     #[inline]
     fn touch_anon(&mut self, tid: u32, r: usize, vpn: u32, write: bool) -> Result<(), Step> {
-        let ino = self.mm().anon_regions[r].inode;
-        let pfn = self.mm().inodes[ino as usize].page(vpn);
-        if pfn == NIL {
-            return self.fault_anon(tid, r, ino, vpn, write);
-        }
         // Present: the MMU sets the accessed bit.
-        let p = &mut self.mm_mut().pages[pfn as usize];
-        p.flags |= flags::PTE_YOUNG;
-        if write && p.has(flags::SWAPCACHE) && !p.has(flags::WRITEBACK) {
+        let pfn = match self.mm_mut().anon_regions[r].access(vpn) {
+            Pte::Present(pfn) => pfn,
+            pte => return self.fault_anon(tid, r, vpn, pte, write),
+        };
+        if !write {
+            return Ok(());
+        }
+        let p = &self.mm().pages[pfn as usize];
+        if p.has(flags::SWAPCACHE) && !p.has(flags::WRITEBACK) {
             // do_wp_page → reuse_swap_page: the swap copy is stale now.
             self.mm_mut().vmstat.inc(Ev::PgFault, 1);
             self.mm_mut().drop_swap_copy(pfn);
@@ -163,29 +256,29 @@ pub trait Swap: MmHost {
         &mut self,
         tid: u32,
         r: usize,
-        ino: u32,
         vpn: u32,
+        pte: Pte,
         write: bool,
     ) -> Result<(), Step> {
         self.mm_mut().vmstat.inc(Ev::PgFault, 1);
-        let slot = self.mm().anon_regions[r].swap_pte[vpn as usize];
-        if slot == NO_SLOT {
-            return self.do_anonymous_page(tid, ino, vpn);
+        match pte {
+            Pte::Swapped(slot) => self.do_swap_page(tid, r, vpn, slot, write),
+            _ => self.do_anonymous_page(tid, r, vpn),
         }
-        self.do_swap_page(tid, r, vpn, slot, write)
     }
 
     /// `do_anonymous_page` (3.0): a zeroed page, mapped, on the active anon
     /// list (`page_add_new_anon_rmap` → `lru_cache_add_lru(LRU_ACTIVE_ANON)`).
-    fn do_anonymous_page(&mut self, tid: u32, ino: u32, vpn: u32) -> Result<(), Step> {
+    fn do_anonymous_page(&mut self, tid: u32, r: usize, vpn: u32) -> Result<(), Step> {
+        let ino = self.mm().anon_regions[r].inode;
         let pfn = self.alloc_page_for_task(tid, Gfp::movable(false))?;
         self.charge_sys(tid, self.cost().copy_per_kib_ns * 4);
         let p = &mut self.mm_mut().pages[pfn as usize];
-        p.flags =
-            flags::ANON | flags::UPTODATE | flags::ACTIVE | flags::PTE_MAPPED | flags::PTE_YOUNG;
+        p.flags = flags::ANON | flags::UPTODATE | flags::ACTIVE | flags::PTE_MAPPED;
         p.inode = ino;
         p.index = vpn;
         self.mm_mut().inodes[ino as usize].insert(vpn, pfn);
+        self.mm_mut().anon_regions[r].map(vpn, pfn);
         let cpu = self.task(tid).cpu;
         self.mm_mut().lru_cache_add(cpu, pfn);
         Ok(())
@@ -214,11 +307,11 @@ pub trait Swap: MmHost {
             return Err(Step::Wait(None));
         }
         let ino = self.mm().anon_regions[r].inode;
-        self.mm_mut().anon_regions[r].swap_pte[vpn as usize] = NO_SLOT;
+        self.mm_mut().anon_regions[r].map(vpn, pfn);
         let p = &mut self.mm_mut().pages[pfn as usize];
         p.inode = ino;
         p.index = vpn;
-        p.flags |= flags::PTE_MAPPED | flags::PTE_YOUNG;
+        p.flags |= flags::PTE_MAPPED;
         self.mm_mut().inodes[ino as usize].insert(vpn, pfn);
         self.mm_mut().set_page_swap_slot(pfn, slot);
         let full = self.mm().swap.as_ref().is_some_and(SwapArea::full);
@@ -285,6 +378,26 @@ pub trait Swap: MmHost {
 impl<T: MmHost + ?Sized> Swap for T {}
 
 impl Memory {
+    /// `page_referenced`'s test of the accessed bit of the page's one
+    /// mapping, cleared as it is tested: an anonymous page's PTE is in its
+    /// region's page table, a mapped file page's bit is its frame's
+    /// `PTE_YOUNG`.
+    pub fn test_and_clear_young(&mut self, pfn: Pfn) -> bool {
+        let p = self.pages[pfn as usize];
+        if p.has(flags::ANON) {
+            if !p.has(flags::PTE_MAPPED) {
+                return false;
+            }
+            let r = self.region_of_inode(p.inode);
+            return self.anon_regions[r].test_and_clear_young(p.index);
+        }
+        let young = p.has(flags::PTE_YOUNG);
+        if young {
+            self.pages[pfn as usize].flags &= !flags::PTE_YOUNG;
+        }
+        young
+    }
+
     /// Free swap slots (`nr_swap_pages`), 0 without a swap area.
     pub fn nr_swap_pages(&self) -> u64 {
         self.swap.as_ref().map_or(0, SwapArea::free_slots)
@@ -336,7 +449,7 @@ impl Memory {
         }
         let slot = self.page_swap_slot(pfn);
         let r = self.region_of_inode(p.inode);
-        self.anon_regions[r].swap_pte[p.index as usize] = slot;
+        self.anon_regions[r].swap_out(p.index, slot);
         self.inodes[p.inode as usize].remove(p.index);
         let swap_ino = self.swap.as_ref().map_or(NIL, |s| s.inode);
         let pg = &mut self.pages[pfn as usize];

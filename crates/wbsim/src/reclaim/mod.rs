@@ -379,13 +379,11 @@ pub trait ShrinkZone: ReclaimHost {
                 break;
             }
             self.mm_mut().lru_unlink(pfn);
-            let pg = &mut self.mm_mut().pages_mut()[pfn as usize];
-            if pg.has(flags::PTE_YOUNG) {
-                // page_referenced: test and clear the accessed bit.
-                pg.flags &= !flags::PTE_YOUNG;
+            // page_referenced: test and clear the accessed bit.
+            if self.mm_mut().test_and_clear_young(pfn) {
                 rotated += 1;
             }
-            pg.flags &= !flags::ACTIVE;
+            self.mm_mut().pages_mut()[pfn as usize].flags &= !flags::ACTIVE;
             self.mm_mut().lru_link_head(pfn, lru - 1);
             moved += 1;
         }

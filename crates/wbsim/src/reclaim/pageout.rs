@@ -423,8 +423,9 @@ pub trait ShrinkList: ReclaimHost {
     /// file page seen referenced twice is activated. A file page with only
     /// PG_referenced may be freed if clean but is not written.
     fn page_check_references(&mut self, pfn: u32) -> PageRef {
+        let referenced_ptes = self.mm().pages()[pfn as usize].has(flags::PTE_MAPPED)
+            && self.mm_mut().test_and_clear_young(pfn);
         let p = &mut self.mm_mut().pages_mut()[pfn as usize];
-        let referenced_ptes = p.has(flags::PTE_MAPPED) && p.has(flags::PTE_YOUNG);
         let referenced_page = p.has(flags::REFERENCED);
         p.flags &= !(flags::PTE_YOUNG | flags::REFERENCED);
         if referenced_ptes {

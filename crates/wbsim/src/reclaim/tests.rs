@@ -12,7 +12,7 @@ use crate::fs::FsHost;
 use crate::kernel::preset;
 use crate::mm::inode::{Inode, MappingKind};
 use crate::mm::page::{flags, Holder, Pfn, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE};
-use crate::mm::swap::{AnonRegion, NO_SLOT};
+use crate::mm::swap::AnonRegion;
 use crate::mm::vmstat::ZoneEv;
 use crate::mm::zone::Zone;
 use crate::mm::MmHost;
@@ -70,10 +70,7 @@ impl Machine {
         let bdi = sys.mm().swap().map_or(0, |s| s.device);
         sys.mm_mut()
             .add_inode(Inode::new(id, 0, bdi, MappingKind::Anon, 0));
-        sys.mm_mut().add_anon_region(AnonRegion {
-            inode: id,
-            swap_pte: vec![NO_SLOT; 256],
-        });
+        sys.mm_mut().add_anon_region(AnonRegion::new(id, 256));
         Machine {
             sys,
             tid: 0,
@@ -157,6 +154,9 @@ impl Machine {
         p.inode = ino;
         p.index = vpn;
         self.sys.mm_mut().inode_mut(ino).insert(vpn, pfn);
+        let region = self.sys.mm_mut().anon_region_mut(0);
+        region.map(vpn, pfn);
+        region.test_and_clear_young(vpn);
         self.sys.mm_mut().lru_link_head(pfn, LRU_INACTIVE_ANON);
         pfn
     }

@@ -14,7 +14,7 @@ use crate::fs::{FsInstance, SECTORS_PER_GIB};
 use crate::kernel::KernelProfile;
 use crate::mm::inode::{Inode, MappingKind};
 use crate::mm::page::{list_add_tail, Frames, Holder, Page, NIL};
-use crate::mm::swap::{AnonRegion, SwapArea, NO_SLOT};
+use crate::mm::swap::{AnonRegion, SwapArea};
 use crate::mm::zone::{
     default_min_free_kbytes, setup_lowmem_reserve_nodes, setup_watermarks, Zone,
 };
@@ -414,10 +414,7 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
                 sys.mm
                     .add_inode(Inode::new(id, 0, bdi, MappingKind::Anon, 0));
                 let pages = (mt.size_bytes / unit.bytes()) as usize;
-                let region = sys.mm.add_anon_region(AnonRegion {
-                    inode: id,
-                    swap_pte: vec![NO_SLOT; pages],
-                });
+                let region = sys.mm.add_anon_region(AnonRegion::new(id, pages));
                 // Random stream 2000 + task index, derived from the run seed.
                 let rng = crate::sim::rng_stream(seed, 2000 + ti as u64);
                 let st = MemTouchState::new(region, mt, rng);

@@ -313,7 +313,8 @@ fn direct_reclaim_skips_a_congested_queue_and_flags_the_zone_but_kswapd_writes()
 fn young_anon_page_is_activated() {
     let mut m = Machine::with_swap("3.0-vanilla");
     let pfn = m.anon_page(0);
-    m.sys.mm_mut().pages_mut()[pfn as usize].flags |= flags::PTE_YOUNG;
+    // The process touches it: its PTE's accessed bit.
+    m.sys.mm_mut().anon_region_mut(0).map(0, pfn);
     let free_slots = m.sys.mm().nr_swap_pages();
     m.shrink(LRU_INACTIVE_ANON, m.direct(DEF_PRIORITY));
     assert_eq!(m.place(pfn), (Holder::ActiveAnon, true));
@@ -340,7 +341,10 @@ fn anon_page_is_written_to_swap_by_direct_reclaim_under_3_1_mmotm() {
     assert!(!p.has(flags::DIRTY) && !p.has(flags::PTE_MAPPED));
     let swap = m.sys.mm().swap().as_ref().unwrap().inode;
     assert_eq!(p.inode, swap);
-    assert_eq!(m.sys.mm().anon_regions()[0].swap_pte[7], p.index);
+    assert_eq!(
+        m.sys.mm().anon_regions()[0].pte(7),
+        crate::mm::swap::Pte::Swapped(p.index)
+    );
     assert_eq!(m.place(pfn), (Holder::InactiveAnon, true));
     assert_eq!(m.sys.mm().vmstat().get(Ev::PswpOut), 1);
     assert_eq!(m.zone_stat(ZoneEv::NrVmscanWrite), 1);
