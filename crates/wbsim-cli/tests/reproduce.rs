@@ -29,7 +29,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_wbsim");
 /// passes on its one run (seed 1, 0.054), but the model's direct
 /// reclaims there are a hundred or two per run against the seed's tens
 /// of thousands, and the ratio moves with each (0.049-0.110 over seeds
-/// 1-9, 0.077 from the medians; seed 1 read 0.136 and failed before
+/// 1-9, 0.077 from the medians; seed 1 read 0.112 and failed before
 /// memtouch's page draw changed, the band file says more).
 /// (real-6.1's "xfs-256m-fast pgsteal_kswapd", once outside the model at
 /// 87,645 against the band's 86,979, passes at 81,588 since the scenarios
