@@ -287,6 +287,26 @@ impl Frames {
         self.writes = 0;
     }
 
+    /// Ask the host CPU to bring frame `pfn` into its cache (a hint: no
+    /// effect on the simulation; a frame out of range is ignored). For a
+    /// walk that knows the next frame it will read while it works on this
+    /// one, such as writeback's walk of a file's dirty pages, whose
+    /// frames were last touched long before.
+    #[inline(always)]
+    pub fn prefetch(&self, pfn: Pfn) {
+        if let Some(page) = self.frames.get(pfn as usize) {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a prefetch reads nothing the program sees and cannot
+            // fault; SSE is part of the x86-64 baseline.
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                _mm_prefetch::<_MM_HINT_T0>((page as *const Page).cast());
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            let _ = page;
+        }
+    }
+
     /// A frame written without being logged, as a stray write past the
     /// page-state code would be: for the tests of what the checker's full
     /// walks find.
