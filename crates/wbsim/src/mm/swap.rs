@@ -484,4 +484,25 @@ mod tests {
         assert_eq!(a.free_slots(), 0);
         assert!(a.full());
     }
+
+    /// A page table entry through a page's life: none, faulted in
+    /// (accessed), aged by reclaim, touched again, swapped out.
+    #[test]
+    fn a_pte_keeps_its_frame_accessed_bit_and_swap_entry_apart() {
+        let mut r = AnonRegion::new(7, 4);
+        assert_eq!(r.access(2), Pte::None);
+        let last_frame = (1 << 24) - 1;
+        r.map(2, last_frame);
+        assert_eq!(r.pte(2), Pte::Present(last_frame));
+        assert!(r.test_and_clear_young(2));
+        assert!(!r.young(2) && !r.test_and_clear_young(2));
+        assert_eq!(r.access(2), Pte::Present(last_frame));
+        assert!(r.young(2));
+        let last_slot = (1 << 28) - 1;
+        r.swap_out(2, last_slot);
+        assert_eq!(r.pte(2), Pte::Swapped(last_slot));
+        assert_eq!(r.access(2), Pte::Swapped(last_slot));
+        assert!(!r.young(2) && !r.test_and_clear_young(2));
+        assert_eq!((r.pte(0), r.pte(3)), (Pte::None, Pte::None));
+    }
 }

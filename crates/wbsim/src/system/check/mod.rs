@@ -21,6 +21,7 @@ pub use incremental::{CheckSummary, Checker};
 
 use super::System;
 use crate::mm::page::{flags, Holder, Page, NIL, NR_LRU_LISTS};
+use crate::mm::swap::Pte;
 
 /// The invariants, one per kind of finding; [`CheckSummary::invariants`]
 /// is their number.
@@ -278,6 +279,23 @@ impl System {
                 f.fail(Invariant::FrameInItsMapping, || {
                     format!("page {pfn} not found at its index in inode {}", p.inode)
                 });
+            }
+            if p.has(flags::ANON) && p.has(flags::PTE_MAPPED) {
+                // The region's page table maps it where its inode does.
+                let regions = self.mm().anon_regions();
+                let pte = regions
+                    .iter()
+                    .find(|r| r.inode == p.inode)
+                    .map(|r| r.pte(p.index));
+                if pte != Some(Pte::Present(pfn as u32)) {
+                    f.fail(Invariant::FrameInItsMapping, || {
+                        format!(
+                            "mapped anonymous page {pfn} is not in its region's page table \
+                             at {} ({pte:?})",
+                            p.index
+                        )
+                    });
+                }
             }
         }
         if (p.has(flags::DIRTY) || p.has(flags::WRITEBACK)) && p.inode == NIL {

@@ -188,6 +188,30 @@ fn an_unlogged_write_is_found_at_the_next_full_walk() {
     assert!(sys.check_invariants().is_err());
 }
 
+/// An anonymous page mapped by its inode but not by its region's page
+/// table (the two a touch and reclaim read) is found by a walk.
+#[test]
+fn an_anonymous_page_missing_from_its_page_table_is_found() {
+    let tasks = format!("[[task]]\ncommand = \"memtouch -s 8M -H 8M -r 5000 -w 10\"\n{DD}");
+    let mut sys = checked_system(&scenario("xfs", &tasks), "3.0-rc6");
+    sys.check_every_event = false;
+    sys.core.set_max_events(1000);
+    assert_eq!(sys.run(), Outcome::EventBudget);
+    assert_eq!(sys.check_invariants(), Ok(()));
+    let (pfn, vpn) = sys
+        .mm()
+        .pages()
+        .iter()
+        .enumerate()
+        .find(|(_, p)| p.has(flags::ANON) && p.has(flags::PTE_MAPPED))
+        .map(|(pfn, p)| (pfn, p.index))
+        .unwrap();
+    sys.mm_mut().anon_region_mut(0).map(vpn, pfn as u32 + 1);
+    let err = sys.check_invariants().unwrap_err();
+    let what = format!("frame-in-its-mapping: mapped anonymous page {pfn} is not in its region's page table at {vpn}");
+    assert!(err.contains(&what), "{err}");
+}
+
 #[test]
 fn the_summary_is_one_line() {
     let mut s = CheckSummary {
