@@ -404,10 +404,13 @@ impl Memory {
     }
 
     pub fn region_of_inode(&self, ino: u32) -> usize {
-        self.anon_regions
-            .iter()
-            .position(|r| r.inode == ino)
+        self.find_region_of_inode(ino)
             .expect("anonymous page outside every region")
+    }
+
+    /// The anonymous region whose inode is `ino`, if any.
+    pub fn find_region_of_inode(&self, ino: u32) -> Option<usize> {
+        self.anon_regions.iter().position(|r| r.inode == ino)
     }
 
     /// `add_to_swap`: give an anonymous page a slot and put it in the swap

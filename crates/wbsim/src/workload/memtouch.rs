@@ -55,10 +55,11 @@ impl MemTouchState {
     ) -> Self {
         let touches_per_s = cmd.touches_per_s.max(1);
         let touches_per_batch = (touches_per_s / BATCHES_PER_S).max(1);
+        let hot_pages = (cmd.hot_bytes / 4096) as u32;
         MemTouchState {
             region,
             size_pages: (cmd.size_bytes / 4096) as u32,
-            hot_pages: (cmd.hot_bytes / 4096) as u32,
+            hot_pages,
             touches_per_batch: touches_per_batch as u32,
             batch_interval_ns: NS_PER_SEC * touches_per_batch / touches_per_s,
             batch_left: 0,
@@ -68,7 +69,7 @@ impl MemTouchState {
             next_touch_ns: 0,
             rng,
             // `hot_pages` 0 samples nothing (the process exits when filled).
-            hot_page: Uniform::new(0, ((cmd.hot_bytes / 4096) as u32).max(1)),
+            hot_page: Uniform::new(0, hot_pages.max(1)),
             percent: Uniform::new(0, 100),
         }
     }

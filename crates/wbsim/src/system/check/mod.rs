@@ -282,11 +282,10 @@ impl System {
             }
             if p.has(flags::ANON) && p.has(flags::PTE_MAPPED) {
                 // The region's page table maps it where its inode does.
-                let regions = self.mm().anon_regions();
-                let pte = regions
-                    .iter()
-                    .find(|r| r.inode == p.inode)
-                    .map(|r| r.pte(p.index));
+                let mm = self.mm();
+                let pte = mm
+                    .find_region_of_inode(p.inode)
+                    .map(|r| mm.anon_regions()[r].pte(p.index));
                 if pte != Some(Pte::Present(pfn as u32)) {
                     f.fail(Invariant::FrameInItsMapping, || {
                         format!(
