@@ -319,6 +319,7 @@ impl Core {
         let task = &mut self.tasks[tid as usize];
         task.token = task.token.wrapping_add(1);
         self.step_cost_ns = 0;
+        self.step_user_ns = 0;
         (task.token, task.pending_wait.take())
     }
 
@@ -326,6 +327,7 @@ impl Core {
     #[inline]
     pub fn begin_step(&mut self) {
         self.step_cost_ns = 0;
+        self.step_user_ns = 0;
     }
 
     /// The step has run: charge its CPU time to the task's vruntime and
@@ -335,7 +337,10 @@ impl Core {
     pub fn end_step(&mut self, tid: u32, cpu: usize, step: Step) -> (Ns, Ns) {
         let cost = self.step_cost_ns;
         let end = self.now + cost;
-        self.tasks[tid as usize].vruntime_ns += cost;
+        let task = &mut self.tasks[tid as usize];
+        task.vruntime_ns += cost;
+        task.user_ns += self.step_user_ns;
+        task.sys_ns += cost - self.step_user_ns;
         self.runqueues[cpu].busy_until = end;
         self.update_min_vruntime(cpu);
         if step != Step::Continue {

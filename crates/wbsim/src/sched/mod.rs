@@ -67,8 +67,10 @@ pub struct Core {
     /// From a wake-up to the task running on an idle CPU (the machine's
     /// `idle_wakeup_us`).
     idle_wakeup_ns: Ns,
-    /// CPU time charged by the step being run.
+    /// CPU time charged by the step being run, system and user.
     step_cost_ns: Ns,
+    /// The user CPU time among `step_cost_ns`.
+    step_user_ns: Ns,
     /// Tasks in `congestion_wait` (woken by any queue leaving congestion).
     congestion_waiters: Vec<u32>,
     /// vmscan/writeback tracepoints: totals always, text on request.
@@ -128,6 +130,7 @@ impl Core {
             irq_next_cpu: 0,
             idle_wakeup_ns: c.idle_wakeup_ns,
             step_cost_ns: 0,
+            step_user_ns: 0,
             congestion_waiters: Vec::new(),
             tracer: {
                 let mut t = Tracer::default();
@@ -335,19 +338,30 @@ pub trait HasCore {
         c.now + c.step_cost_ns
     }
 
-    /// Charge kernel CPU time to the running task. The step's effects are
-    /// applied at its start; its CPU keeps it busy for the charged time.
+    /// Charge kernel CPU time to the running task `tid`. The step's effects
+    /// are applied at its start; its CPU keeps it busy for the charged
+    /// time. The step's total goes to the task's `sys_ns` when the step
+    /// ends ([`Core::end_step`]): a page write charges several costs, and
+    /// adding each to the task as well was a bounds-checked store apiece.
     #[inline(always)]
     fn charge_sys(&mut self, tid: u32, ns: Ns) {
         let c = self.core_mut();
-        c.tasks[tid as usize].sys_ns += ns;
+        debug_assert!(
+            c.current.is_none_or(|t| t == tid),
+            "charge to a task not running"
+        );
         c.step_cost_ns += ns;
     }
 
+    /// Charge user CPU time to the running task `tid` (see `charge_sys`).
     #[inline(always)]
     fn charge_user(&mut self, tid: u32, ns: Ns) {
         let c = self.core_mut();
-        c.tasks[tid as usize].user_ns += ns;
+        debug_assert!(
+            c.current.is_none_or(|t| t == tid),
+            "charge to a task not running"
+        );
+        c.step_user_ns += ns;
         c.step_cost_ns += ns;
     }
 
