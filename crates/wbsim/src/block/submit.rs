@@ -15,14 +15,22 @@ use crate::sim::EventKind;
 
 /// Bio submission, dispatch to the device and completion (`submit_bio`, `__make_request`, `blk_end_request`).
 pub trait Submit: BlockHost {
-    /// Sector of page `idx` of inode `ino` on its device.
-    fn page_sector(&self, ino: u32, idx: u32) -> u64 {
-        self.mm().inode(ino).base_sector + self.mm().unit().sectors_of_pages(idx.into())
-    }
-
     /// Device under inode `ino`, if it has a block device.
     fn inode_device(&self, ino: u32) -> Option<usize> {
         self.bdi_device(self.mm().inode(ino).bdi())
+    }
+
+    /// The device under inode `ino` and the sector of its page `idx`
+    /// there, from one read of the inode (every page written asks).
+    #[inline(always)]
+    fn page_device_sector(&self, ino: u32, idx: u32) -> Option<(usize, u64)> {
+        let inode = self.mm().inode(ino);
+        let (bdi, base_sector) = (inode.bdi(), inode.base_sector);
+        let dev = self.bdi_device(bdi)?;
+        Some((
+            dev,
+            base_sector + self.mm().unit().sectors_of_pages(idx.into()),
+        ))
     }
 
     /// `get_request_wait` (or blk-mq's `wbt_wait`, for a write request of
@@ -31,10 +39,10 @@ pub trait Submit: BlockHost {
     /// `tid` as a waiter and starts the device on what is queued.
     #[inline(always)]
     fn must_wait_for_request_of(&mut self, tid: u32, ino: u32, idx: u32, class: WbtClass) -> bool {
-        let Some(dev) = self.inode_device(ino) else {
+        let Some((dev, sector)) = self.page_device_sector(ino, idx) else {
             return false;
         };
-        let (dev, sector, _) = self.block().map_bio(dev, self.page_sector(ino, idx));
+        let (dev, sector, _) = self.block().map_bio(dev, sector);
         let hctx = self.hctx_of(tid, dev);
         let q = &self.block().queues[dev];
         if q.write_must_wait(class, hctx) && !q.can_merge(sector, self.mm().unit().sectors()) {
@@ -91,10 +99,9 @@ pub trait Submit: BlockHost {
     #[inline(always)]
     fn submit_page_bio(&mut self, tid: u32, pfn: Pfn, read: bool) -> bool {
         let p = self.mm().pages()[pfn as usize];
-        let Some(dev) = self.inode_device(p.inode) else {
+        let Some((dev, sector)) = self.page_device_sector(p.inode, p.index) else {
             return false;
         };
-        let sector = self.page_sector(p.inode, p.index);
         let seg = Segment {
             inode: p.inode,
             first_index: p.index,

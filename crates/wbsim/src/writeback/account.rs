@@ -46,22 +46,40 @@ pub trait Account: WritebackHost {
     }
 
     /// `clear_page_dirty_for_io` + `set_page_writeback`: the page leaves the
-    /// dirty counts and enters the writeback counts.
+    /// dirty counts and enters the writeback counts. The two are done
+    /// together, reading the frame, its zone, its inode and its device
+    /// once (every page written comes here); [`clear_page_dirty_for_io`]
+    /// alone is the first half.
     #[inline(always)]
     fn start_page_writeback(&mut self, pfn: Pfn) {
-        self.clear_page_dirty_for_io(pfn);
+        self.start_page_writeback_setting(pfn, 0);
+    }
+
+    /// [`Account::start_page_writeback`], setting the flags `also` with
+    /// `PG_writeback` (a page written has its blocks: `MAPPED`).
+    #[inline(always)]
+    fn start_page_writeback_setting(&mut self, pfn: Pfn, also: u16) {
         let p = &mut self.mm_mut().pages_mut()[pfn as usize];
-        p.flags |= flags::WRITEBACK;
+        debug_assert!(p.has(flags::DIRTY));
+        p.flags = (p.flags & !(flags::DIRTY | flags::PTE_WRITE)) | flags::WRITEBACK | also;
         let (z, ino, index) = (p.zone as usize, p.inode, p.index);
-        let anon = p.has(flags::ANON);
-        self.mm_mut().zone_mut(z).nr_writeback += 1;
-        self.mm_mut().gauges_mut().nr_writeback += 1;
-        if !anon {
+        // Anonymous pages are never in the dirty counts.
+        let file = !p.has(flags::ANON);
+        let zone = self.mm_mut().zone_mut(z);
+        zone.nr_dirty -= u64::from(file);
+        zone.nr_writeback += 1;
+        let gauges = self.mm_mut().gauges_mut();
+        gauges.nr_dirty -= u64::from(file);
+        gauges.nr_writeback += 1;
+        if file {
             let inode = self.mm_mut().inode_mut(ino);
+            inode.clear_dirty_tag(index);
             inode.nr_writeback += 1;
             inode.on_disk_pages = inode.on_disk_pages.max(index + 1);
             let bdi = inode.bdi();
-            self.wb_mut().bdis[bdi].writeback += 1;
+            let b = &mut self.wb_mut().bdis[bdi];
+            b.reclaimable -= 1;
+            b.writeback += 1;
         }
     }
 
@@ -148,8 +166,7 @@ pub fn submit_page_write<H: WritebackHost + ?Sized>(sys: &mut H, tid: u32, pfn: 
 /// and in a bio being built, which is submitted later (btrfs).
 #[inline(always)]
 pub fn prepare_page_write<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn) {
-    sys.start_page_writeback(pfn);
-    sys.mm_mut().pages_mut()[pfn as usize].flags |= flags::MAPPED;
+    sys.start_page_writeback_setting(pfn, flags::MAPPED);
 }
 
 /// The second half: the page's part of the bio goes to the block layer.
@@ -181,8 +198,9 @@ pub fn end_page_writeback<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn) {
             // A closed file just written: it may be frozen (`mm::inode_table`).
             sys.mm_mut().note_idle_inode(p.inode);
         }
-        sys.wb_mut().bdis[bdi].writeback -= 1;
-        sys.wb_mut().bdis[bdi].written_pages += 1;
+        let b = &mut sys.wb_mut().bdis[bdi];
+        b.writeback -= 1;
+        b.written_pages += 1;
         sys.bdi_writeout_inc(bdi);
     }
     if p.has(flags::RECLAIM) {
