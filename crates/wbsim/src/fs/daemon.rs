@@ -13,7 +13,7 @@ use crate::fs::space::SpaceReservation;
 use crate::fs::FsHost;
 use crate::fs::FS_BLOCK_SECTORS;
 use crate::mm::filemap::Filemap;
-use crate::mm::page::{flags, NIL};
+use crate::mm::page::flags;
 use crate::sched::Step;
 use crate::sim::Ns;
 use crate::writeback::throttle::balance_dirty_pages;
@@ -124,7 +124,8 @@ pub trait FsDaemons: FsHost {
             return step;
         }
         // The request in hand and how far it got: only this step changes
-        // them, so they are read once and written where they change.
+        // them, so they are read once, and written back only where the
+        // step ends before its reply.
         let d = self.fs_mut().daemon_mut(tid);
         let fs = d.fs;
         if d.current.is_none() {
@@ -136,7 +137,7 @@ pub trait FsDaemons: FsHost {
             d.idle = true;
             return Step::Wait(None);
         };
-        let (meta_done, mut data_done) = (d.meta_done, d.data_done);
+        let (mut meta_done, mut data_done) = (d.meta_done, d.data_done);
         let blockdev = self.fs().filesystems[fs].blockdev_inode;
         let bdi = self.mm().inode(blockdev).bdi();
         self.wb_mut().set_task_backing_dev(tid, Some(bdi));
@@ -152,9 +153,13 @@ pub trait FsDaemons: FsHost {
             let bitmap = bitmap_first + (cluster / NTFS_CLUSTERS_PER_BITMAP_PAGE) as u32;
             let d1 = self.ntfs_touch(tid, blockdev, bitmap);
             let d2 = self.ntfs_touch(tid, blockdev, mft_page);
-            self.fs_mut().daemon_mut(tid).meta_done = true;
+            // Kept in the daemon's state only if the step ends before the
+            // reply (which leaves the request, so the flags are reset
+            // with the next one).
+            meta_done = true;
             self.balance_dirty_pages_ratelimited(tid, bdi, d1 + d2);
             if self.wb().task_bdp(tid).active {
+                self.fs_mut().daemon_mut(tid).meta_done = true;
                 return Step::Continue;
             }
         }
@@ -168,11 +173,15 @@ pub trait FsDaemons: FsHost {
         }
         if !data_done {
             match self.write_page_cached(tid, blockdev, cluster as u32, 4096, true) {
-                Err(step) => return step,
+                Err(step) => {
+                    self.fs_mut().daemon_mut(tid).meta_done = meta_done;
+                    return step;
+                }
                 Ok(dirtied) => {
-                    self.fs_mut().daemon_mut(tid).data_done = true;
                     self.balance_dirty_pages_ratelimited(tid, bdi, dirtied as u64);
                     if self.wb().task_bdp(tid).active {
+                        let d = self.fs_mut().daemon_mut(tid);
+                        (d.meta_done, d.data_done) = (meta_done, true);
                         return Step::Continue;
                     }
                 }
@@ -191,14 +200,11 @@ pub trait FsDaemons: FsHost {
         Step::Continue
     }
 
-    /// A small metadata update through the block-device page cache.
+    /// A small metadata update through the block-device page cache: 1 if
+    /// it dirtied a clean page (`set_page_dirty` says so), else 0.
     fn ntfs_touch(&mut self, tid: u32, blockdev: u32, index: u32) -> u64 {
-        let was_dirty = {
-            let pfn = self.mm().inode(blockdev).page(index);
-            pfn != NIL && self.mm().pages()[pfn as usize].has(flags::DIRTY)
-        };
-        self.touch_metadata_page(tid, blockdev, index, true);
-        u64::from(!was_dirty)
+        let pfn = self.touch_metadata_page(tid, blockdev, index, false);
+        u64::from(self.set_page_dirty(pfn, None))
     }
 
     /// xfs log force or btrfs transaction commit.
