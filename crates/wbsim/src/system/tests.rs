@@ -36,3 +36,31 @@ fn first_cpu_delivery_charges_every_interrupt_to_cpu_0() {
 fn round_robin_delivery_spreads_interrupts_over_the_cpus() {
     assert_eq!(irq_time_per_task(IrqDelivery::RoundRobin), vec![2_000; 4]);
 }
+
+/// CPU time charged during a step reaches the task when the step ends
+/// (`Core::end_step`): the user charges as user time, the others as
+/// system time, all of it as vruntime and as the time the CPU is busy.
+#[test]
+fn a_steps_user_and_system_charges_reach_its_task_when_it_ends() {
+    let sc = usb_stick_scenario("3.10", "xfs", 1, &["0"]);
+    let mut sys = build_system(&sc, &preset("3.10").unwrap(), 1);
+    let tid = 0;
+    let cpu = sys.task(tid).cpu;
+    let t = sys.task(tid);
+    let (user, system, vruntime) = (t.user_ns, t.sys_ns, t.vruntime_ns);
+    sys.core_mut().begin_run(tid);
+    sys.core_mut().begin_step();
+    sys.charge_sys(tid, 300);
+    sys.charge_user(tid, 200);
+    sys.charge_sys(tid, 50);
+    assert_eq!(sys.step_cost_ns(), 550);
+    let now = sys.now();
+    let (cost, end) = sys
+        .core_mut()
+        .end_step(tid, cpu, crate::sched::Step::Continue);
+    assert_eq!((cost, end), (550, now + 550));
+    let t = sys.task(tid);
+    assert_eq!(t.user_ns - user, 200);
+    assert_eq!(t.sys_ns - system, 350);
+    assert_eq!(t.vruntime_ns - vruntime, 550);
+}
