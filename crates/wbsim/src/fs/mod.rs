@@ -235,6 +235,11 @@ pub fn writepages_map_waits<H: FsHost + ?Sized>(
     ino: u32,
     index: u32,
 ) -> bool {
+    // Every ext4 has its jbd2 thread: without one, no file is ext4's,
+    // and the walk's page needs no look at its inode here.
+    if !sys.fs().any_jbd2() {
+        return false;
+    }
     let fs = sys.mm().inode(ino).fs();
     if sys.fs().filesystems[fs].fs_type != FsType::Ext4 || !sys.ioend_would_start(fs, ino, index) {
         return false;
