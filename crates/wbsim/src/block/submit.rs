@@ -15,11 +15,6 @@ use crate::sim::EventKind;
 
 /// Bio submission, dispatch to the device and completion (`submit_bio`, `__make_request`, `blk_end_request`).
 pub trait Submit: BlockHost {
-    /// Device under inode `ino`, if it has a block device.
-    fn inode_device(&self, ino: u32) -> Option<usize> {
-        self.bdi_device(self.mm().inode(ino).bdi())
-    }
-
     /// The device under inode `ino` and the sector of its page `idx`
     /// there, from one read of the inode (every page written asks).
     #[inline(always)]

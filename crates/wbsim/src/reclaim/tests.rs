@@ -138,7 +138,7 @@ impl Machine {
         for &pfn in &pages[..under_writeback] {
             self.sys.mm_mut().pages_mut()[pfn as usize].flags |= flags::WRITEBACK;
         }
-        let dev = self.sys.inode_device(self.file).unwrap();
+        let dev = self.sys.page_device_sector(self.file, 0).unwrap().0;
         self.sys.block_mut().queue_mut(dev).congested = true;
         self.sys.mm_mut().zone_mut(ZONE).congested = true;
     }

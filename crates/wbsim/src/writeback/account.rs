@@ -46,41 +46,12 @@ pub trait Account: WritebackHost {
     }
 
     /// `clear_page_dirty_for_io` + `set_page_writeback`: the page leaves the
-    /// dirty counts and enters the writeback counts. The two are done
-    /// together, reading the frame, its zone, its inode and its device
-    /// once (every page written comes here); [`clear_page_dirty_for_io`]
-    /// alone is the first half.
+    /// dirty counts and enters the writeback counts, both halves reading
+    /// the frame, its zone, its inode and its device once (every page
+    /// written comes here; see [`clear_dirty_for_io_and`]).
     #[inline(always)]
     fn start_page_writeback(&mut self, pfn: Pfn) {
-        self.start_page_writeback_setting(pfn, 0);
-    }
-
-    /// [`Account::start_page_writeback`], setting the flags `also` with
-    /// `PG_writeback` (a page written has its blocks: `MAPPED`).
-    #[inline(always)]
-    fn start_page_writeback_setting(&mut self, pfn: Pfn, also: u16) {
-        let p = &mut self.mm_mut().pages_mut()[pfn as usize];
-        debug_assert!(p.has(flags::DIRTY));
-        p.flags = (p.flags & !(flags::DIRTY | flags::PTE_WRITE)) | flags::WRITEBACK | also;
-        let (z, ino, index) = (p.zone as usize, p.inode, p.index);
-        // Anonymous pages are never in the dirty counts.
-        let file = !p.has(flags::ANON);
-        let zone = self.mm_mut().zone_mut(z);
-        zone.nr_dirty -= u64::from(file);
-        zone.nr_writeback += 1;
-        let gauges = self.mm_mut().gauges_mut();
-        gauges.nr_dirty -= u64::from(file);
-        gauges.nr_writeback += 1;
-        if file {
-            let inode = self.mm_mut().inode_mut(ino);
-            inode.clear_dirty_tag(index);
-            inode.nr_writeback += 1;
-            inode.on_disk_pages = inode.on_disk_pages.max(index + 1);
-            let bdi = inode.bdi();
-            let b = &mut self.wb_mut().bdis[bdi];
-            b.reclaimable -= 1;
-            b.writeback += 1;
-        }
+        clear_dirty_for_io_and(self, pfn, Some(0));
     }
 
     /// `redirty_page_for_writepage`: the filesystem refused. Up to 3.2
@@ -137,19 +108,46 @@ pub fn set_page_dirty<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn, tid: Opt
 /// next write through the mapping faults and dirties it anew.
 #[inline(always)]
 pub fn clear_page_dirty_for_io<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn) {
-    let p = sys.mm().pages()[pfn as usize];
+    clear_dirty_for_io_and(sys, pfn, None);
+}
+
+/// [`clear_page_dirty_for_io`], and with `writeback` `Some(also)`,
+/// `set_page_writeback` as well, setting the flags `also` with
+/// PG_writeback (a page written has its blocks: `MAPPED`). The frame,
+/// zone, inode and device are each read once for both halves.
+#[inline(always)]
+fn clear_dirty_for_io_and<H: WritebackHost + ?Sized>(
+    sys: &mut H,
+    pfn: Pfn,
+    writeback: Option<u16>,
+) {
+    let p = &mut sys.mm_mut().pages_mut()[pfn as usize];
     debug_assert!(p.has(flags::DIRTY));
-    sys.mm_mut().pages_mut()[pfn as usize].flags &= !(flags::DIRTY | flags::PTE_WRITE);
-    if p.has(flags::ANON) {
-        // Anonymous pages are never in the dirty counts.
+    let set = writeback.map_or(0, |also| flags::WRITEBACK | also);
+    p.flags = (p.flags & !(flags::DIRTY | flags::PTE_WRITE)) | set;
+    let (z, ino, index) = (p.zone as usize, p.inode, p.index);
+    // Anonymous pages are never in the dirty counts.
+    let file = !p.has(flags::ANON);
+    let under_writeback = u64::from(writeback.is_some());
+    let zone = sys.mm_mut().zone_mut(z);
+    zone.nr_dirty -= u64::from(file);
+    zone.nr_writeback += under_writeback;
+    let gauges = sys.mm_mut().gauges_mut();
+    gauges.nr_dirty -= u64::from(file);
+    gauges.nr_writeback += under_writeback;
+    if !file {
         return;
     }
-    sys.mm_mut().zone_mut(p.zone as usize).nr_dirty -= 1;
-    sys.mm_mut().gauges_mut().nr_dirty -= 1;
-    let inode = sys.mm_mut().inode_mut(p.inode);
-    inode.clear_dirty_tag(p.index);
+    let inode = sys.mm_mut().inode_mut(ino);
+    inode.clear_dirty_tag(index);
+    if writeback.is_some() {
+        inode.nr_writeback += 1;
+        inode.on_disk_pages = inode.on_disk_pages.max(index + 1);
+    }
     let bdi = inode.bdi();
-    sys.wb_mut().bdis[bdi].reclaimable -= 1;
+    let b = &mut sys.wb_mut().bdis[bdi];
+    b.reclaimable -= 1;
+    b.writeback += under_writeback;
 }
 
 /// Put one page under writeback and hand its bio to the block layer
@@ -166,7 +164,7 @@ pub fn submit_page_write<H: WritebackHost + ?Sized>(sys: &mut H, tid: u32, pfn: 
 /// and in a bio being built, which is submitted later (btrfs).
 #[inline(always)]
 pub fn prepare_page_write<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn) {
-    sys.start_page_writeback_setting(pfn, flags::MAPPED);
+    clear_dirty_for_io_and(sys, pfn, Some(flags::MAPPED));
 }
 
 /// The second half: the page's part of the bio goes to the block layer.

@@ -294,7 +294,7 @@ fn referenced_unmapped_file_page_is_freed_if_clean_but_not_written_if_dirty() {
 fn direct_reclaim_skips_a_congested_queue_and_flags_the_zone_but_kswapd_writes() {
     let mut m = Machine::new("3.0-vanilla");
     let pfn = m.dirty_file_page(m.bdev, 0);
-    let dev = m.sys.inode_device(m.bdev).unwrap();
+    let dev = m.sys.page_device_sector(m.bdev, 0).unwrap().0;
     m.sys.block_mut().queue_mut(dev).congested = true;
     m.shrink(LRU_INACTIVE_FILE, m.direct(DEF_PRIORITY));
     assert!(m.has(pfn, flags::DIRTY) && !m.has(pfn, flags::WRITEBACK));
