@@ -229,7 +229,9 @@ impl Buddy {
         let (mut pfn, mut order) = (pfn, 0);
         pages[pfn as usize].holder = Holder::Free;
         while order < self.max_order - 1 {
-            let buddy = ((pfn + self.first_pfn) ^ (1 << order)) - self.first_pfn;
+            // Below the zone's first frame the buddy wraps to a pfn
+            // `is_buddy` finds out of the zone.
+            let buddy = ((pfn + self.first_pfn) ^ (1 << order)).wrapping_sub(self.first_pfn);
             if !self.is_buddy(pages, buddy, order) {
                 break;
             }

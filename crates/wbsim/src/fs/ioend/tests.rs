@@ -22,7 +22,7 @@ fn submit_from(sys: &mut crate::system::System, ino: u32, first: u32, n: u32) ->
                 .find_or_create_page(0, ino, i, Gfp::movable(true))
                 .unwrap();
             sys.set_page_dirty(pfn, Some(0));
-            sys.clear_page_dirty_for_io(pfn);
+            // `fs_writepage_writeback` clears the dirty bit itself.
             assert!(crate::fs::fs_writepage_writeback(
                 sys,
                 0,
