@@ -270,6 +270,12 @@ impl Core {
     /// end; out of line, its entry and exit cost more than its body.
     #[inline(always)]
     fn update_min_vruntime(&mut self, cpu: usize) {
+        self.runqueues[cpu].min_vruntime_ns = self.updated_min_vruntime(cpu);
+    }
+
+    /// What [`Core::update_min_vruntime`] would set.
+    #[inline(always)]
+    fn updated_min_vruntime(&self, cpu: usize) -> Ns {
         let rq = &self.runqueues[cpu];
         let curr_v = rq.curr.map(|c| self.tasks[c as usize].vruntime_ns);
         let left_v = self
@@ -278,10 +284,9 @@ impl Core {
         let v = match (curr_v, left_v) {
             (Some(a), Some(b)) => a.min(b),
             (Some(a), None) | (None, Some(a)) => a,
-            (None, None) => return,
+            (None, None) => return rq.min_vruntime_ns,
         };
-        let rq = &mut self.runqueues[cpu];
-        rq.min_vruntime_ns = rq.min_vruntime_ns.max(v);
+        rq.min_vruntime_ns.max(v)
     }
 
     /// `schedule()` on a CPU whose step has ended: the task to run next,
@@ -295,7 +300,8 @@ impl Core {
         }
         let leftmost = self.leftmost(cpu);
         let rq = &self.runqueues[cpu];
-        let tid = match (rq.curr, leftmost) {
+        let prev = rq.curr;
+        let tid = match (prev, leftmost) {
             (None, None) => return None,
             (Some(c), None) => c,
             (Some(c), Some(i)) if !self.curr_should_yield(cpu, c, rq.queued[i]) => c,
@@ -305,7 +311,18 @@ impl Core {
         if !self.tasks[tid as usize].no_preempt {
             self.runqueues[cpu].need_resched = false;
         }
-        self.update_min_vruntime(cpu);
+        // When `curr` goes on, min_vruntime already holds for it: its
+        // vruntime last changed at its step's end, which updated
+        // min_vruntime, and a task queued since can only lower
+        // min(curr, leftmost), which min_vruntime never follows down.
+        if prev != Some(tid) {
+            self.update_min_vruntime(cpu);
+        } else {
+            debug_assert_eq!(
+                self.updated_min_vruntime(cpu),
+                self.runqueues[cpu].min_vruntime_ns
+            );
+        }
         self.trace_switch(cpu, Some(tid), at);
         Some(tid)
     }
@@ -521,6 +538,32 @@ mod tests {
         core.tasks[0].no_preempt = false;
         core.runqueues[0].busy_until = 1_010_000;
         assert_eq!(core.pick_next(0, 1_010_000), Some(1));
+    }
+
+    /// `pick_next` leaves min_vruntime alone when `curr` goes on: its
+    /// step end set it, and a task woken since, even one placed behind
+    /// it, cannot raise it.
+    #[test]
+    fn min_vruntime_holds_when_curr_goes_on_after_a_wake_up() {
+        let mut core = two_cpus_one_busy();
+        core.runqueues[1].curr = Some(2);
+        core.runqueues[1].busy_until = 1_000_000;
+        core.tasks[0].vruntime_ns = 50_000_000;
+        core.tasks[1].vruntime_ns = 50_000_000;
+        core.begin_run(0);
+        core.begin_step();
+        core.step_cost_ns = 1_000_000;
+        core.end_step(0, 0, Step::Continue);
+        assert_eq!(core.runqueues[0].min_vruntime_ns, 51_000_000);
+        // Task 1 wakes onto busy CPU 0 with a smaller vruntime, by less
+        // than the wake-up granularity: it does not preempt, curr has run
+        // less than the minimum granularity, and min_vruntime stays.
+        assert_eq!(core.wake_up_task(1, 0), None);
+        assert_eq!(core.tasks[1].vruntime_ns, 50_000_000);
+        assert!(!core.runqueues[0].need_resched);
+        assert_eq!(core.pick_next(0, 1_000_000), Some(0));
+        assert_eq!(core.runqueues[0].min_vruntime_ns, 51_000_000);
+        assert_eq!(core.updated_min_vruntime(0), 51_000_000);
     }
 
     #[test]
