@@ -353,13 +353,15 @@ pub trait IoendCompletion: FsHost {
         class: WbtClass,
     ) -> bool {
         // The profile first: without btrfs's bio batching the file's
-        // filesystem need not be looked up. Where it builds a bio, its
-        // deferral is `Bio` of the profile's vectors (`ioend_deferral`).
-        let max_vecs = self.profile().btrfs_bio_max_vecs;
-        if max_vecs == 0 || !self.ioend_builds_bio(self.mm().inode(ino).fs()) {
+        // filesystem need not be looked up.
+        let fs = match self.profile().btrfs_bio_max_vecs {
+            0 => None,
+            _ => Some(self.mm().inode(ino).fs()).filter(|&fs| self.ioend_builds_bio(fs)),
+        };
+        let Some(fs) = fs else {
             return self.must_wait_for_request_of(tid, ino, index, class);
-        }
-        let deferral = Deferral::Bio(max_vecs);
+        };
+        let deferral = self.ioend_deferral(fs);
         let io = &self.fs().ioends;
         let Some(open) = io.open_of(ino) else {
             return false;
