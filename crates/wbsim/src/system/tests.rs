@@ -45,7 +45,11 @@ fn a_steps_user_and_system_charges_reach_its_task_when_it_ends() {
     let sc = usb_stick_scenario("3.10", "xfs", 1, &["0"]);
     let mut sys = build_system(&sc, &preset("3.10").unwrap(), 1);
     let tid = 0;
-    let cpu = sys.task(tid).cpu;
+    let now = sys.now();
+    // As the engine runs a task: woken, picked (the CPU's `curr`), then
+    // its step.
+    let cpu = sys.core_mut().wake_up_task(tid, now).expect("an idle CPU");
+    assert_eq!(sys.core_mut().pick_next(cpu, now), Some(tid));
     let t = sys.task(tid);
     let (user, system, vruntime) = (t.user_ns, t.sys_ns, t.vruntime_ns);
     sys.core_mut().begin_run(tid);
@@ -54,7 +58,6 @@ fn a_steps_user_and_system_charges_reach_its_task_when_it_ends() {
     sys.charge_user(tid, 200);
     sys.charge_sys(tid, 50);
     assert_eq!(sys.step_cost_ns(), 550);
-    let now = sys.now();
     let (cost, end) = sys
         .core_mut()
         .end_step(tid, cpu, crate::sched::Step::Continue);
