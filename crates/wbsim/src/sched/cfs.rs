@@ -495,6 +495,16 @@ mod tests {
         core
     }
 
+    /// As [`two_cpus_one_busy`], with task 2 running on CPU 1 for the
+    /// next millisecond too: no CPU is idle, so a wake-up queues on the
+    /// woken task's previous CPU, 0.
+    fn two_cpus_both_busy() -> Core {
+        let mut core = two_cpus_one_busy();
+        core.runqueues[1].curr = Some(2);
+        core.runqueues[1].busy_until = 1_000_000;
+        core
+    }
+
     #[test]
     fn a_task_woken_while_its_cpu_is_busy_runs_on_an_idle_one() {
         let mut core = two_cpus_one_busy();
@@ -547,9 +557,7 @@ mod tests {
     /// first step end after it.
     #[test]
     fn need_resched_waits_for_a_preemption_point() {
-        let mut core = two_cpus_one_busy();
-        core.runqueues[1].curr = Some(2);
-        core.runqueues[1].busy_until = 1_000_000;
+        let mut core = two_cpus_both_busy();
         core.tasks[0].vruntime_ns = 10_000_000;
         core.tasks[0].no_preempt = true;
         assert_eq!(core.wake_up_task(1, 0), None);
@@ -569,9 +577,7 @@ mod tests {
     /// it, cannot raise it.
     #[test]
     fn min_vruntime_holds_when_curr_goes_on_after_a_wake_up() {
-        let mut core = two_cpus_one_busy();
-        core.runqueues[1].curr = Some(2);
-        core.runqueues[1].busy_until = 1_000_000;
+        let mut core = two_cpus_both_busy();
         core.tasks[0].vruntime_ns = 50_000_000;
         core.tasks[1].vruntime_ns = 50_000_000;
         core.begin_run(0);
