@@ -294,6 +294,13 @@ impl Inode {
             && self.list == InodeList::None
     }
 
+    /// Whether the page index is on the heap (a mapping that has held
+    /// more than a few pages): what retiring the inode gives back.
+    #[inline]
+    pub fn page_index_on_heap(&self) -> bool {
+        self.pages.spilled()
+    }
+
     /// The frozen form of a closed regular file that caches exactly one
     /// page, clean, and has nothing dirty, under writeback or listed:
     /// the form and the page's frame. `None` if the inode is not so.

@@ -65,7 +65,9 @@ pub const SWEEP_BATCH: usize = 4096;
 pub struct InodeTable {
     /// Inode number → its slot in `live`, or `RETIRED`.
     slot_of: Vec<u32>,
-    /// Slot `RETIRED` holds the empty mapping; the others, inodes.
+    /// Slot `RETIRED` holds the empty mapping; the others, inodes. A free
+    /// slot (in `free_slots`, no number maps to it) may still hold the
+    /// Inode that left it, with no heap: the next file's overwrites it.
     live: Vec<Inode>,
     /// Slots of `live` freed by retirements, reused by the next inodes.
     free_slots: Vec<u32>,
@@ -206,7 +208,10 @@ impl InodeTable {
         };
         debug_assert!(pfn <= FRAME_MASK);
         self.count_unheld_blocks(form.fs(), i64::from(form.blocks()));
-        self.live[slot as usize] = empty_mapping();
+        // The slot keeps the Inode until the next file takes it: nothing
+        // reads a free slot (no number maps to one), and a frozen
+        // inode's page index is inline, with no heap to give back.
+        debug_assert!(!self.live[slot as usize].page_index_on_heap());
         self.free_slots.push(slot);
         self.slot_of[id as usize] = FROZEN | (number as u32) << FORM_SHIFT | pfn;
         true
@@ -279,10 +284,14 @@ impl InodeTable {
         if inode.nr_cached != 0 || !inode.is_idle() {
             return false;
         }
-        let (fs, blocks) = (inode.fs(), inode.blocks);
+        let (fs, blocks, on_heap) = (inode.fs(), inode.blocks, inode.page_index_on_heap());
         self.count_unheld_blocks(fs, i64::from(blocks));
-        // Give the slot's heap (a spilled page index) back now.
-        self.live[slot as usize] = empty_mapping();
+        // Give the slot's heap (a spilled page index) back now; an inline
+        // one stays until the next file takes the slot (nothing reads a
+        // free slot).
+        if on_heap {
+            self.live[slot as usize] = empty_mapping();
+        }
         self.free_slots.push(slot);
         self.slot_of[id as usize] = RETIRED;
         true
@@ -361,6 +370,23 @@ mod tests {
         assert_eq!(t[0].shadow(2), None);
     }
 
+    #[test]
+    fn retiring_a_larger_file_gives_its_page_index_heap_back() {
+        let mut t = InodeTable::default();
+        t.add(file(0, 0));
+        let pages = 2 * crate::mm::page_index::INLINE_PAGES as u32;
+        for i in 0..pages {
+            t[0].insert(i, i);
+        }
+        let slot = t.slot_of[0] as usize;
+        assert!(t.live[slot].page_index_on_heap());
+        for i in 0..pages {
+            t[0].remove(i);
+        }
+        assert!(t.retire(0));
+        assert!(!t.live[slot].page_index_on_heap(), "the heap went with it");
+    }
+
     /// A closed, clean one-page file: what fs_mark leaves behind.
     fn closed_one_page_file(t: &mut InodeTable, fs: usize, pfn: u32) -> u32 {
         let id = t.len() as u32;
@@ -389,9 +415,14 @@ mod tests {
             (Some(40), Some(NIL), Some(41))
         );
         assert_eq!(t.retired_blocks(1), 4, "their blocks stay counted");
-        // The next file takes a freed slot.
+        // The next file takes a freed slot, and reads as itself (the
+        // frozen inode's Inode stayed in the slot until then).
         t.add(file(2, 0));
         assert_eq!(t.nr_live(), 1);
+        assert_eq!(
+            (t[2].id, t[2].page(1), t[2].nr_cached, t[2].blocks),
+            (2, NIL, 0, 0)
+        );
         assert!(t.thaw(a) && !t.thaw(a) && !t.is_frozen(a));
         let after = &t[a as usize];
         assert_eq!(
