@@ -90,17 +90,9 @@ pub fn cmd_reproduce(
     let requests: Vec<(&str, &Path)> = json.map(|p| ("--json", p)).into_iter().collect();
     let mut outputs = Outputs::plan(&requests, &[])?;
     let all_selected = id.is_none();
-    let plans = selected
-        .into_iter()
-        .map(|e| plan_experiment(e, runs))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut reports = run_all(&plans)?.into_iter();
-    let mut results = Vec::new();
-    for plan in plans {
-        let own: Vec<_> = reports.by_ref().take(plan.jobs.len()).collect();
-        let r = evaluate_experiment(plan, own, include_cut)?;
-        print_experiment(&r);
-        results.push(r);
+    let results = run_and_evaluate(&selected, runs, include_cut)?;
+    for r in &results {
+        print_experiment(r);
     }
     if id.is_none() {
         for m in &missing {
@@ -171,14 +163,51 @@ pub fn reproduce_value(
     if let Some(n) = runs {
         crate::run::in_range("runs", n, &(1..=1_000))?;
     }
-    let plan = plan_experiment(e, runs)?;
-    let reports = run_all(std::slice::from_ref(&plan))?;
-    let r = evaluate_experiment(plan, reports, include_cut)?;
     serde_json::to_value(Comparison {
-        experiments: vec![r],
+        experiments: run_and_evaluate(&[e], runs, include_cut)?,
         not_implemented: Vec::new(),
     })
     .map_err(|e| e.to_string())
+}
+
+/// Every built-in experiment run and compared, as `wbsim reproduce
+/// --json` writes (without printing the table): what the `reproduce`
+/// benchmark times (issue 31's goal 2).
+pub fn reproduce_all_value(
+    runs: Option<u32>,
+    include_cut: bool,
+) -> Result<serde_json::Value, String> {
+    let all = experiment::load_all()?;
+    if let Some(n) = runs {
+        crate::run::in_range("runs", n, &(1..=1_000))?;
+    }
+    let selected: Vec<&Experiment> = all.iter().collect();
+    serde_json::to_value(Comparison {
+        experiments: run_and_evaluate(&selected, runs, include_cut)?,
+        not_implemented: experiment::not_implemented(&all),
+    })
+    .map_err(|e| e.to_string())
+}
+
+/// The experiments' runs in one pool ([`run_all`]), then each
+/// experiment's cells, in the order given.
+fn run_and_evaluate(
+    selected: &[&Experiment],
+    runs: Option<u32>,
+    include_cut: bool,
+) -> Result<Vec<ExperimentResult>, String> {
+    let plans = selected
+        .iter()
+        .map(|e| plan_experiment(e, runs))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut reports = run_all(&plans)?.into_iter();
+    plans
+        .into_iter()
+        .map(|plan| {
+            let own: Vec<_> = reports.by_ref().take(plan.jobs.len()).collect();
+            evaluate_experiment(plan, own, include_cut)
+        })
+        .collect()
 }
 
 /// The ids of the built-in experiments.
