@@ -80,10 +80,7 @@ pub fn cmd_reproduce(
 ) -> Result<u8, Failure> {
     let all = experiment::load_all()?;
     let missing = experiment::not_implemented(&all);
-    let selected: Vec<&Experiment> = match id {
-        None => all.iter().collect(),
-        Some(id) => vec![find_experiment(&all, &missing, id)?],
-    };
+    let selected = select(&all, &missing, id)?;
     if let Some(n) = runs {
         crate::run::in_range("--runs", n, &(1..=1_000))?;
     }
@@ -134,6 +131,18 @@ pub fn cmd_reproduce(
     })
 }
 
+/// Experiment `id` of `all`, or all of them when `id` is `None`.
+fn select<'a>(
+    all: &'a [Experiment],
+    missing: &[String],
+    id: Option<&str>,
+) -> Result<Vec<&'a Experiment>, String> {
+    Ok(match id {
+        None => all.iter().collect(),
+        Some(id) => vec![find_experiment(all, missing, id)?],
+    })
+}
+
 /// Experiment `id` of `all`; `missing` are those named but not yet
 /// implemented.
 fn find_experiment<'a>(
@@ -158,16 +167,7 @@ pub fn reproduce_value(
     runs: Option<u32>,
     include_cut: bool,
 ) -> Result<serde_json::Value, String> {
-    let all = experiment::load_all()?;
-    let e = find_experiment(&all, &experiment::not_implemented(&all), id)?;
-    if let Some(n) = runs {
-        crate::run::in_range("runs", n, &(1..=1_000))?;
-    }
-    serde_json::to_value(Comparison {
-        experiments: run_and_evaluate(&[e], runs, include_cut)?,
-        not_implemented: Vec::new(),
-    })
-    .map_err(|e| e.to_string())
+    comparison_value(Some(id), runs, include_cut)
 }
 
 /// Every built-in experiment run and compared, as `wbsim reproduce
@@ -177,14 +177,26 @@ pub fn reproduce_all_value(
     runs: Option<u32>,
     include_cut: bool,
 ) -> Result<serde_json::Value, String> {
+    comparison_value(None, runs, include_cut)
+}
+
+/// Experiment `id` (every one when `None`) run and compared, as the JSON
+/// `wbsim reproduce [ID] --json` writes: the experiments not yet
+/// implemented are listed only when all were asked for.
+fn comparison_value(
+    id: Option<&str>,
+    runs: Option<u32>,
+    include_cut: bool,
+) -> Result<serde_json::Value, String> {
     let all = experiment::load_all()?;
+    let missing = experiment::not_implemented(&all);
+    let selected = select(&all, &missing, id)?;
     if let Some(n) = runs {
         crate::run::in_range("runs", n, &(1..=1_000))?;
     }
-    let selected: Vec<&Experiment> = all.iter().collect();
     serde_json::to_value(Comparison {
         experiments: run_and_evaluate(&selected, runs, include_cut)?,
-        not_implemented: experiment::not_implemented(&all),
+        not_implemented: if id.is_none() { missing } else { Vec::new() },
     })
     .map_err(|e| e.to_string())
 }
