@@ -33,7 +33,7 @@
 //! held one-page file costs one word, as a retired one does. What reads a
 //! frozen inode thaws it first ([`InodeTable::thaw`]: reclaim of its page,
 //! the icache shrinker, a journal commit); reading one unthawed panics
-//! (its slot is out of range), and [`InodeTable::get`] and `iter` skip it
+//! (its word is no slot), and [`InodeTable::get`] and `iter` skip it
 //! as they skip retired ones. Inodes are frozen in sweeps over those
 //! noted as they may have become freezable: closed, or closed and just
 //! written (its last page's writeback ended), or thawed. A sweep comes
@@ -68,6 +68,11 @@ pub struct InodeTable {
     /// Slot `RETIRED` holds the empty mapping; the others, inodes. A free
     /// slot (in `free_slots`, no number maps to it) may still hold the
     /// Inode that left it, with no heap: the next file's overwrites it.
+    ///
+    /// It only grows (slots are reused, never removed), so every slot
+    /// `slot_of` holds below `FROZEN` is in it: [`InodeTable`]'s `Index`
+    /// reads it without a bounds check, on that invariant, which nothing
+    /// outside this module can break.
     live: Vec<Inode>,
     /// Slots of `live` freed by retirements, reused by the next inodes.
     free_slots: Vec<u32>,
@@ -302,10 +307,21 @@ impl Index<usize> for InodeTable {
     type Output = Inode;
 
     /// Inode `id`; a retired one reads as an empty mapping. Reading a
-    /// frozen one is a bug: its slot is past the end, and the read panics.
+    /// frozen one is a bug, and panics.
+    ///
+    /// The inode number is checked against the numbers given out; its
+    /// slot is not checked against `live`, which always holds it (see
+    /// `live`): in the 10 GiB dd that check was 1.8 % of all instructions
+    /// (cachegrind, 5.309 G against 5.216 G).
     #[inline(always)]
     fn index(&self, id: usize) -> &Inode {
-        &self.live[self.slot_of[id] as usize]
+        let slot = self.slot_of[id];
+        assert!(slot < FROZEN, "inode {id} read while frozen");
+        debug_assert!((slot as usize) < self.live.len());
+        // SAFETY: `slot_of` holds only slots `take_slot` gave out (each
+        // below `live.len()` then), `RETIRED` (0, the empty mapping's) or
+        // frozen words (>= FROZEN, refused above); `live` never shrinks.
+        unsafe { self.live.get_unchecked(slot as usize) }
     }
 }
 
@@ -318,7 +334,7 @@ impl IndexMut<usize> for InodeTable {
             slot.wrapping_sub(1) < FROZEN - 1,
             "inode {id} changed after it was retired or frozen"
         );
-        &mut self.live[slot as usize]
+        unsafe { self.live.get_unchecked_mut(slot as usize) }
     }
 }
 
@@ -488,7 +504,7 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "out of bounds")]
+    #[should_panic(expected = "read while frozen")]
     fn reading_a_frozen_inode_unthawed_panics() {
         let mut t = InodeTable::default();
         let a = closed_one_page_file(&mut t, 0, 7);

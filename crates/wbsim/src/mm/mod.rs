@@ -4,6 +4,7 @@
 pub mod buddy;
 pub mod buffer_head;
 pub mod filemap;
+pub mod frames;
 pub mod free_counter;
 pub mod inode;
 pub mod inode_table;

@@ -208,6 +208,9 @@ impl Holder {
     }
 }
 
+use super::frames::slot;
+pub use super::frames::{FrameWords, Frames, MAX_FRAMES};
+
 /// One page frame (`struct page`), 20 bytes.
 #[derive(Debug, Clone, Copy)]
 pub struct Page {
@@ -226,167 +229,6 @@ impl Page {
     #[inline]
     pub fn has(&self, f: u16) -> bool {
         self.flags & f != 0
-    }
-}
-
-/// Every page frame of the machine, indexed by pfn (`mem_map`).
-///
-/// Reading goes through `Index` (and `Deref` to `[Page]` for `len`,
-/// `iter`); writing a frame's state only through `IndexMut`, which logs the
-/// pfn for the invariant checker: it re-verifies just the frames written
-/// during an event instead of every frame. There is no `DerefMut`: the
-/// list functions below are the only other writers, and they change
-/// nothing but the `prev`/`next` links, which no invariant reads.
-///
-/// The log is an array of pfns sized once ([`Frames::start_logging`]);
-/// only a checked run logs, behind one well-predicted branch, so a plain
-/// run pays a load and a test per write. (An unconditional store into a
-/// one-slot ring cost plain runs ~4 % more instructions on the 2 GiB dd
-/// of the dd bench, callgrind: 964 M against 924 M.) A checked run
-/// whose event writes more frames than the log holds gets a full walk for
-/// that event ([`Frames::written`] says `None`). Nothing is allocated
-/// after `start_logging`.
-#[derive(Debug, Clone)]
-pub struct Frames {
-    frames: Vec<Page>,
-    /// Written pfns, the first `writes` of them (all, if `writes` is
-    /// at most `log.len()`).
-    log: Box<[Pfn]>,
-    /// Writes since the log was last cleared.
-    writes: usize,
-    /// Whether writes are logged (a checked run).
-    logging: bool,
-}
-
-impl Frames {
-    pub fn new(frames: Vec<Page>) -> Frames {
-        Frames {
-            frames,
-            log: Box::new([NIL]),
-            writes: 0,
-            logging: false,
-        }
-    }
-
-    /// Log up to `slots` writes between two [`Frames::clear_log`]s, from
-    /// now on.
-    pub fn start_logging(&mut self, slots: usize) {
-        self.log = vec![NIL; slots].into_boxed_slice();
-        self.writes = 0;
-        self.logging = true;
-    }
-
-    /// The frames written since the log was last cleared (a pfn may appear
-    /// more than once), or `None` if more writes were made than the log
-    /// holds (or it was never started).
-    pub fn written(&self) -> Option<&[Pfn]> {
-        self.log.get(..self.writes).filter(|_| self.logging)
-    }
-
-    pub fn clear_log(&mut self) {
-        self.writes = 0;
-    }
-
-    /// Ask the host CPU to bring frame `pfn` into its cache (a hint: no
-    /// effect on the simulation; a frame out of range is ignored). For a
-    /// walk that knows the next frame it will read while it works on this
-    /// one, such as writeback's walk of a file's dirty pages, whose
-    /// frames were last touched long before.
-    #[inline(always)]
-    pub fn prefetch(&self, pfn: Pfn) {
-        if let Some(page) = self.frames.get(pfn as usize) {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: a prefetch reads nothing the program sees and cannot
-            // fault; SSE is part of the x86-64 baseline.
-            unsafe {
-                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                _mm_prefetch::<_MM_HINT_T0>((page as *const Page).cast());
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            let _ = page;
-        }
-    }
-
-    /// A frame written without being logged, as a stray write past the
-    /// page-state code would be: for the tests of what the checker's full
-    /// walks find.
-    #[cfg(test)]
-    pub(crate) fn unlogged_mut(&mut self, pfn: usize) -> &mut Page {
-        &mut self.frames[pfn]
-    }
-}
-
-impl std::ops::Deref for Frames {
-    type Target = [Page];
-    #[inline]
-    fn deref(&self) -> &[Page] {
-        &self.frames
-    }
-}
-
-impl std::ops::Index<usize> for Frames {
-    type Output = Page;
-    #[inline(always)]
-    fn index(&self, pfn: usize) -> &Page {
-        &self.frames[pfn]
-    }
-}
-
-impl std::ops::IndexMut<usize> for Frames {
-    #[inline(always)]
-    fn index_mut(&mut self, pfn: usize) -> &mut Page {
-        if self.logging {
-            if let Some(slot) = self.log.get_mut(self.writes) {
-                *slot = pfn as Pfn;
-            }
-            self.writes = self.writes.wrapping_add(1);
-        }
-        &mut self.frames[pfn]
-    }
-}
-
-/// One `u32` per page frame, `NIL` (`u32::MAX`, also `NO_SLOT`) meaning
-/// none. A value is stored plus one, so "none" is 0 and a new column is
-/// zeroed memory, which the OS maps only where a frame is first given a
-/// value: a large machine pays for the frames a run uses, not for all.
-#[derive(Debug, Clone, Default)]
-pub struct FrameWords {
-    words: Vec<u32>,
-}
-
-impl FrameWords {
-    /// `nr_frames` frames, each none.
-    pub fn none(nr_frames: usize) -> FrameWords {
-        FrameWords {
-            words: vec![0; nr_frames],
-        }
-    }
-
-    /// Frame `pfn`'s value, `NIL` if none.
-    #[inline]
-    pub fn get(&self, pfn: Pfn) -> u32 {
-        self.words[pfn as usize].wrapping_sub(1)
-    }
-
-    /// Give frame `pfn` `value` (`NIL`: none).
-    #[inline]
-    pub fn set(&mut self, pfn: Pfn, value: u32) {
-        self.words[pfn as usize] = value.wrapping_add(1);
-    }
-
-    /// How many frames the column has (0: not allocated).
-    pub fn len(&self) -> usize {
-        self.words.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.words.is_empty()
-    }
-
-    /// Every word is still zero, as allocated.
-    #[cfg(test)]
-    pub fn is_zeroed(&self) -> bool {
-        self.words.iter().all(|&w| w == 0)
     }
 }
 
@@ -413,12 +255,13 @@ impl Default for ListHead {
 #[inline]
 pub fn list_add_head(frames: &mut Frames, list: &mut ListHead, pfn: Pfn) {
     // Links only: not logged for the checker (see `Frames`).
-    let pages = &mut frames.frames;
+    debug_assert!((pfn as usize) < frames.len());
+    let pages = frames.links_mut();
     let old = list.head;
-    pages[pfn as usize].prev = NIL;
-    pages[pfn as usize].next = old;
+    pages[slot(pfn as usize)].prev = NIL;
+    pages[slot(pfn as usize)].next = old;
     if old != NIL {
-        pages[old as usize].prev = pfn;
+        pages[slot(old as usize)].prev = pfn;
     } else {
         list.tail = pfn;
     }
@@ -430,12 +273,13 @@ pub fn list_add_head(frames: &mut Frames, list: &mut ListHead, pfn: Pfn) {
 #[inline]
 pub fn list_add_tail(frames: &mut Frames, list: &mut ListHead, pfn: Pfn) {
     // Links only: not logged for the checker (see `Frames`).
-    let pages = &mut frames.frames;
+    debug_assert!((pfn as usize) < frames.len());
+    let pages = frames.links_mut();
     let old = list.tail;
-    pages[pfn as usize].next = NIL;
-    pages[pfn as usize].prev = old;
+    pages[slot(pfn as usize)].next = NIL;
+    pages[slot(pfn as usize)].prev = old;
     if old != NIL {
-        pages[old as usize].next = pfn;
+        pages[slot(old as usize)].next = pfn;
     } else {
         list.head = pfn;
     }
@@ -447,20 +291,21 @@ pub fn list_add_tail(frames: &mut Frames, list: &mut ListHead, pfn: Pfn) {
 #[inline]
 pub fn list_del(frames: &mut Frames, list: &mut ListHead, pfn: Pfn) {
     // Links only: not logged for the checker (see `Frames`).
-    let pages = &mut frames.frames;
-    let Page { prev, next, .. } = pages[pfn as usize];
+    debug_assert!((pfn as usize) < frames.len());
+    let pages = frames.links_mut();
+    let Page { prev, next, .. } = pages[slot(pfn as usize)];
     if prev != NIL {
-        pages[prev as usize].next = next;
+        pages[slot(prev as usize)].next = next;
     } else {
         list.head = next;
     }
     if next != NIL {
-        pages[next as usize].prev = prev;
+        pages[slot(next as usize)].prev = prev;
     } else {
         list.tail = prev;
     }
-    pages[pfn as usize].prev = NIL;
-    pages[pfn as usize].next = NIL;
+    pages[slot(pfn as usize)].prev = NIL;
+    pages[slot(pfn as usize)].next = NIL;
     list.len -= 1;
 }
 
@@ -497,20 +342,6 @@ mod tests {
             p = pages[p as usize].next;
         }
         v
-    }
-
-    #[test]
-    fn frame_words_start_as_zeros_that_read_as_none() {
-        let mut w = FrameWords::none(4);
-        assert!(w.is_zeroed());
-        assert!((0..4).all(|pfn| w.get(pfn) == NIL));
-        w.set(1, 0);
-        w.set(2, 7);
-        assert_eq!((w.get(0), w.get(1), w.get(2)), (NIL, 0, 7));
-        assert!(!w.is_zeroed());
-        w.set(1, NIL);
-        w.set(2, NIL);
-        assert!(w.is_zeroed());
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub use sections::SECTIONS;
 /// every frame, so this bound keeps a run within a few hundred MiB of host
 /// memory. That is 64 GiB of 4 KiB pages; a coarser `unit_kib` allows
 /// more memory in as many frames.
-pub const MAX_FRAMES: u64 = 1 << 24;
+pub const MAX_FRAMES: u64 = crate::mm::page::MAX_FRAMES as u64;
 
 /// Largest machine memory at page granularity, in MiB (64 GiB).
 pub const MAX_MEMORY_MIB: i64 = 65_536;

@@ -144,21 +144,18 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         z.free_counter =
             crate::mm::free_counter::FreePagesCounter::for_zone(z, ncpus, profile, unit);
     }
-    let mut pages = Vec::with_capacity(total_pages as usize);
-    for (zi, z) in zones.iter().enumerate() {
-        for _ in z.start_pfn..z.start_pfn + z.present_pages as u32 {
-            pages.push(Page {
-                flags: 0,
-                zone: zi as u8,
-                holder: Holder::Free,
-                prev: NIL,
-                next: NIL,
-                inode: NIL,
-                index: 0,
-            });
-        }
-    }
-    let mut pages = Frames::new(pages);
+    let mut pages = Frames::new(zones.iter().enumerate().flat_map(|(zi, z)| {
+        (0..z.present_pages).map(move |_| Page {
+            flags: 0,
+            zone: zi as u8,
+            holder: Holder::Free,
+            prev: NIL,
+            next: NIL,
+            inode: NIL,
+            index: 0,
+        })
+    }));
+    debug_assert_eq!(pages.len() as u64, total_pages);
     for z in zones.iter_mut() {
         for pfn in z.start_pfn..z.start_pfn + z.present_pages as u32 {
             list_add_tail(&mut pages, &mut z.free, pfn);
