@@ -10,13 +10,20 @@
 
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, criterion_main, Criterion, SamplingMode};
 
 fn reproduce_all(c: &mut Criterion) {
     let mut group = c.benchmark_group("reproduce");
+    // One pass a sample, always: in flat sampling criterion runs
+    // ceil(measurement time / (samples × a pass's time)) passes a
+    // sample, so a measurement time below ten passes' keeps it at one
+    // (criterion then warns that 10 samples will take longer than 60 s).
+    // With 700 s, a pass that took 60 s in the warm-up gave two passes a
+    // sample and a 21-minute bench.
+    group.sampling_mode(SamplingMode::Flat);
     group.sample_size(10);
     group.warm_up_time(Duration::from_secs(1));
-    group.measurement_time(Duration::from_secs(700));
+    group.measurement_time(Duration::from_secs(60));
     group.bench_function("all experiments", |b| {
         b.iter(|| wbsim_cli::reproduce::reproduce_all_value(None, false).unwrap())
     });
