@@ -48,7 +48,7 @@ const _: () = assert!(MAX_FRAMES.is_power_of_two());
 
 /// A frame index within `Frames::frames` (see [`Frames`]).
 #[inline(always)]
-pub(super) fn slot(pfn: usize) -> usize {
+fn slot(pfn: usize) -> usize {
     pfn & (MAX_FRAMES - 1)
 }
 
@@ -134,12 +134,11 @@ impl Frames {
         self.at_mut(pfn)
     }
 
-    /// Every frame slot, for the list functions, which write only the
-    /// `prev`/`next` links (not logged: no invariant reads them) and
-    /// index with [`slot`].
+    /// Frame `pfn` for the list functions, which write only its
+    /// `prev`/`next` links: not logged, since no invariant reads them.
     #[inline(always)]
-    pub(super) fn links_mut(&mut self) -> &mut [Page; MAX_FRAMES] {
-        &mut self.frames
+    pub(super) fn links_mut(&mut self, pfn: Pfn) -> &mut Page {
+        self.at_mut(pfn as usize)
     }
 }
 

@@ -334,6 +334,10 @@ impl IndexMut<usize> for InodeTable {
             slot.wrapping_sub(1) < FROZEN - 1,
             "inode {id} changed after it was retired or frozen"
         );
+        debug_assert!((slot as usize) < self.live.len());
+        // SAFETY: as in `index`: a slot that is neither RETIRED nor frozen
+        // was given out by `take_slot`, below `live.len()`, which never
+        // shrinks.
         unsafe { self.live.get_unchecked_mut(slot as usize) }
     }
 }

@@ -208,7 +208,6 @@ impl Holder {
     }
 }
 
-use super::frames::slot;
 pub use super::frames::{FrameWords, Frames, MAX_FRAMES};
 
 /// One page frame (`struct page`), 20 bytes.
@@ -255,13 +254,11 @@ impl Default for ListHead {
 #[inline]
 pub fn list_add_head(frames: &mut Frames, list: &mut ListHead, pfn: Pfn) {
     // Links only: not logged for the checker (see `Frames`).
-    debug_assert!((pfn as usize) < frames.len());
-    let pages = frames.links_mut();
     let old = list.head;
-    pages[slot(pfn as usize)].prev = NIL;
-    pages[slot(pfn as usize)].next = old;
+    frames.links_mut(pfn).prev = NIL;
+    frames.links_mut(pfn).next = old;
     if old != NIL {
-        pages[slot(old as usize)].prev = pfn;
+        frames.links_mut(old).prev = pfn;
     } else {
         list.tail = pfn;
     }
@@ -273,13 +270,11 @@ pub fn list_add_head(frames: &mut Frames, list: &mut ListHead, pfn: Pfn) {
 #[inline]
 pub fn list_add_tail(frames: &mut Frames, list: &mut ListHead, pfn: Pfn) {
     // Links only: not logged for the checker (see `Frames`).
-    debug_assert!((pfn as usize) < frames.len());
-    let pages = frames.links_mut();
     let old = list.tail;
-    pages[slot(pfn as usize)].next = NIL;
-    pages[slot(pfn as usize)].prev = old;
+    frames.links_mut(pfn).next = NIL;
+    frames.links_mut(pfn).prev = old;
     if old != NIL {
-        pages[slot(old as usize)].next = pfn;
+        frames.links_mut(old).next = pfn;
     } else {
         list.head = pfn;
     }
@@ -291,21 +286,19 @@ pub fn list_add_tail(frames: &mut Frames, list: &mut ListHead, pfn: Pfn) {
 #[inline]
 pub fn list_del(frames: &mut Frames, list: &mut ListHead, pfn: Pfn) {
     // Links only: not logged for the checker (see `Frames`).
-    debug_assert!((pfn as usize) < frames.len());
-    let pages = frames.links_mut();
-    let Page { prev, next, .. } = pages[slot(pfn as usize)];
+    let Page { prev, next, .. } = frames[pfn as usize];
     if prev != NIL {
-        pages[slot(prev as usize)].next = next;
+        frames.links_mut(prev).next = next;
     } else {
         list.head = next;
     }
     if next != NIL {
-        pages[slot(next as usize)].prev = prev;
+        frames.links_mut(next).prev = prev;
     } else {
         list.tail = prev;
     }
-    pages[slot(pfn as usize)].prev = NIL;
-    pages[slot(pfn as usize)].next = NIL;
+    frames.links_mut(pfn).prev = NIL;
+    frames.links_mut(pfn).next = NIL;
     list.len -= 1;
 }
 
