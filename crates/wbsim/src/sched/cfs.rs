@@ -353,6 +353,7 @@ impl Core {
         task.token = task.token.wrapping_add(1);
         self.step_cost_ns = 0;
         self.step_user_ns = 0;
+        self.dispatch_steps = 0;
         (task.token, task.pending_wait.take())
     }
 
@@ -361,12 +362,15 @@ impl Core {
     pub fn begin_step(&mut self) {
         self.step_cost_ns = 0;
         self.step_user_ns = 0;
+        self.dispatch_steps += 1;
     }
 
     /// The step has run: charge its CPU time to the task's vruntime and
     /// keep the CPU busy for it; a task that stops running leaves the CPU.
-    /// Returns the step's cost and when it ends.
-    #[inline]
+    /// Returns the step's cost and when it ends. Inline always: with
+    /// `Core::continue_in_step` a second caller, LLVM kept it out of line,
+    /// which cost the writeback-plug run 3 % more instructions.
+    #[inline(always)]
     pub fn end_step(&mut self, tid: u32, cpu: usize, step: Step) -> (Ns, Ns) {
         let cost = self.step_cost_ns;
         let end = self.now + cost;
@@ -399,9 +403,9 @@ impl Core {
     }
 
     /// After a step (and `sched_submit_work`): whether the task runs its
-    /// next step at once (nothing else queued or due before it ends, and
-    /// `may_continue`); if not, its sleep, wake-up or exit is recorded and
-    /// the CPU looks for work at the step's end.
+    /// next step at once ([`Core::goes_on_at`] the step's end); if not,
+    /// its sleep, wake-up or exit is recorded and the CPU looks for work
+    /// at the step's end.
     #[inline]
     pub fn after_step(
         &mut self,
@@ -410,16 +414,10 @@ impl Core {
         step: Step,
         token: u32,
         (cost, end): (Ns, Ns),
-        may_continue: bool,
     ) -> bool {
         match step {
             Step::Continue => {
-                let next = self.events.peek_time().unwrap_or(Ns::MAX);
-                if self.runqueues[cpu].queued.is_empty()
-                    && end < next
-                    && end <= self.time_limit_ns
-                    && may_continue
-                {
+                if self.goes_on_at(cpu, end) {
                     self.now = end;
                     return true;
                 }

@@ -479,33 +479,22 @@ impl System {
     /// Run `tid`, the CPU's `curr`, from now. Each step's state changes
     /// happen at the step's start; the CPU time it charged keeps the CPU
     /// busy, so the next step (of this or another task) runs after it.
+    /// A task's step function may run several steps itself, back to back,
+    /// by the same rule as this loop (`HasCore::steps_in_place`).
     #[inline]
     fn run_task(&mut self, tid: u32, cpu: usize) {
-        // Steps run back to back in one dispatch only up to this many; then
-        // the CPU goes through a `CpuFree` event at the step's end, which
-        // changes nothing (the queue is empty, so the same task goes on)
-        // but hands control back to the engine loop, so the time limit and
-        // an event budget apply even to steps that cost 0 ns (`[cpu_cost]`
-        // all 0: found by fuzzing).
-        const MAX_STEPS_PER_DISPATCH: u32 = 1 << 16;
-        let mut steps = 0u32;
         let (token, pending_wait) = self.core.begin_run(tid);
         if let Some(w) = pending_wait {
             self.trace_wait_end(tid, w);
         }
         loop {
             self.core.begin_step();
-            steps += 1;
             let step = self.step_task(tid);
             let cost_end = self.core.end_step(tid, cpu, step);
             if step != Step::Continue {
                 self.sched_submit_work(tid);
             }
-            let may_continue = steps < MAX_STEPS_PER_DISPATCH;
-            if !self
-                .core
-                .after_step(tid, cpu, step, token, cost_end, may_continue)
-            {
+            if !self.core.after_step(tid, cpu, step, token, cost_end) {
                 break;
             }
         }
@@ -524,7 +513,7 @@ impl System {
     fn step_task_kind(&mut self, tid: u32) -> Step {
         use task::TaskKind;
         match &self.task_kind[tid as usize] {
-            TaskKind::Writer => self.writer_step(tid),
+            TaskKind::Writer => self.dd_step(tid),
             TaskKind::FsMark => self.fsmark_step(tid),
             TaskKind::MemTouch => self.memtouch_step(tid),
             TaskKind::MapWrite => self.mapwrite_step(tid),

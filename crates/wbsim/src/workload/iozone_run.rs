@@ -130,9 +130,16 @@ pub trait IozoneRunner: WorkloadHost {
         }
     }
 
-    /// One step of an IOzone run.
+    /// IOzone's steps that the engine runs back to back, in one call
+    /// (`HasCore::steps_in_place`).
     #[inline(never)]
     fn iozone_step(&mut self, tid: u32) -> Step {
+        self.steps_in_place(tid, |s| s.iozone_one_step(tid))
+    }
+
+    /// One step of an IOzone run.
+    #[inline(always)]
+    fn iozone_one_step(&mut self, tid: u32) -> Step {
         if let Some(step) = balance_dirty_pages(self, tid) {
             return step;
         }

@@ -41,9 +41,16 @@ pub trait MapWriter: WorkloadHost {
         }
     }
 
-    /// One page of the mapping written (one write fault).
+    /// mapwrite's steps that the engine runs back to back, in one call
+    /// (`HasCore::steps_in_place`).
     #[inline(never)]
     fn mapwrite_step(&mut self, tid: u32) -> Step {
+        self.steps_in_place(tid, |s| s.mapwrite_one_step(tid))
+    }
+
+    /// One page of the mapping written (one write fault).
+    #[inline(always)]
+    fn mapwrite_one_step(&mut self, tid: u32) -> Step {
         if let Some(step) = balance_dirty_pages(self, tid) {
             return step;
         }

@@ -84,10 +84,17 @@ pub trait MemTouch: WorkloadHost {
         }
     }
 
-    /// One page access of a `memtouch` process while it fills its memory;
-    /// afterwards one batch of touches of its hot set.
+    /// memtouch's steps that the engine runs back to back, in one call
+    /// (`HasCore::steps_in_place`).
     #[inline(never)]
     fn memtouch_step(&mut self, tid: u32) -> Step {
+        self.steps_in_place(tid, |s| s.memtouch_one_step(tid))
+    }
+
+    /// One page access of a `memtouch` process while it fills its memory;
+    /// afterwards one batch of touches of its hot set.
+    #[inline(always)]
+    fn memtouch_one_step(&mut self, tid: u32) -> Step {
         let now = self.now();
         let m = self.memtouch_state(tid);
         if m.filled < m.size_pages {

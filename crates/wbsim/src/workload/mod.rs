@@ -111,9 +111,21 @@ pub trait Writer: WorkloadHost {
         }
     }
 
+    /// dd's steps that the engine runs back to back, in one call: each a
+    /// page of a write(2) call ([`Writer::writer_step`]), each ended and
+    /// the next begun in place when the engine would run it at once
+    /// (`HasCore::steps_in_place`), as it nearly always does between the
+    /// pages of a dd.
+    #[inline(never)]
+    fn dd_step(&mut self, tid: u32) -> Step {
+        self.steps_in_place(tid, |s| s.writer_step(tid))
+    }
+
     /// One step of a writing process (dd, or fs_mark writing a file): at
     /// most one page of one write(2) call; `Exit` when all is written.
-    #[inline(never)]
+    /// Inline in the loops that run its steps back to back ([`Writer::dd_step`],
+    /// fs_mark's `fsmark_write_steps`).
+    #[inline(always)]
     fn writer_step(&mut self, tid: u32) -> Step {
         if let Some(step) = balance_dirty_pages(self, tid) {
             return step;
