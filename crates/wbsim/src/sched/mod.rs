@@ -313,10 +313,25 @@ pub trait HasCore {
     /// loop (`System::run_task`) would do, step for step, without going
     /// out of the task's step function and back in between pages.
     #[inline(always)]
-    fn steps_in_place(&mut self, tid: u32, mut step: impl FnMut(&mut Self) -> Step) -> Step {
+    fn steps_in_place(&mut self, tid: u32, step: impl FnMut(&mut Self) -> Step) -> Step {
+        self.steps_in_place_while(tid, step, |_| true)
+    }
+
+    /// [`HasCore::steps_in_place`] for a task whose next step is `step`
+    /// only while `next_is_step` says so (fs_mark writing a file); when
+    /// it does not, the step returns to the engine, which calls the
+    /// task's own step function.
+    #[inline(always)]
+    fn steps_in_place_while(
+        &mut self,
+        tid: u32,
+        mut step: impl FnMut(&mut Self) -> Step,
+        mut next_is_step: impl FnMut(&mut Self) -> bool,
+    ) -> Step {
         loop {
             let s = step(self);
-            if s != Step::Continue || !self.core_mut().continue_in_step(tid) {
+            if s != Step::Continue || !next_is_step(self) || !self.core_mut().continue_in_step(tid)
+            {
                 return s;
             }
         }

@@ -127,29 +127,24 @@ pub trait FsMarkRunner: WorkloadHost {
     }
 
     /// The steps that write the file, one page each, back to back in one
-    /// call while the engine would run the next at once
-    /// (`Core::continue_in_step`) and the next is a page of the file
-    /// too: what [`FsMarkRunner::fsmark_step`] would do first (a failed
-    /// run's thread exits, a written file is closed) ends the loop. Only
-    /// the writing goes on in place: all of fs_mark's steps in place
+    /// call while the engine would run the next at once and the next is
+    /// a page of the file too (`HasCore::steps_in_place_while`): what
+    /// [`FsMarkRunner::fsmark_step`] would do first (a failed run's
+    /// thread exits, a written file is closed) ends the loop. Only the
+    /// writing goes on in place: all of fs_mark's steps in place
     /// (`HasCore::steps_in_place` around `fsmark_step`) cost the
     /// writeback-plug run 0.6 % more instructions than this, and the
     /// reclaim-writeback one 0.4 %: its other steps (create, close, fsync)
     /// seldom could go on, and the test after each is paid for nothing.
     fn fsmark_write_steps(&mut self, tid: u32) -> Step {
-        loop {
-            let step = self.writer_step(tid);
-            if step != Step::Continue {
-                return step;
-            }
-            let (st, failed) = self.workload_mut().fsmark_thread(tid);
-            let next_writes = !failed
-                && st.phase == Phase::Write
-                && (st.writer.bytes_left > 0 || st.writer.call_left > 0);
-            if !next_writes || !self.core_mut().continue_in_step(tid) {
-                return step;
-            }
-        }
+        self.steps_in_place_while(
+            tid,
+            |s| s.writer_step(tid),
+            |s| {
+                let (st, failed) = s.workload_mut().fsmark_thread(tid);
+                !failed && st.phase == Phase::Write && st.writer.has_bytes_to_write()
+            },
+        )
     }
 
     /// One step of an fs_mark thread.
@@ -189,7 +184,7 @@ pub trait FsMarkRunner: WorkloadHost {
                 Step::Continue
             }
             Phase::Write => {
-                if st.writer.bytes_left > 0 || st.writer.call_left > 0 {
+                if st.writer.has_bytes_to_write() {
                     return self.fsmark_write_steps(tid);
                 }
                 // close(2): the inode is unused from now on.

@@ -75,6 +75,13 @@ pub struct WriterState {
 }
 
 impl WriterState {
+    /// Bytes are left to write: in the write(2) call under way, or in
+    /// calls still to make.
+    #[inline]
+    pub fn has_bytes_to_write(&self) -> bool {
+        self.bytes_left > 0 || self.call_left > 0
+    }
+
     pub fn new(
         inode: u32,
         bdi: usize,
