@@ -15,6 +15,9 @@ pub struct BlockLayer {
     pub(super) devices: Vec<Device>,
     /// Per device: its RAID0 striping if it is an md array.
     pub(super) raid: Vec<Option<Raid0>>,
+    /// Some device is an md array: without one, [`BlockLayer::map_bio`]
+    /// (every page written asks it) answers from this flag alone.
+    pub(super) any_raid: bool,
     /// Tasks sleeping in `get_request_wait` / `blk_mq_get_tag` / `wbt_wait`,
     /// per device (FIFO, exclusive), each with the hardware queue whose
     /// completions it waits for (`hctx::ANY_HCTX`: any).
@@ -29,6 +32,7 @@ impl BlockLayer {
             queues: Vec::new(),
             devices: Vec::new(),
             raid: Vec::new(),
+            any_raid: false,
             request_waiters: Vec::new(),
             task_plug: Vec::new(),
         }
@@ -43,6 +47,7 @@ impl BlockLayer {
     ) -> usize {
         self.devices.push(device);
         self.queues.push(queue);
+        self.any_raid |= raid.is_some();
         self.raid.push(raid);
         self.request_waiters.push(VecDeque::new());
         self.devices.len() - 1

@@ -265,7 +265,11 @@ impl BlockLayer {
     /// The queue a bio at `sector` of `dev` ends up in (a RAID0 array
     /// remaps it to a member), with its sector there and the sectors left
     /// before the next chunk boundary.
+    #[inline(always)]
     pub fn map_bio(&self, dev: usize, sector: u64) -> (usize, u64, u64) {
+        if !self.any_raid {
+            return (dev, sector, u64::MAX);
+        }
         match &self.raid[dev] {
             Some(r) => r.map(sector),
             None => (dev, sector, u64::MAX),

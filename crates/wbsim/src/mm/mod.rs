@@ -220,41 +220,80 @@ pub trait MemoryOps: MmHost {
     #[inline(always)]
     fn get_page_from_freelist(&mut self, tid: u32, mark: Mark, gfp: Gfp) -> Option<Pfn> {
         let cpu = self.task(tid).cpu;
-        let spread_dirty = gfp.write && mark == Mark::Low && self.dirty_limit_scope().per_zone();
-        let classzone = self.mm().preferred_zone(cpu);
-        // 4.8+ asks `node_dirty_ok` once per node of the zonelist
-        // (`last_pgdat_dirty_ok`): the answer of the last node asked.
-        let per_node = self.dirty_limit_scope() == crate::kernel::DirtyLimitScope::PerNode;
-        let mut last_node: Option<(usize, bool)> = None;
         let nid = self.mm().cpu_node(cpu);
-        for i in 0..self.mm().nodes[nid].zonelist.len() {
-            let z = self.mm().nodes[nid].zonelist[i];
-            if spread_dirty {
-                let zone_nid = self.mm().zone_node(z);
-                let ok = match last_node {
-                    Some((n, ok)) if per_node && n == zone_nid => ok,
-                    _ => self.zone_dirty_ok(z),
-                };
-                last_node = Some((zone_nid, ok));
-                if !ok {
-                    continue;
-                }
-            }
-            if !self.mm().zone_watermark_allows(z, mark, classzone) {
-                continue;
-            }
+        let mut last_node = None;
+        let mut from = 0;
+        // The zones that pass the tests, in zonelist order, until one
+        // gives a page.
+        while let Some((at, z)) = self.next_allowed_zone(nid, from, cpu, mark, gfp, &mut last_node)
+        {
+            from = at + 1;
             let page = self.mm_mut().rmqueue_pcp(cpu, z, gfp.migratetype());
-            if !self.mm().zones[z].fallbacks.is_empty() {
+            // What a buddy refill left to do (never without a buddy
+            // allocator), read with one look at the zone.
+            let zone = &self.mm().zones[z];
+            let (fell_back, boosted_wake) = (!zone.fallbacks.is_empty(), zone.boosted_wake);
+            if fell_back {
                 self.trace_fallbacks(tid, z);
             }
             if let Some(pfn) = page {
                 let p = &mut self.mm_mut().pages[pfn as usize];
                 p.flags = 0;
                 p.holder = Holder::Kernel;
-                if std::mem::take(&mut self.mm_mut().zones[z].boosted_wake) {
+                if boosted_wake {
+                    self.mm_mut().zones[z].boosted_wake = false;
                     self.wakeup_kswapd_boosted(tid, z);
                 }
                 return Some(pfn);
+            }
+        }
+        None
+    }
+
+    /// The first zone of node `nid`'s zonelist at or after position `from`
+    /// that `get_page_from_freelist` may take a page from, with its
+    /// position: under `mark` for `cpu`'s preferred zone, and, for a
+    /// `__GFP_WRITE` allocation at the low mark with per-zone dirty limits,
+    /// within its dirty limit. 4.8+ asks `node_dirty_ok` once per node
+    /// (`last_pgdat_dirty_ok`): `last_node` keeps the last node's answer
+    /// between calls. Only reads the machine: the zonelist stays borrowed
+    /// for the whole walk.
+    #[inline(always)]
+    fn next_allowed_zone(
+        &self,
+        nid: usize,
+        from: usize,
+        cpu: usize,
+        mark: Mark,
+        gfp: Gfp,
+        last_node: &mut Option<(usize, bool)>,
+    ) -> Option<(usize, usize)> {
+        let scope = self.dirty_limit_scope();
+        let spread_dirty = gfp.write && mark == Mark::Low && scope.per_zone();
+        let per_node = scope == crate::kernel::DirtyLimitScope::PerNode;
+        let classzone = self.mm().preferred_zone(cpu);
+        let zonelist = &self.mm().nodes[nid].zonelist;
+        for (at, &z) in zonelist.iter().enumerate().skip(from) {
+            if spread_dirty {
+                let ok = if per_node {
+                    let zone_nid = self.mm().zone_node(z);
+                    match *last_node {
+                        Some((n, ok)) if n == zone_nid => ok,
+                        _ => {
+                            let ok = self.zone_dirty_ok(z);
+                            *last_node = Some((zone_nid, ok));
+                            ok
+                        }
+                    }
+                } else {
+                    self.zone_dirty_ok(z)
+                };
+                if !ok {
+                    continue;
+                }
+            }
+            if self.mm().zone_watermark_allows(z, mark, classzone) {
+                return Some((at, z));
             }
         }
         None

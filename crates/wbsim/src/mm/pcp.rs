@@ -191,17 +191,21 @@ impl Memory {
         } else {
             MIGRATE_MOVABLE
         };
-        // `rmqueue_pcplist`: an allocation halves the free scaling.
-        zone.pcp[cpu].free_factor >>= 1;
-        if zone.pcp[cpu].lists[mt].len == 0 {
+        let pcp = &mut zone.pcp[cpu];
+        if self.pcp_scaled {
+            // `rmqueue_pcplist`: an allocation halves the free scaling
+            // (which only 5.14+ raises: 0 before).
+            pcp.free_factor >>= 1;
+        }
+        if pcp.lists[mt].len == 0 {
             self.rmqueue_bulk(cpu, z, mt);
         }
-        let zone = &mut self.zones[z];
-        let pfn = zone.pcp[cpu].lists[mt].head;
+        let list = &mut self.zones[z].pcp[cpu].lists[mt];
+        let pfn = list.head;
         if pfn == NIL {
             return None;
         }
-        list_del(&mut self.pages, &mut zone.pcp[cpu].lists[mt], pfn);
+        list_del(&mut self.pages, list, pfn);
         self.vmstat.zinc(z, ZoneEv::PgAlloc, 1);
         Some(pfn)
     }

@@ -134,10 +134,7 @@ pub trait Limits: WritebackHost {
     fn bdi_writeout_fraction(&mut self, bdi: usize) -> (u64, u64) {
         let now = self.now();
         let wb = self.wb_mut();
-        let mut local = std::mem::take(&mut wb.bdis[bdi].completions);
-        let fraction = wb.completions.fraction(&mut local, now);
-        wb.bdis[bdi].completions = local;
-        fraction
+        wb.completions.fraction(&mut wb.bdis[bdi].completions, now)
     }
 
     /// `bdi_writeout_fraction` without changing any state (for sampling).
@@ -152,9 +149,7 @@ pub trait Limits: WritebackHost {
     fn bdi_writeout_inc(&mut self, bdi: usize) {
         let now = self.now();
         let wb = self.wb_mut();
-        let mut local = std::mem::take(&mut wb.bdis[bdi].completions);
-        wb.completions.inc(&mut local, now);
-        wb.bdis[bdi].completions = local;
+        wb.completions.inc(&mut wb.bdis[bdi].completions, now);
     }
 
     /// `task_dirty_inc`: count one page dirtied by `tid` for its share of
@@ -162,9 +157,7 @@ pub trait Limits: WritebackHost {
     fn task_dirty_inc(&mut self, tid: u32) {
         if self.profile().task_dirty_limit {
             let wb = self.wb_mut();
-            let mut local = std::mem::take(&mut wb.task_dirties[tid as usize]);
-            wb.prop_dirties.inc(&mut local);
-            wb.task_dirties[tid as usize] = local;
+            wb.prop_dirties.inc(&mut wb.task_dirties[tid as usize]);
         }
     }
 
@@ -181,9 +174,8 @@ pub trait Limits: WritebackHost {
             limit = limit.min(thresh.saturating_sub(global_dirty) + held);
         }
         if let (Some(t), true) = (tid, self.profile().task_dirty_limit) {
-            let mut local = std::mem::take(&mut self.wb_mut().task_dirties[t as usize]);
-            let (n, d) = self.wb().prop_dirties.fraction(&mut local);
-            self.wb_mut().task_dirties[t as usize] = local;
+            let wb = self.wb_mut();
+            let (n, d) = wb.prop_dirties.fraction(&mut wb.task_dirties[t as usize]);
             limit = task_limit(limit, n, d);
         }
         limit
