@@ -37,9 +37,19 @@ impl HwQueues {
         self.allocated.len() as u32
     }
 
-    /// The hardware queue of CPU `cpu`.
+    /// The hardware queue of CPU `cpu`. Every page written asks, and a
+    /// machine nearly always has a queue per CPU or one for all: those
+    /// answer without a division.
+    #[inline(always)]
     pub fn of_cpu(&self, cpu: u32) -> u32 {
-        cpu % self.nr_queues()
+        let n = self.nr_queues();
+        if cpu < n {
+            cpu
+        } else if n == 1 {
+            0
+        } else {
+            cpu % n
+        }
     }
 
     /// No tag is free on queue `hctx`.
