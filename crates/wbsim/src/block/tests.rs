@@ -213,3 +213,28 @@ fn blk_mq_tags_are_per_hardware_queue_and_wbt_keeps_its_boot_depth() {
     let single = RequestQueue::new(4, 8);
     assert!(!single.sync_writes_share_the_pool());
 }
+
+/// `map_bio` on a machine with an md array: the array's bios go to its
+/// members by chunk, and a member's own bios (or any plain device's)
+/// stay where they are; without an array every device answers from
+/// `any_raid` alone.
+#[test]
+fn map_bio_remaps_only_an_arrays_bios() {
+    use crate::block::BlockHost;
+    use crate::scenario::parse_scenario;
+    let text = include_str!("../../../../scenarios/writeback-plug/fsmark-xfs-raid0.toml");
+    let sc = parse_scenario(text, "fsmark-xfs-raid0.toml").unwrap();
+    let kernel = crate::kernel::preset("3.10").unwrap();
+    let sys = crate::system::build_system(&sc, &kernel, 1);
+    let name = |n: &str| sc.devices.iter().position(|d| d.name == n).unwrap();
+    let (ssd0, ssd1, md0) = (name("ssd0"), name("ssd1"), name("md0"));
+    let layer = sys.block();
+    assert!(layer.any_raid);
+    assert_eq!(layer.map_bio(ssd1, 12_345), (ssd1, 12_345, u64::MAX));
+    let (member, _, left) = layer.map_bio(md0, 0);
+    assert!(member == ssd0 || member == ssd1);
+    assert!(left < u64::MAX, "an array's bio is cut at its chunk's end");
+    let plain = crate::test_support::usb_stick_files("3.10", "xfs", &["a"]).0;
+    assert!(!plain.block().any_raid);
+    assert_eq!(plain.block().map_bio(0, 8), (0, 8, u64::MAX));
+}
