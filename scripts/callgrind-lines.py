@@ -17,11 +17,14 @@ the project indexed, not in `core::slice`.
         --callers wbsim/src/mm/inode_table.rs:318 --skip inode_table.rs,mm/memory.rs
 
 `--per N` divides each figure by N (the run's `nr_written`, for
-instructions a page write). `--callers LINE` charges the instructions of
+instructions a page write). `--mnemonic REGEX` counts only the
+instructions whose mnemonic matches (`objdump -d`), e.g. `^i?div` for
+the divisions, which cost many cycles each however few they are: step 17
+found the dd's one division a page this way. `--callers LINE` charges the instructions of
 LINE to the next line of ours up its inline chain (skipping lines that
 match `--skip`), to find which callers pay for an inlined helper.
 
-Needs `addr2line` (binutils). Only the simulator's own object is counted:
+Needs `addr2line` and, for `--mnemonic`, `objdump` (binutils). Only the simulator's own object is counted:
 instructions in libc and the dynamic loader are left out of the total.
 """
 import argparse
@@ -106,6 +109,27 @@ def inline_chains(binary, addresses):
     return chains
 
 
+def addresses_with_mnemonic(disassembly, pattern):
+    """The addresses of the instructions in `objdump -d` output whose
+    mnemonic matches the regular expression `pattern`."""
+    wanted = re.compile(pattern)
+    found = set()
+    for line in disassembly.splitlines():
+        m = re.match(r"\s*([0-9a-f]+):\s+(?:[0-9a-f]{2} )*\s*([a-z][a-z0-9.]*)", line)
+        if m and wanted.search(m.group(2)):
+            found.add(int(m.group(1), 16))
+    return found
+
+
+def disassemble(binary):
+    return subprocess.run(
+        ["objdump", "-d", "--no-show-raw-insn", binary],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
 def ours(chain):
     """The chain's lines in the project, innermost first, from `crates/`."""
     return [l.split(OUR_CODE, 1)[1] for l in chain if OUR_CODE in l]
@@ -121,12 +145,20 @@ def main():
     ap.add_argument("--per", type=float, default=0, help="also divide each figure by this")
     ap.add_argument("--top", type=int, default=60)
     ap.add_argument("--object", default="wbsim", help="count only objects whose name has this")
+    ap.add_argument("--mnemonic", metavar="REGEX", help="count only these instructions, e.g. '^i?div'")
     a = ap.parse_args()
 
     cost = self_cost_by_address(a.profile, a.object)
     total = sum(cost.values())
     if total == 0:
         sys.exit(f"{a.profile}: no cost in an object named like `{a.object}`")
+    if a.mnemonic:
+        keep = addresses_with_mnemonic(disassemble(a.binary), a.mnemonic)
+        cost = collections.Counter({addr: n for addr, n in cost.items() if addr in keep})
+        print(f"{sum(cost.values())} executions of `{a.mnemonic}` of {total} instructions")
+        total = sum(cost.values())
+        if total == 0:
+            return
     addresses = sorted(cost)
     chains = inline_chains(a.binary, addresses)
     skip = [s for s in a.skip.split(",") if s]

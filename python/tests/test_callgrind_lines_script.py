@@ -67,3 +67,21 @@ def test_our_lines_come_innermost_first_from_crates():
     assert cg.position("+0x10", 16) == 32
     assert cg.position("-3", 32) == 29
     assert cg.position("*", 29) == 29
+
+
+# `objdump -d --no-show-raw-insn` lines, and one with the raw bytes.
+DISASSEMBLY = """\
+00000000004e38c0 <_ZN5wbsim9writeback4pass17write_cache_pages>:
+  4e38da:\txor    %edx,%edx
+  4e38dc:\tdiv    %esi
+  4e38de:\tmov    %edx,%edi
+  4e38e4:\tidivq  0x8(%rsp)
+  4e38ea:\t48 f7 f1             \tdiv    %rcx
+  4e38f0:\tcall   4e0000 <divide_by_zero>
+"""
+
+
+def test_mnemonics_are_matched_on_the_instruction_not_its_operands():
+    cg = load_script()
+    assert cg.addresses_with_mnemonic(DISASSEMBLY, r"^i?div") == {0x4E38DC, 0x4E38E4, 0x4E38EA}
+    assert cg.addresses_with_mnemonic(DISASSEMBLY, r"^mov$") == {0x4E38DE}
