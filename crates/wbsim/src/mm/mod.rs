@@ -465,17 +465,26 @@ impl Memory {
         let len = self.pagevecs[cpu].len;
         for i in 0..len {
             let pfn = self.pagevecs[cpu].pages[i];
-            let p = self.pages[pfn as usize];
-            self.lru_add(pfn);
             if self.lru_gen {
+                self.lru_gen_add(pfn, false);
                 continue;
             }
-            // update_page_reclaim_stat: an added page counts as scanned, an
-            // active one as rotated too.
-            let (file, z) = (!p.has(flags::ANON) as usize, p.zone as usize);
-            let lv = self.lruvec_mut(z);
-            lv.recent_scanned[file] += 1;
-            lv.recent_rotated[file] += p.has(flags::ACTIVE) as u64;
+            // `lru_add_fn` with `update_page_reclaim_stat` (an added page
+            // counts as scanned, an active one as rotated too), the page
+            // and its lruvec each looked at once.
+            let p = &mut self.pages[pfn as usize];
+            let lru = page_lru(p);
+            let (file, active, z) = (!p.has(flags::ANON), p.has(flags::ACTIVE), p.zone as usize);
+            p.holder = Holder::from_lru(lru);
+            p.flags |= flags::LRU;
+            let lv = match self.lru_scope {
+                LruScope::Zone => &mut self.zones[z].lruvec,
+                LruScope::Node => &mut self.nodes[self.zone_node[z]].lruvec,
+            };
+            list_add_head(&mut self.pages, &mut lv.lists[lru], pfn);
+            lv.recent_scanned[file as usize] += 1;
+            lv.recent_rotated[file as usize] += active as u64;
+            self.zones[z].lru_pages[lru] += 1;
         }
         self.pagevecs[cpu].len = 0;
     }
@@ -513,6 +522,35 @@ impl Memory {
             list_add_head(pages, head, pfn);
         }
         self.zones[z].lru_pages[page::counted_lru(list)] += 1;
+    }
+
+    /// `isolate_lru_pages` (order 0, every page taken): up to `n` pages
+    /// off the tail of list `lru` of `zone`'s lruvec, each marked isolated
+    /// (PageLRU cleared) and pushed on `taken` in the order taken. With
+    /// per-zone lists the run is taken at once ([`page::list_take_tail_run`]);
+    /// a node's list, whose pages are counted in their own zones, is
+    /// taken a page at a time.
+    pub fn isolate_lru_tail(&mut self, zone: usize, lru: usize, n: u64, taken: &mut Vec<Pfn>) {
+        if self.lru_scope == LruScope::Node {
+            for _ in 0..n {
+                let pfn = self.lruvec(zone).lists[lru].tail;
+                if pfn == NIL {
+                    break;
+                }
+                self.lru_unlink(pfn);
+                self.pages[pfn as usize].holder = Holder::Isolated;
+                taken.push(pfn);
+            }
+            return;
+        }
+        let z = &mut self.zones[zone];
+        let nr =
+            page::list_take_tail_run(&mut self.pages, &mut z.lruvec.lists[lru], n, |pfn, p| {
+                p.flags &= !flags::LRU;
+                p.holder = Holder::Isolated;
+                taken.push(pfn);
+            });
+        z.lru_pages[page::counted_lru(lru)] -= nr;
     }
 
     /// Take a page off whatever LRU list it is on.

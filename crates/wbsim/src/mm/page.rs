@@ -302,6 +302,130 @@ pub fn list_del(frames: &mut Frames, list: &mut ListHead, pfn: Pfn) {
     list.len -= 1;
 }
 
+/// Move the first `n` pages of `from` (all of them if it has fewer) to
+/// the tail of `to`, in their order, each given `holder`; returns how many
+/// moved. The lists end as `n` rounds of `list_del` of `from`'s head and
+/// `list_add_tail` to `to` leave them, but each page is visited once, to
+/// give it its holder, and only the two ends are relinked: a per-CPU
+/// list's refill from the zone's free list (`rmqueue_bulk`) takes a batch
+/// this way on kernels without mobility grouping.
+pub fn list_move_head_run_to_tail(
+    frames: &mut Frames,
+    from: &mut ListHead,
+    to: &mut ListHead,
+    n: u64,
+    holder: Holder,
+) -> u64 {
+    let n = n.min(from.len);
+    if n == 0 {
+        return 0;
+    }
+    let first = from.head;
+    let mut last = first;
+    frames[last as usize].holder = holder;
+    for _ in 1..n {
+        last = frames[last as usize].next;
+        frames[last as usize].holder = holder;
+    }
+    let rest = frames[last as usize].next;
+    from.head = rest;
+    if rest != NIL {
+        frames.links_mut(rest).prev = NIL;
+    } else {
+        from.tail = NIL;
+    }
+    from.len -= n;
+    let old_tail = to.tail;
+    frames.links_mut(first).prev = old_tail;
+    if old_tail != NIL {
+        frames.links_mut(old_tail).next = first;
+    } else {
+        to.head = first;
+    }
+    frames.links_mut(last).next = NIL;
+    to.tail = last;
+    to.len += n;
+    n
+}
+
+/// Move the last `n` pages of `from` (all of them if it has fewer) to the
+/// head of `to`, in their order, each given `holder`; returns how many
+/// moved. The lists end as `n` rounds of `list_del` of `from`'s tail and
+/// `list_add_head` to `to` leave them (taking from one end and pushing at
+/// the other keeps the run's order), visiting each page once: a per-CPU
+/// list's pages given back to the zone's free list
+/// (`free_pcppages_bulk`) on kernels without mobility grouping.
+pub fn list_move_tail_run_to_head(
+    frames: &mut Frames,
+    from: &mut ListHead,
+    to: &mut ListHead,
+    n: u64,
+    holder: Holder,
+) -> u64 {
+    let n = n.min(from.len);
+    if n == 0 {
+        return 0;
+    }
+    let last = from.tail;
+    let mut first = last;
+    frames[first as usize].holder = holder;
+    for _ in 1..n {
+        first = frames[first as usize].prev;
+        frames[first as usize].holder = holder;
+    }
+    let rest = frames[first as usize].prev;
+    from.tail = rest;
+    if rest != NIL {
+        frames.links_mut(rest).next = NIL;
+    } else {
+        from.head = NIL;
+    }
+    from.len -= n;
+    let old_head = to.head;
+    frames.links_mut(last).next = old_head;
+    if old_head != NIL {
+        frames.links_mut(old_head).prev = last;
+    } else {
+        to.tail = last;
+    }
+    frames.links_mut(first).prev = NIL;
+    to.head = first;
+    to.len += n;
+    n
+}
+
+/// Take the last `n` pages of `list` (all of them if it has fewer) off
+/// it, from the tail towards the head, calling `visit` with each page's
+/// frame number and its frame to change (a logged write); returns how
+/// many were taken. The list and the pages' links end as `n` rounds of
+/// `list_del` of the tail leave them, but only the run's new end is
+/// relinked: `isolate_lru_pages` taking a batch from an LRU list's tail.
+pub fn list_take_tail_run(
+    frames: &mut Frames,
+    list: &mut ListHead,
+    n: u64,
+    mut visit: impl FnMut(Pfn, &mut Page),
+) -> u64 {
+    let n = n.min(list.len);
+    let mut pfn = list.tail;
+    for _ in 0..n {
+        let page = &mut frames[pfn as usize];
+        let prev = page.prev;
+        page.prev = NIL;
+        page.next = NIL;
+        visit(pfn, page);
+        pfn = prev;
+    }
+    list.tail = pfn;
+    if pfn != NIL {
+        frames.links_mut(pfn).next = NIL;
+    } else {
+        list.head = NIL;
+    }
+    list.len -= n;
+    n
+}
+
 /// Tests: `n` free frames of zone 0, on no list.
 #[cfg(test)]
 pub(crate) fn test_frames(n: usize) -> Frames {
@@ -335,6 +459,142 @@ mod tests {
             p = pages[p as usize].next;
         }
         v
+    }
+
+    /// A run moved at once leaves both lists, every link and every
+    /// holder as moving its pages one at a time does, for every length
+    /// of run and of either list (empty included).
+    #[test]
+    fn moving_a_run_is_moving_its_pages_one_by_one() {
+        type Move = fn(&mut Frames, &mut ListHead, &mut ListHead, u64, Holder) -> u64;
+        fn one_by_one_head_to_tail(
+            f: &mut Frames,
+            from: &mut ListHead,
+            to: &mut ListHead,
+            n: u64,
+            h: Holder,
+        ) -> u64 {
+            let mut moved = 0;
+            while moved < n && from.head != NIL {
+                let pfn = from.head;
+                list_del(f, from, pfn);
+                f[pfn as usize].holder = h;
+                list_add_tail(f, to, pfn);
+                moved += 1;
+            }
+            moved
+        }
+        fn one_by_one_tail_to_head(
+            f: &mut Frames,
+            from: &mut ListHead,
+            to: &mut ListHead,
+            n: u64,
+            h: Holder,
+        ) -> u64 {
+            let mut moved = 0;
+            while moved < n && from.tail != NIL {
+                let pfn = from.tail;
+                list_del(f, from, pfn);
+                f[pfn as usize].holder = h;
+                list_add_head(f, to, pfn);
+                moved += 1;
+            }
+            moved
+        }
+        let pairs: [(Move, Move); 2] = [
+            (list_move_head_run_to_tail, one_by_one_head_to_tail),
+            (list_move_tail_run_to_head, one_by_one_tail_to_head),
+        ];
+        for (run, reference) in pairs {
+            for from_len in 0..5u32 {
+                for to_len in 0..3u32 {
+                    for n in [0, 1, 2, 3, 4, 5, u64::MAX] {
+                        let build = || {
+                            let mut f = frames(8);
+                            let (mut from, mut to) = (ListHead::default(), ListHead::default());
+                            for p in 0..from_len {
+                                list_add_tail(&mut f, &mut from, p);
+                            }
+                            for p in 0..to_len {
+                                list_add_tail(&mut f, &mut to, 5 + p);
+                            }
+                            (f, from, to)
+                        };
+                        let (mut f1, mut from1, mut to1) = build();
+                        let (mut f2, mut from2, mut to2) = build();
+                        let a = run(&mut f1, &mut from1, &mut to1, n, Holder::PerCpu);
+                        let b = reference(&mut f2, &mut from2, &mut to2, n, Holder::PerCpu);
+                        let what = format!("from {from_len}, to {to_len}, n {n}");
+                        assert_eq!(a, b, "{what}");
+                        assert_eq!(collect(&f1, &from1), collect(&f2, &from2), "{what}");
+                        assert_eq!(collect(&f1, &to1), collect(&f2, &to2), "{what}");
+                        for l in [(&from1, &from2), (&to1, &to2)] {
+                            assert_eq!(
+                                (l.0.head, l.0.tail, l.0.len),
+                                (l.1.head, l.1.tail, l.1.len)
+                            );
+                        }
+                        for p in 0..8 {
+                            let (x, y) = (f1[p], f2[p]);
+                            assert_eq!(
+                                (x.prev, x.next, x.holder),
+                                (y.prev, y.next, y.holder),
+                                "{what}: pfn {p}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Taking a run off a list's tail leaves the list and every link as
+    /// `list_del` of the tail, one page at a time, does, and visits the
+    /// pages in that order.
+    #[test]
+    fn taking_a_tail_run_is_deleting_the_tail_one_by_one() {
+        for len in 0..5u32 {
+            for n in [0, 1, 2, 4, 5, u64::MAX] {
+                let build = || {
+                    let mut f = frames(6);
+                    let mut l = ListHead::default();
+                    for p in 0..len {
+                        list_add_tail(&mut f, &mut l, p);
+                    }
+                    (f, l)
+                };
+                let (mut f1, mut l1) = build();
+                let mut seen = vec![];
+                let taken = list_take_tail_run(&mut f1, &mut l1, n, |pfn, page| {
+                    page.holder = Holder::Isolated;
+                    seen.push(pfn);
+                });
+                let (mut f2, mut l2) = build();
+                let mut expected = vec![];
+                while (expected.len() as u64) < n && l2.tail != NIL {
+                    let pfn = l2.tail;
+                    list_del(&mut f2, &mut l2, pfn);
+                    f2[pfn as usize].holder = Holder::Isolated;
+                    expected.push(pfn);
+                }
+                let what = format!("len {len}, n {n}");
+                assert_eq!((taken, &seen), (expected.len() as u64, &expected), "{what}");
+                assert_eq!(collect(&f1, &l1), collect(&f2, &l2), "{what}");
+                assert_eq!(
+                    (l1.head, l1.tail, l1.len),
+                    (l2.head, l2.tail, l2.len),
+                    "{what}"
+                );
+                for p in 0..6 {
+                    let (x, y) = (f1[p], f2[p]);
+                    assert_eq!(
+                        (x.prev, x.next, x.holder),
+                        (y.prev, y.next, y.holder),
+                        "{what}: pfn {p}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

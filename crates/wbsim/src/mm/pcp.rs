@@ -17,7 +17,10 @@
 //! and the hot/cold distinction beyond list order.
 
 use super::buddy::{MIGRATE_MOVABLE, MIGRATE_RECLAIMABLE, MIGRATE_UNMOVABLE, NR_MIGRATETYPES};
-use super::page::{list_add_head, list_add_tail, list_del, Holder, ListHead, Pfn, NIL};
+use super::page::{
+    list_add_head, list_add_tail, list_del, list_move_head_run_to_tail, list_move_tail_run_to_head,
+    Holder, ListHead, Pfn, NIL,
+};
 use super::unit::PageUnit;
 use super::vmstat::{Ev, ZoneEv};
 use super::{Gfp, Mark};
@@ -155,14 +158,24 @@ impl Memory {
         let zone = &mut self.zones[z];
         let mut moved = 0;
         for mt in [MIGRATE_MOVABLE, MIGRATE_UNMOVABLE, MIGRATE_RECLAIMABLE] {
+            let Some(buddy) = zone.buddy.as_mut() else {
+                // One free list: the run from the list's tail goes to its
+                // head as it is, relinked at its two ends.
+                let list = &mut zone.pcp[cpu].lists[mt];
+                moved += list_move_tail_run_to_head(
+                    &mut self.pages,
+                    list,
+                    &mut zone.free,
+                    count - moved,
+                    Holder::Free,
+                );
+                continue;
+            };
             while moved < count && zone.pcp[cpu].lists[mt].tail != NIL {
                 let pfn = zone.pcp[cpu].lists[mt].tail;
                 list_del(&mut self.pages, &mut zone.pcp[cpu].lists[mt], pfn);
                 self.pages[pfn as usize].holder = Holder::Free;
-                match zone.buddy.as_mut() {
-                    Some(buddy) => buddy.free_page(&mut self.pages, pfn, mt),
-                    None => list_add_head(&mut self.pages, &mut zone.free, pfn),
-                }
+                buddy.free_page(&mut self.pages, pfn, mt);
                 moved += 1;
             }
         }
@@ -215,30 +228,33 @@ impl Memory {
     #[inline(never)]
     fn rmqueue_bulk(&mut self, cpu: usize, z: usize, mt: usize) {
         let zone = &mut self.zones[z];
+        if zone.buddy.is_none() {
+            // One free list: a batch from its head, relinked at its ends.
+            let list = &mut zone.pcp[cpu].lists[mt];
+            let taken = list_move_head_run_to_tail(
+                &mut self.pages,
+                &mut zone.free,
+                list,
+                zone.pcp_batch,
+                Holder::PerCpu,
+            );
+            zone.free_counter.modify(cpu, -(taken as i64));
+            return;
+        }
         let mut taken = 0;
         for _ in 0..zone.pcp_batch {
-            let pfn = match zone.buddy.as_mut() {
-                Some(buddy) => match buddy.rmqueue(&mut self.pages, mt) {
-                    Some((pfn, fallback)) => {
-                        if let Some(f) = fallback {
-                            zone.fallbacks.push(f);
-                            if f.fragmenting && zone.boost_watermark(self.boost_factor) {
-                                zone.boosted_wake = true;
-                            }
-                        }
-                        pfn
-                    }
-                    None => break,
-                },
-                None => {
-                    let pfn = zone.free.head;
-                    if pfn == NIL {
-                        break;
-                    }
-                    list_del(&mut self.pages, &mut zone.free, pfn);
-                    pfn
-                }
+            let Some(buddy) = zone.buddy.as_mut() else {
+                break;
             };
+            let Some((pfn, fallback)) = buddy.rmqueue(&mut self.pages, mt) else {
+                break;
+            };
+            if let Some(f) = fallback {
+                zone.fallbacks.push(f);
+                if f.fragmenting && zone.boost_watermark(self.boost_factor) {
+                    zone.boosted_wake = true;
+                }
+            }
             self.pages[pfn as usize].holder = Holder::PerCpu;
             list_add_tail(&mut self.pages, &mut zone.pcp[cpu].lists[mt], pfn);
             taken += 1;

@@ -101,15 +101,8 @@ pub trait ShrinkList: ReclaimHost {
         let skipped = match sc.reclaim_idx {
             Some(idx) => self.isolate_eligible(zone, lru, nr_to_scan, idx, &mut buf),
             None => {
-                for _ in 0..nr_to_scan {
-                    let pfn = self.mm().lruvec(zone).lists[lru].tail;
-                    if pfn == NIL {
-                        break;
-                    }
-                    self.mm_mut().lru_unlink(pfn);
-                    self.mm_mut().pages_mut()[pfn as usize].holder = Holder::Isolated;
-                    buf.push(pfn);
-                }
+                self.mm_mut()
+                    .isolate_lru_tail(zone, lru, nr_to_scan, &mut buf);
                 0
             }
         };
