@@ -302,6 +302,81 @@ pub fn list_del(frames: &mut Frames, list: &mut ListHead, pfn: Pfn) {
     list.len -= 1;
 }
 
+/// The end of a list a run is taken from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum End {
+    Head,
+    Tail,
+}
+
+impl End {
+    /// The list's pfn at this end, and at the other.
+    #[inline(always)]
+    fn of(self, list: &mut ListHead) -> (&mut u32, &mut u32) {
+        match self {
+            End::Head => (&mut list.head, &mut list.tail),
+            End::Tail => (&mut list.tail, &mut list.head),
+        }
+    }
+
+    /// A page's link away from this end (into the list), and its link
+    /// towards it.
+    #[inline(always)]
+    fn links(self, page: &mut Page) -> (&mut u32, &mut u32) {
+        match self {
+            End::Head => (&mut page.next, &mut page.prev),
+            End::Tail => (&mut page.prev, &mut page.next),
+        }
+    }
+}
+
+/// Move the `n` pages at end `end` of `from` (all of them if it has
+/// fewer) to the other end of `to`, in their order, each given `holder`;
+/// returns how many moved. Each page is visited once, to give it its
+/// holder; only the run's two ends are relinked.
+#[inline(always)]
+fn list_move_run(
+    frames: &mut Frames,
+    from: &mut ListHead,
+    to: &mut ListHead,
+    n: u64,
+    holder: Holder,
+    end: End,
+) -> u64 {
+    let n = n.min(from.len);
+    if n == 0 {
+        return 0;
+    }
+    // The run, from its page at `end` (outer) to its innermost.
+    let outer = *end.of(from).0;
+    let mut inner = outer;
+    frames[inner as usize].holder = holder;
+    for _ in 1..n {
+        inner = *end.links(&mut frames[inner as usize]).0;
+        frames[inner as usize].holder = holder;
+    }
+    let rest = *end.links(frames.links_mut(inner)).0;
+    *end.of(from).0 = rest;
+    if rest != NIL {
+        *end.links(frames.links_mut(rest)).1 = NIL;
+    } else {
+        *end.of(from).1 = NIL;
+    }
+    from.len -= n;
+    // Onto `to`'s other end: the run's outer page next to that end's page.
+    let far = *end.of(to).1;
+    *end.links(frames.links_mut(outer)).1 = far;
+    if far != NIL {
+        *end.links(frames.links_mut(far)).0 = outer;
+    } else {
+        *end.of(to).0 = outer;
+    }
+    *end.links(frames.links_mut(inner)).0 = NIL;
+    *end.of(to).1 = inner;
+    to.len += n;
+    n
+}
+
 /// Move the first `n` pages of `from` (all of them if it has fewer) to
 /// the tail of `to`, in their order, each given `holder`; returns how many
 /// moved. The lists end as `n` rounds of `list_del` of `from`'s head and
@@ -316,36 +391,7 @@ pub fn list_move_head_run_to_tail(
     n: u64,
     holder: Holder,
 ) -> u64 {
-    let n = n.min(from.len);
-    if n == 0 {
-        return 0;
-    }
-    let first = from.head;
-    let mut last = first;
-    frames[last as usize].holder = holder;
-    for _ in 1..n {
-        last = frames[last as usize].next;
-        frames[last as usize].holder = holder;
-    }
-    let rest = frames[last as usize].next;
-    from.head = rest;
-    if rest != NIL {
-        frames.links_mut(rest).prev = NIL;
-    } else {
-        from.tail = NIL;
-    }
-    from.len -= n;
-    let old_tail = to.tail;
-    frames.links_mut(first).prev = old_tail;
-    if old_tail != NIL {
-        frames.links_mut(old_tail).next = first;
-    } else {
-        to.head = first;
-    }
-    frames.links_mut(last).next = NIL;
-    to.tail = last;
-    to.len += n;
-    n
+    list_move_run(frames, from, to, n, holder, End::Head)
 }
 
 /// Move the last `n` pages of `from` (all of them if it has fewer) to the
@@ -362,36 +408,7 @@ pub fn list_move_tail_run_to_head(
     n: u64,
     holder: Holder,
 ) -> u64 {
-    let n = n.min(from.len);
-    if n == 0 {
-        return 0;
-    }
-    let last = from.tail;
-    let mut first = last;
-    frames[first as usize].holder = holder;
-    for _ in 1..n {
-        first = frames[first as usize].prev;
-        frames[first as usize].holder = holder;
-    }
-    let rest = frames[first as usize].prev;
-    from.tail = rest;
-    if rest != NIL {
-        frames.links_mut(rest).next = NIL;
-    } else {
-        from.head = NIL;
-    }
-    from.len -= n;
-    let old_head = to.head;
-    frames.links_mut(last).next = old_head;
-    if old_head != NIL {
-        frames.links_mut(old_head).prev = last;
-    } else {
-        to.tail = last;
-    }
-    frames.links_mut(first).prev = NIL;
-    to.head = first;
-    to.len += n;
-    n
+    list_move_run(frames, from, to, n, holder, End::Tail)
 }
 
 /// Take the last `n` pages of `list` (all of them if it has fewer) off
@@ -444,176 +461,4 @@ pub(crate) fn test_frames(n: usize) -> Frames {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn frames(n: usize) -> Frames {
-        test_frames(n)
-    }
-
-    fn collect(pages: &Frames, list: &ListHead) -> Vec<u32> {
-        let mut v = vec![];
-        let mut p = list.head;
-        while p != NIL {
-            v.push(p);
-            p = pages[p as usize].next;
-        }
-        v
-    }
-
-    /// A run moved at once leaves both lists, every link and every
-    /// holder as moving its pages one at a time does, for every length
-    /// of run and of either list (empty included).
-    #[test]
-    fn moving_a_run_is_moving_its_pages_one_by_one() {
-        type Move = fn(&mut Frames, &mut ListHead, &mut ListHead, u64, Holder) -> u64;
-        fn one_by_one_head_to_tail(
-            f: &mut Frames,
-            from: &mut ListHead,
-            to: &mut ListHead,
-            n: u64,
-            h: Holder,
-        ) -> u64 {
-            let mut moved = 0;
-            while moved < n && from.head != NIL {
-                let pfn = from.head;
-                list_del(f, from, pfn);
-                f[pfn as usize].holder = h;
-                list_add_tail(f, to, pfn);
-                moved += 1;
-            }
-            moved
-        }
-        fn one_by_one_tail_to_head(
-            f: &mut Frames,
-            from: &mut ListHead,
-            to: &mut ListHead,
-            n: u64,
-            h: Holder,
-        ) -> u64 {
-            let mut moved = 0;
-            while moved < n && from.tail != NIL {
-                let pfn = from.tail;
-                list_del(f, from, pfn);
-                f[pfn as usize].holder = h;
-                list_add_head(f, to, pfn);
-                moved += 1;
-            }
-            moved
-        }
-        let pairs: [(Move, Move); 2] = [
-            (list_move_head_run_to_tail, one_by_one_head_to_tail),
-            (list_move_tail_run_to_head, one_by_one_tail_to_head),
-        ];
-        for (run, reference) in pairs {
-            for from_len in 0..5u32 {
-                for to_len in 0..3u32 {
-                    for n in [0, 1, 2, 3, 4, 5, u64::MAX] {
-                        let build = || {
-                            let mut f = frames(8);
-                            let (mut from, mut to) = (ListHead::default(), ListHead::default());
-                            for p in 0..from_len {
-                                list_add_tail(&mut f, &mut from, p);
-                            }
-                            for p in 0..to_len {
-                                list_add_tail(&mut f, &mut to, 5 + p);
-                            }
-                            (f, from, to)
-                        };
-                        let (mut f1, mut from1, mut to1) = build();
-                        let (mut f2, mut from2, mut to2) = build();
-                        let a = run(&mut f1, &mut from1, &mut to1, n, Holder::PerCpu);
-                        let b = reference(&mut f2, &mut from2, &mut to2, n, Holder::PerCpu);
-                        let what = format!("from {from_len}, to {to_len}, n {n}");
-                        assert_eq!(a, b, "{what}");
-                        assert_eq!(collect(&f1, &from1), collect(&f2, &from2), "{what}");
-                        assert_eq!(collect(&f1, &to1), collect(&f2, &to2), "{what}");
-                        for l in [(&from1, &from2), (&to1, &to2)] {
-                            assert_eq!(
-                                (l.0.head, l.0.tail, l.0.len),
-                                (l.1.head, l.1.tail, l.1.len)
-                            );
-                        }
-                        for p in 0..8 {
-                            let (x, y) = (f1[p], f2[p]);
-                            assert_eq!(
-                                (x.prev, x.next, x.holder),
-                                (y.prev, y.next, y.holder),
-                                "{what}: pfn {p}"
-                            );
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// Taking a run off a list's tail leaves the list and every link as
-    /// `list_del` of the tail, one page at a time, does, and visits the
-    /// pages in that order.
-    #[test]
-    fn taking_a_tail_run_is_deleting_the_tail_one_by_one() {
-        for len in 0..5u32 {
-            for n in [0, 1, 2, 4, 5, u64::MAX] {
-                let build = || {
-                    let mut f = frames(6);
-                    let mut l = ListHead::default();
-                    for p in 0..len {
-                        list_add_tail(&mut f, &mut l, p);
-                    }
-                    (f, l)
-                };
-                let (mut f1, mut l1) = build();
-                let mut seen = vec![];
-                let taken = list_take_tail_run(&mut f1, &mut l1, n, |pfn, page| {
-                    page.holder = Holder::Isolated;
-                    seen.push(pfn);
-                });
-                let (mut f2, mut l2) = build();
-                let mut expected = vec![];
-                while (expected.len() as u64) < n && l2.tail != NIL {
-                    let pfn = l2.tail;
-                    list_del(&mut f2, &mut l2, pfn);
-                    f2[pfn as usize].holder = Holder::Isolated;
-                    expected.push(pfn);
-                }
-                let what = format!("len {len}, n {n}");
-                assert_eq!((taken, &seen), (expected.len() as u64, &expected), "{what}");
-                assert_eq!(collect(&f1, &l1), collect(&f2, &l2), "{what}");
-                assert_eq!(
-                    (l1.head, l1.tail, l1.len),
-                    (l2.head, l2.tail, l2.len),
-                    "{what}"
-                );
-                for p in 0..6 {
-                    let (x, y) = (f1[p], f2[p]);
-                    assert_eq!(
-                        (x.prev, x.next, x.holder),
-                        (y.prev, y.next, y.holder),
-                        "{what}: pfn {p}"
-                    );
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn add_remove_rotate() {
-        let mut pages = frames(5);
-        let mut l = ListHead::default();
-        list_add_head(&mut pages, &mut l, 1);
-        list_add_head(&mut pages, &mut l, 2);
-        list_add_tail(&mut pages, &mut l, 3);
-        assert_eq!(collect(&pages, &l), vec![2, 1, 3]);
-        list_del(&mut pages, &mut l, 1);
-        assert_eq!(collect(&pages, &l), vec![2, 3]);
-        list_del(&mut pages, &mut l, 3);
-        list_add_head(&mut pages, &mut l, 3);
-        assert_eq!(collect(&pages, &l), vec![3, 2]);
-        assert_eq!(l.tail, 2);
-        assert_eq!(l.len, 2);
-        list_del(&mut pages, &mut l, 2);
-        list_del(&mut pages, &mut l, 3);
-        assert_eq!((l.head, l.tail, l.len), (NIL, NIL, 0));
-    }
-}
+mod tests;

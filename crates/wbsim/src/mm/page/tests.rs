@@ -1,0 +1,153 @@
+//! Tests of the intrusive page lists.
+
+use super::*;
+
+fn frames(n: usize) -> Frames {
+    test_frames(n)
+}
+
+fn collect(pages: &Frames, list: &ListHead) -> Vec<u32> {
+    let mut v = vec![];
+    let mut p = list.head;
+    while p != NIL {
+        v.push(p);
+        p = pages[p as usize].next;
+    }
+    v
+}
+
+/// The lists hold the same pages in the same order with the same
+/// ends and lengths, and every frame has the same links and holder.
+fn assert_same(f1: &Frames, l1: &[&ListHead], f2: &Frames, l2: &[&ListHead], what: &str) {
+    for (a, b) in l1.iter().zip(l2) {
+        assert_eq!(collect(f1, a), collect(f2, b), "{what}");
+        assert_eq!((a.head, a.tail, a.len), (b.head, b.tail, b.len), "{what}");
+    }
+    for p in 0..f1.len() {
+        let (x, y) = (f1[p], f2[p]);
+        assert_eq!(
+            (x.prev, x.next, x.holder),
+            (y.prev, y.next, y.holder),
+            "{what}: pfn {p}"
+        );
+    }
+}
+
+/// A run moved at once leaves both lists, every link and every
+/// holder as moving its pages one at a time does, for every length
+/// of run and of either list (empty included).
+#[test]
+fn moving_a_run_is_moving_its_pages_one_by_one() {
+    type Move = fn(&mut Frames, &mut ListHead, &mut ListHead, u64, Holder) -> u64;
+    /// The reference: `n` rounds of `list_del` at one end of `from`
+    /// (the head, or the tail) and `list_add` at the other end of `to`.
+    fn one_by_one(
+        f: &mut Frames,
+        from: &mut ListHead,
+        to: &mut ListHead,
+        n: u64,
+        from_head: bool,
+    ) -> u64 {
+        let mut moved = 0;
+        while moved < n {
+            let pfn = if from_head { from.head } else { from.tail };
+            if pfn == NIL {
+                break;
+            }
+            list_del(f, from, pfn);
+            f[pfn as usize].holder = Holder::PerCpu;
+            match from_head {
+                true => list_add_tail(f, to, pfn),
+                false => list_add_head(f, to, pfn),
+            }
+            moved += 1;
+        }
+        moved
+    }
+    let pairs: [(Move, bool); 2] = [
+        (list_move_head_run_to_tail, true),
+        (list_move_tail_run_to_head, false),
+    ];
+    for (run, from_head) in pairs {
+        for from_len in 0..5u32 {
+            for to_len in 0..3u32 {
+                for n in [0, 1, 2, 3, 4, 5, u64::MAX] {
+                    let build = || {
+                        let mut f = frames(8);
+                        let (mut from, mut to) = (ListHead::default(), ListHead::default());
+                        for p in 0..from_len {
+                            list_add_tail(&mut f, &mut from, p);
+                        }
+                        for p in 0..to_len {
+                            list_add_tail(&mut f, &mut to, 5 + p);
+                        }
+                        (f, from, to)
+                    };
+                    let (mut f1, mut from1, mut to1) = build();
+                    let (mut f2, mut from2, mut to2) = build();
+                    let a = run(&mut f1, &mut from1, &mut to1, n, Holder::PerCpu);
+                    let b = one_by_one(&mut f2, &mut from2, &mut to2, n, from_head);
+                    let what = format!("from {from_len}, to {to_len}, n {n}");
+                    assert_eq!(a, b, "{what}");
+                    assert_same(&f1, &[&from1, &to1], &f2, &[&from2, &to2], &what);
+                }
+            }
+        }
+    }
+}
+
+/// Taking a run off a list's tail leaves the list and every link as
+/// `list_del` of the tail, one page at a time, does, and visits the
+/// pages in that order.
+#[test]
+fn taking_a_tail_run_is_deleting_the_tail_one_by_one() {
+    for len in 0..5u32 {
+        for n in [0, 1, 2, 4, 5, u64::MAX] {
+            let build = || {
+                let mut f = frames(6);
+                let mut l = ListHead::default();
+                for p in 0..len {
+                    list_add_tail(&mut f, &mut l, p);
+                }
+                (f, l)
+            };
+            let (mut f1, mut l1) = build();
+            let mut seen = vec![];
+            let taken = list_take_tail_run(&mut f1, &mut l1, n, |pfn, page| {
+                page.holder = Holder::Isolated;
+                seen.push(pfn);
+            });
+            let (mut f2, mut l2) = build();
+            let mut expected = vec![];
+            while (expected.len() as u64) < n && l2.tail != NIL {
+                let pfn = l2.tail;
+                list_del(&mut f2, &mut l2, pfn);
+                f2[pfn as usize].holder = Holder::Isolated;
+                expected.push(pfn);
+            }
+            let what = format!("len {len}, n {n}");
+            assert_eq!((taken, &seen), (expected.len() as u64, &expected), "{what}");
+            assert_same(&f1, &[&l1], &f2, &[&l2], &what);
+        }
+    }
+}
+
+#[test]
+fn add_remove_rotate() {
+    let mut pages = frames(5);
+    let mut l = ListHead::default();
+    list_add_head(&mut pages, &mut l, 1);
+    list_add_head(&mut pages, &mut l, 2);
+    list_add_tail(&mut pages, &mut l, 3);
+    assert_eq!(collect(&pages, &l), vec![2, 1, 3]);
+    list_del(&mut pages, &mut l, 1);
+    assert_eq!(collect(&pages, &l), vec![2, 3]);
+    list_del(&mut pages, &mut l, 3);
+    list_add_head(&mut pages, &mut l, 3);
+    assert_eq!(collect(&pages, &l), vec![3, 2]);
+    assert_eq!(l.tail, 2);
+    assert_eq!(l.len, 2);
+    list_del(&mut pages, &mut l, 2);
+    list_del(&mut pages, &mut l, 3);
+    assert_eq!((l.head, l.tail, l.len), (NIL, NIL, 0));
+}
