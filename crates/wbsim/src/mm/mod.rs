@@ -383,10 +383,18 @@ impl Memory {
 
     /// As [`Memory::lruvec`], to change.
     pub fn lruvec_mut(&mut self, zone: usize) -> &mut lruvec::Lruvec {
-        match self.lru_scope {
+        self.frames_and_lruvec_mut(zone).1
+    }
+
+    /// `zone`'s lruvec (the zone's, or its node's) beside the frames its
+    /// lists link, to change both.
+    #[inline(always)]
+    fn frames_and_lruvec_mut(&mut self, zone: usize) -> (&mut page::Frames, &mut lruvec::Lruvec) {
+        let lv = match self.lru_scope {
             LruScope::Zone => &mut self.zones[zone].lruvec,
             LruScope::Node => &mut self.nodes[self.zone_node[zone]].lruvec,
-        }
+        };
+        (&mut self.pages, lv)
     }
 
     /// Who owns the LRU lists.
@@ -401,11 +409,8 @@ impl Memory {
         zone: usize,
         lru: usize,
     ) -> (&mut page::Frames, &mut page::ListHead) {
-        let lv = match self.lru_scope {
-            LruScope::Zone => &mut self.zones[zone].lruvec,
-            LruScope::Node => &mut self.nodes[self.zone_node[zone]].lruvec,
-        };
-        (&mut self.pages, &mut lv.lists[lru])
+        let (pages, lv) = self.frames_and_lruvec_mut(zone);
+        (pages, &mut lv.lists[lru])
     }
 
     /// `all_unreclaimable` (3.x `mm/vmscan.c`): every populated zone of the
@@ -477,11 +482,8 @@ impl Memory {
             let (file, active, z) = (!p.has(flags::ANON), p.has(flags::ACTIVE), p.zone as usize);
             p.holder = Holder::from_lru(lru);
             p.flags |= flags::LRU;
-            let lv = match self.lru_scope {
-                LruScope::Zone => &mut self.zones[z].lruvec,
-                LruScope::Node => &mut self.nodes[self.zone_node[z]].lruvec,
-            };
-            list_add_head(&mut self.pages, &mut lv.lists[lru], pfn);
+            let (pages, lv) = self.frames_and_lruvec_mut(z);
+            list_add_head(pages, &mut lv.lists[lru], pfn);
             lv.recent_scanned[file as usize] += 1;
             lv.recent_rotated[file as usize] += active as u64;
             self.zones[z].lru_pages[lru] += 1;

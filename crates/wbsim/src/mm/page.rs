@@ -302,9 +302,9 @@ pub fn list_del(frames: &mut Frames, list: &mut ListHead, pfn: Pfn) {
     list.len -= 1;
 }
 
-/// The end of a list a run is taken from.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum End {
+/// The end of a list a run is taken from ([`list_move_run`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
     Head,
     Tail,
 }
@@ -332,10 +332,17 @@ impl End {
 
 /// Move the `n` pages at end `end` of `from` (all of them if it has
 /// fewer) to the other end of `to`, in their order, each given `holder`;
-/// returns how many moved. Each page is visited once, to give it its
-/// holder; only the run's two ends are relinked.
+/// returns how many moved. The lists end as `n` rounds of `list_del` at
+/// that end of `from` and `list_add` at the other end of `to` leave them
+/// (taking from one end and pushing at the other keeps the run's order),
+/// but each page is visited once, to give it its holder, and only the
+/// run's two ends are relinked. On kernels without mobility grouping a
+/// per-CPU list's refill from the zone's free list (`rmqueue_bulk`:
+/// `End::Head`, to the CPU list's tail) and its give-back
+/// (`free_pcppages_bulk`: `End::Tail`, to the free list's head) move
+/// their batches this way.
 #[inline(always)]
-fn list_move_run(
+pub fn list_move_run(
     frames: &mut Frames,
     from: &mut ListHead,
     to: &mut ListHead,
@@ -375,40 +382,6 @@ fn list_move_run(
     *end.of(to).1 = inner;
     to.len += n;
     n
-}
-
-/// Move the first `n` pages of `from` (all of them if it has fewer) to
-/// the tail of `to`, in their order, each given `holder`; returns how many
-/// moved. The lists end as `n` rounds of `list_del` of `from`'s head and
-/// `list_add_tail` to `to` leave them, but each page is visited once, to
-/// give it its holder, and only the two ends are relinked: a per-CPU
-/// list's refill from the zone's free list (`rmqueue_bulk`) takes a batch
-/// this way on kernels without mobility grouping.
-pub fn list_move_head_run_to_tail(
-    frames: &mut Frames,
-    from: &mut ListHead,
-    to: &mut ListHead,
-    n: u64,
-    holder: Holder,
-) -> u64 {
-    list_move_run(frames, from, to, n, holder, End::Head)
-}
-
-/// Move the last `n` pages of `from` (all of them if it has fewer) to the
-/// head of `to`, in their order, each given `holder`; returns how many
-/// moved. The lists end as `n` rounds of `list_del` of `from`'s tail and
-/// `list_add_head` to `to` leave them (taking from one end and pushing at
-/// the other keeps the run's order), visiting each page once: a per-CPU
-/// list's pages given back to the zone's free list
-/// (`free_pcppages_bulk`) on kernels without mobility grouping.
-pub fn list_move_tail_run_to_head(
-    frames: &mut Frames,
-    from: &mut ListHead,
-    to: &mut ListHead,
-    n: u64,
-    holder: Holder,
-) -> u64 {
-    list_move_run(frames, from, to, n, holder, End::Tail)
 }
 
 /// Take the last `n` pages of `list` (all of them if it has fewer) off

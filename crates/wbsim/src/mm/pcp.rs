@@ -18,8 +18,7 @@
 
 use super::buddy::{MIGRATE_MOVABLE, MIGRATE_RECLAIMABLE, MIGRATE_UNMOVABLE, NR_MIGRATETYPES};
 use super::page::{
-    list_add_head, list_add_tail, list_del, list_move_head_run_to_tail, list_move_tail_run_to_head,
-    Holder, ListHead, Pfn, NIL,
+    list_add_head, list_add_tail, list_del, list_move_run, End, Holder, ListHead, Pfn, NIL,
 };
 use super::unit::PageUnit;
 use super::vmstat::{Ev, ZoneEv};
@@ -162,12 +161,13 @@ impl Memory {
                 // One free list: the run from the list's tail goes to its
                 // head as it is, relinked at its two ends.
                 let list = &mut zone.pcp[cpu].lists[mt];
-                moved += list_move_tail_run_to_head(
+                moved += list_move_run(
                     &mut self.pages,
                     list,
                     &mut zone.free,
                     count - moved,
                     Holder::Free,
+                    End::Tail,
                 );
                 continue;
             };
@@ -231,22 +231,21 @@ impl Memory {
         if zone.buddy.is_none() {
             // One free list: a batch from its head, relinked at its ends.
             let list = &mut zone.pcp[cpu].lists[mt];
-            let taken = list_move_head_run_to_tail(
+            let taken = list_move_run(
                 &mut self.pages,
                 &mut zone.free,
                 list,
                 zone.pcp_batch,
                 Holder::PerCpu,
+                End::Head,
             );
             zone.free_counter.modify(cpu, -(taken as i64));
             return;
         }
         let mut taken = 0;
         for _ in 0..zone.pcp_batch {
-            let Some(buddy) = zone.buddy.as_mut() else {
-                break;
-            };
-            let Some((pfn, fallback)) = buddy.rmqueue(&mut self.pages, mt) else {
+            let buddy = zone.buddy.as_mut();
+            let Some((pfn, fallback)) = buddy.and_then(|b| b.rmqueue(&mut self.pages, mt)) else {
                 break;
             };
             if let Some(f) = fallback {

@@ -38,7 +38,6 @@ fn assert_same(f1: &Frames, l1: &[&ListHead], f2: &Frames, l2: &[&ListHead], wha
 /// of run and of either list (empty included).
 #[test]
 fn moving_a_run_is_moving_its_pages_one_by_one() {
-    type Move = fn(&mut Frames, &mut ListHead, &mut ListHead, u64, Holder) -> u64;
     /// The reference: `n` rounds of `list_del` at one end of `from`
     /// (the head, or the tail) and `list_add` at the other end of `to`.
     fn one_by_one(
@@ -64,11 +63,7 @@ fn moving_a_run_is_moving_its_pages_one_by_one() {
         }
         moved
     }
-    let pairs: [(Move, bool); 2] = [
-        (list_move_head_run_to_tail, true),
-        (list_move_tail_run_to_head, false),
-    ];
-    for (run, from_head) in pairs {
+    for (end, from_head) in [(End::Head, true), (End::Tail, false)] {
         for from_len in 0..5u32 {
             for to_len in 0..3u32 {
                 for n in [0, 1, 2, 3, 4, 5, u64::MAX] {
@@ -85,9 +80,9 @@ fn moving_a_run_is_moving_its_pages_one_by_one() {
                     };
                     let (mut f1, mut from1, mut to1) = build();
                     let (mut f2, mut from2, mut to2) = build();
-                    let a = run(&mut f1, &mut from1, &mut to1, n, Holder::PerCpu);
+                    let a = list_move_run(&mut f1, &mut from1, &mut to1, n, Holder::PerCpu, end);
                     let b = one_by_one(&mut f2, &mut from2, &mut to2, n, from_head);
-                    let what = format!("from {from_len}, to {to_len}, n {n}");
+                    let what = format!("{end:?}: from {from_len}, to {to_len}, n {n}");
                     assert_eq!(a, b, "{what}");
                     assert_same(&f1, &[&from1, &to1], &f2, &[&from2, &to2], &what);
                 }
