@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 
+use super::bio::OpenBio;
 use super::plug::Plug;
 use super::RequestQueue;
 use crate::device::raid0::Raid0;
@@ -24,6 +25,8 @@ pub struct BlockLayer {
     pub(super) request_waiters: Vec<VecDeque<(u32, u32)>>,
     /// Per task: `current->plug` (explicit block plugging).
     pub(super) task_plug: Vec<Plug>,
+    /// Per task: the bio its `->writepages` call is building.
+    pub(super) open_bio: Vec<OpenBio>,
 }
 
 impl BlockLayer {
@@ -35,6 +38,7 @@ impl BlockLayer {
             any_raid: false,
             request_waiters: Vec::new(),
             task_plug: Vec::new(),
+            open_bio: Vec::new(),
         }
     }
 
@@ -56,6 +60,7 @@ impl BlockLayer {
     /// A new task's (empty) plug.
     pub fn add_task(&mut self) {
         self.task_plug.push(Plug::default());
+        self.open_bio.push(OpenBio::default());
     }
 
     pub fn queue(&self, dev: usize) -> &RequestQueue {
@@ -76,6 +81,12 @@ impl BlockLayer {
 
     pub fn devices(&self) -> &[Device] {
         &self.devices
+    }
+
+    /// Is task `tid` building a bio ([`super::bio::BioBuilding`])?
+    #[inline(always)]
+    pub fn has_open_bio(&self, tid: u32) -> bool {
+        self.open_bio[tid as usize].is_open()
     }
 
     /// Is any queue congested (`wait_iff_congested`'s test)?

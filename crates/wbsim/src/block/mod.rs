@@ -16,6 +16,7 @@
 //! the queue, mergeable with any queued request, and the device is started
 //! at the end of each writeback pass.
 
+pub mod bio;
 pub mod hctx;
 mod layer;
 pub mod plug;

@@ -38,9 +38,25 @@ pub trait Submit: BlockHost {
             return false;
         };
         let (dev, sector, _) = self.block().map_bio(dev, sector);
+        let sectors = self.mm().unit().sectors();
+        self.bio_must_wait(tid, dev, sector, sectors, class)
+    }
+
+    /// Would a write bio of `nr` sectors at `sector` of queue `dev` (an
+    /// array's member once mapped) put task `tid` to sleep for a request?
+    /// As [`Submit::must_wait_for_request_of`].
+    #[inline(always)]
+    fn bio_must_wait(
+        &mut self,
+        tid: u32,
+        dev: usize,
+        sector: u64,
+        nr: u64,
+        class: WbtClass,
+    ) -> bool {
         let hctx = self.hctx_of(tid, dev);
         let q = &self.block().queues[dev];
-        if q.write_must_wait(class, hctx) && !q.can_merge(sector, self.mm().unit().sectors()) {
+        if q.write_must_wait(class, hctx) && !q.can_merge(sector, nr) {
             if self.per_task_plugging() {
                 // The task sleeps: its plug is flushed (sched_submit_work).
                 self.sched_submit_work(tid);

@@ -22,6 +22,7 @@ pub mod metadata;
 pub mod space;
 mod state;
 
+use crate::block::bio::BioBuilding;
 use crate::mm::page::{flags, Pfn};
 use crate::writeback::pass::WritebackCaller;
 use crate::writeback::WritebackHost;
@@ -118,16 +119,23 @@ pub trait Writepage: FsHost {
             self.redirty_page_for_writepage(pfn);
             return WritepageResult::Redirtied;
         }
-        self.submit_page_write(tid, pfn);
         if kind == MappingKind::Regular && fs_type == FsType::Xfs {
+            // One ioend, submitted as bios of contiguous pages at the end
+            // of the call (`xfs_submit_ioend`).
+            crate::writeback::account::prepare_page_write(self, pfn);
+            self.bio_add_page(tid, pfn);
             self.xfs_cluster_write(tid, ino, p.index + 1, 31);
+            self.submit_built_bio(tid);
+        } else {
+            self.submit_page_write(tid, pfn);
         }
         WritepageResult::Submitted
     }
 
     /// `xfs_cluster_write`: after the page reclaim asked for, write the
     /// following dirty pages of the same file (same extent; a streaming
-    /// file is one extent) while `nr_to_write` lasts.
+    /// file is one extent) while `nr_to_write` lasts, into the bio being
+    /// built.
     fn xfs_cluster_write(&mut self, tid: u32, ino: u32, from: u32, mut budget: u32) {
         let mut idx = from;
         while budget > 0 {
@@ -140,7 +148,8 @@ pub trait Writepage: FsHost {
                 break;
             }
             self.charge_sys(tid, self.cost().writeback_page_ns);
-            self.submit_page_write(tid, pfn);
+            crate::writeback::account::prepare_page_write(self, pfn);
+            self.bio_add_page(tid, pfn);
             idx += 1;
             budget -= 1;
         }
@@ -244,9 +253,12 @@ pub fn writepages_map_waits<H: FsHost + ?Sized>(
     if sys.fs().filesystems[fs].fs_type != FsType::Ext4 || !sys.ioend_would_start(fs, ino, index) {
         return false;
     }
-    // The previous extent's handle stops once its pages are submitted;
-    // the next starts (`ext4_journal_start_with_reserve`) before the
-    // extent is mapped.
+    // The previous extent's handle stops once its pages are submitted
+    // (`ext4_io_submit`, here without a wait for a request: no journal
+    // commit may wait on pages held in an unsubmitted bio); the next
+    // starts (`ext4_journal_start_with_reserve`) before the extent is
+    // mapped.
+    sys.submit_built_bio(tid);
     sys.jbd2_handle_stop(fs);
     sys.jbd2_handle_start(fs);
     sys.jbd2_metadata_update_waits(tid, fs)
@@ -312,6 +324,7 @@ pub fn writepages_done<H: FsHost + ?Sized>(sys: &mut H, tid: u32, ino: u32) {
     // The callers submitted the bio they built
     // (`fs_writepages_submit_must_wait`); one that did not has it
     // submitted now, without waiting, and the last ioend is closed.
+    sys.submit_built_bio(tid);
     sys.submit_open_bio(tid, ino, None);
     let fs = sys.mm().inode(ino).fs();
     sys.jbd2_handle_stop(fs);
@@ -346,6 +359,9 @@ pub fn fs_writepage_writeback<H: FsHost + ?Sized>(
     let builds_bio = regular && caller == WritebackCaller::Writeback && sys.ioend_builds_bio(fs);
     if builds_bio {
         crate::writeback::account::prepare_page_write(sys, pfn);
+    } else if regular && caller == WritebackCaller::Writeback && sys.builds_multipage_bios(fs) {
+        crate::writeback::account::prepare_page_write(sys, pfn);
+        sys.bio_add_page(tid, pfn);
     } else {
         sys.submit_page_write(tid, pfn);
     }

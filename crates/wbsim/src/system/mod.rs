@@ -257,6 +257,11 @@ impl WritebackHost for System {
         ino: u32,
         class: crate::block::wbt::WbtClass,
     ) -> bool {
+        use crate::block::bio::BioBuilding;
+        if self.open_bio_must_wait(tid, class) {
+            return true;
+        }
+        self.submit_built_bio(tid);
         crate::fs::ioend::IoendCompletion::submit_open_bio(self, tid, ino, Some(class))
     }
 
