@@ -105,10 +105,9 @@ pub trait BioBuilding: Submit {
             return;
         }
         self.submit_built_bio(tid);
-        let Some((dev, sector)) = self.page_device_sector(p.inode, p.index) else {
+        let Some((dev, sector, chunk_left)) = self.page_queue_sector(p.inode, p.index) else {
             return;
         };
-        let (dev, sector, chunk_left) = self.block().map_bio(dev, sector);
         let unit = self.mm().unit();
         let max_sectors = self.block().queues[dev]
             .max_sectors
@@ -155,15 +154,15 @@ pub trait BioBuilding: Submit {
     fn submit_open_built_bio(&mut self, tid: u32) {
         let open = self.block().open_bio[tid as usize];
         self.block_mut().open_bio[tid as usize].seg.nr_pages = 0;
-        self.submit_bio(
-            tid,
-            open.dev as usize,
-            open.sector,
-            open.nr_sectors,
-            open.seg,
-            false,
-        );
-        let kib = self.mm().unit().kib() * u64::from(open.seg.nr_pages);
+        let (dev, sector, nr_sectors) = (open.dev as usize, open.sector, open.nr_sectors);
+        self.submit_write_bio(tid, dev, sector, nr_sectors, open.seg);
+    }
+
+    /// `submit_bio` of a write of the pages of `seg`, `pgpgout` counting
+    /// them as `submit_bio` does.
+    fn submit_write_bio(&mut self, tid: u32, dev: usize, sector: u64, nr: u64, seg: Segment) {
+        self.submit_bio(tid, dev, sector, nr, seg, false);
+        let kib = self.mm().unit().kib() * u64::from(seg.nr_pages);
         self.mm_mut().vmstat_mut().inc(Ev::PgpgOut, kib);
     }
 
@@ -185,10 +184,9 @@ pub trait BioBuilding: Submit {
         let mut done = 0;
         while done < nr_pages {
             let index = first_index.wrapping_add(done);
-            let Some((dev, sector)) = self.page_device_sector(ino, index) else {
+            let Some((dev, sector, chunk_left)) = self.page_queue_sector(ino, index) else {
                 return (done, false);
             };
-            let (dev, sector, chunk_left) = self.block().map_bio(dev, sector);
             let room = self.block().queues[dev].max_sectors.min(chunk_left);
             let n = ((room / sectors).max(1) as u32).min(nr_pages - done);
             let nr_sectors = u64::from(n) * sectors;
@@ -202,9 +200,7 @@ pub trait BioBuilding: Submit {
                 first_index: index,
                 nr_pages: n,
             };
-            self.submit_bio(tid, dev, sector, nr_sectors, seg, false);
-            let kib = self.mm().unit().kib() * u64::from(n);
-            self.mm_mut().vmstat_mut().inc(Ev::PgpgOut, kib);
+            self.submit_write_bio(tid, dev, sector, nr_sectors, seg);
             done += n;
         }
         (done, false)

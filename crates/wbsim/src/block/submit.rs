@@ -28,16 +28,24 @@ pub trait Submit: BlockHost {
         ))
     }
 
+    /// Where page `idx` of `ino` goes in the block layer: its queue (an
+    /// array's member, once mapped), the sector there and the sectors
+    /// left in its RAID chunk; None without a block device (FUSE).
+    #[inline(always)]
+    fn page_queue_sector(&self, ino: u32, idx: u32) -> Option<(usize, u64, u64)> {
+        let (dev, sector) = self.page_device_sector(ino, idx)?;
+        Some(self.block().map_bio(dev, sector))
+    }
+
     /// `get_request_wait` (or blk-mq's `wbt_wait`, for a write request of
     /// `class`) would sleep for this page: the queue has no free request,
     /// or wbt's limit is reached, and the bio cannot merge. Registers
     /// `tid` as a waiter and starts the device on what is queued.
     #[inline(always)]
     fn must_wait_for_request_of(&mut self, tid: u32, ino: u32, idx: u32, class: WbtClass) -> bool {
-        let Some((dev, sector)) = self.page_device_sector(ino, idx) else {
+        let Some((dev, sector, _)) = self.page_queue_sector(ino, idx) else {
             return false;
         };
-        let (dev, sector, _) = self.block().map_bio(dev, sector);
         let sectors = self.mm().unit().sectors();
         self.bio_must_wait(tid, dev, sector, sectors, class)
     }
@@ -110,7 +118,7 @@ pub trait Submit: BlockHost {
     #[inline(always)]
     fn submit_page_bio(&mut self, tid: u32, pfn: Pfn, read: bool) -> bool {
         let p = self.mm().pages()[pfn as usize];
-        let Some((dev, sector)) = self.page_device_sector(p.inode, p.index) else {
+        let Some((dev, sector, _)) = self.page_queue_sector(p.inode, p.index) else {
             return false;
         };
         let seg = Segment {
@@ -118,7 +126,6 @@ pub trait Submit: BlockHost {
             first_index: p.index,
             nr_pages: 1,
         };
-        let (dev, sector, _) = self.block().map_bio(dev, sector);
         let sectors = self.mm().unit().sectors();
         self.submit_bio(tid, dev, sector, sectors, seg, read);
         true

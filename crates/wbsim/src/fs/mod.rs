@@ -122,8 +122,7 @@ pub trait Writepage: FsHost {
         if kind == MappingKind::Regular && fs_type == FsType::Xfs {
             // One ioend, submitted as bios of contiguous pages at the end
             // of the call (`xfs_submit_ioend`).
-            crate::writeback::account::prepare_page_write(self, pfn);
-            self.bio_add_page(tid, pfn);
+            crate::writeback::account::write_page_into_bio(self, tid, pfn);
             self.xfs_cluster_write(tid, ino, p.index + 1, 31);
             self.submit_built_bio(tid);
         } else {
@@ -148,8 +147,7 @@ pub trait Writepage: FsHost {
                 break;
             }
             self.charge_sys(tid, self.cost().writeback_page_ns);
-            crate::writeback::account::prepare_page_write(self, pfn);
-            self.bio_add_page(tid, pfn);
+            crate::writeback::account::write_page_into_bio(self, tid, pfn);
             idx += 1;
             budget -= 1;
         }
@@ -356,12 +354,11 @@ pub fn fs_writepage_writeback<H: FsHost + ?Sized>(
     if regular && fs_type == FsType::FuseNtfs {
         return sys.fuse_writepage(tid, pfn, false);
     }
-    let builds_bio = regular && caller == WritebackCaller::Writeback && sys.ioend_builds_bio(fs);
-    if builds_bio {
+    let by_writepages = regular && caller == WritebackCaller::Writeback;
+    if by_writepages && sys.ioend_builds_bio(fs) {
         crate::writeback::account::prepare_page_write(sys, pfn);
-    } else if regular && caller == WritebackCaller::Writeback && sys.builds_multipage_bios(fs) {
-        crate::writeback::account::prepare_page_write(sys, pfn);
-        sys.bio_add_page(tid, pfn);
+    } else if by_writepages && sys.builds_multipage_bios(fs) {
+        crate::writeback::account::write_page_into_bio(sys, tid, pfn);
     } else {
         sys.submit_page_write(tid, pfn);
     }

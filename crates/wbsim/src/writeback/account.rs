@@ -4,6 +4,7 @@
 //! `test_clear_page_writeback`, `redirty_page_for_writepage`;
 //! `fs/fs-writeback.c: __mark_inode_dirty`).
 
+use crate::block::bio::BioBuilding;
 use crate::block::submit::Submit;
 use crate::mm::page::{flags, Pfn};
 use crate::mm::vmstat::Ev;
@@ -160,8 +161,18 @@ pub fn submit_page_write<H: WritebackHost + ?Sized>(sys: &mut H, tid: u32, pfn: 
     submit_prepared_page(sys, tid, pfn);
 }
 
+/// Put one page under writeback and add it to the bio task `tid` is
+/// building ([`crate::block::bio`]), which is submitted when full or at
+/// the end of the `->writepages` call (xfs, ext4, btrfs).
+#[inline(always)]
+pub fn write_page_into_bio<H: WritebackHost + ?Sized>(sys: &mut H, tid: u32, pfn: Pfn) {
+    prepare_page_write(sys, pfn);
+    sys.bio_add_page(tid, pfn);
+}
+
 /// The first half of [`submit_page_write`]: the page is under writeback
-/// and in a bio being built, which is submitted later (btrfs).
+/// and in a bio being built, which is submitted later (a btrfs ioend's,
+/// or [`write_page_into_bio`]'s).
 #[inline(always)]
 pub fn prepare_page_write<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn) {
     clear_dirty_for_io_and(sys, pfn, Some(flags::MAPPED));
