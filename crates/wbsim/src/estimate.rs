@@ -166,7 +166,7 @@ pub fn run_memory(sc: &Scenario, opts: &RunOptions) -> MemoryEstimate {
     MemoryEstimate {
         base_bytes: BASE_BYTES,
         frames_bytes: frames.saturating_mul(
-            size_of::<Page>() as u64
+            (size_of::<Page>() + size_of::<crate::mm::page::Links>()) as u64
                 + if sc.swap.is_some() { 4 } else { 0 }
                 + crate::mm::buffer_head::HOST_BYTES_PER_FRAME,
         ),

@@ -2,6 +2,28 @@
 
 use super::page::{Page, Pfn, NIL};
 
+/// A frame's links on the one list it is on (free list, per-CPU list, LRU
+/// list: `struct page`'s `lru` list_head), `NIL` at either end.
+///
+/// Kept in an array of their own beside the frames rather than in
+/// [`Page`]: a list walk that changes only links (a batch spliced between
+/// a zone's free list and a CPU's list, an LRU batch isolated) reads 8
+/// bytes a frame, not 20, and a frame's state is 12 bytes, five to a
+/// cache line instead of three.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Links {
+    pub prev: Pfn,
+    pub next: Pfn,
+}
+
+impl Links {
+    /// On no list.
+    pub const NONE: Links = Links {
+        prev: NIL,
+        next: NIL,
+    };
+}
+
 /// Every page frame of the machine, indexed by pfn (`mem_map`).
 ///
 /// Reading goes through `Index` (and `Deref` to `[Page]` for `len`,
@@ -9,7 +31,7 @@ use super::page::{Page, Pfn, NIL};
 /// pfn for the invariant checker: it re-verifies just the frames written
 /// during an event instead of every frame. There is no `DerefMut`: the
 /// list functions (`super::page`) are the only other writers, and they change
-/// nothing but the `prev`/`next` links, which no invariant reads.
+/// nothing but the [`Links`], which no invariant reads.
 ///
 /// The log is an array of pfns sized once ([`Frames::start_logging`]);
 /// only a checked run logs, behind one well-predicted branch, so a plain
@@ -29,6 +51,9 @@ pub struct Frames {
     /// the pages of it a machine's frames are in; the rest is address
     /// space (335 MB of it).
     frames: Box<[Page; MAX_FRAMES]>,
+    /// Each frame's list links, indexed as `frames` is (and allocated
+    /// the same way: zeroed, then `NONE` for the machine's frames).
+    links: Box<[Links; MAX_FRAMES]>,
     nr_frames: usize,
     /// Written pfns, the first `writes` of them (all, if `writes` is
     /// at most `log.len()`).
@@ -62,8 +87,11 @@ impl Frames {
             all[nr_frames] = page;
             nr_frames += 1;
         }
+        let mut links = zeroed_links();
+        links[..nr_frames].fill(Links::NONE);
         Frames {
             frames: all,
+            links,
             nr_frames,
             log: Box::new([NIL]),
             writes: 0,
@@ -134,11 +162,21 @@ impl Frames {
         self.at_mut(pfn)
     }
 
-    /// Frame `pfn` for the list functions, which write only its
-    /// `prev`/`next` links: not logged, since no invariant reads them.
+    /// Frame `pfn`'s list links.
     #[inline(always)]
-    pub(super) fn links_mut(&mut self, pfn: Pfn) -> &mut Page {
-        self.at_mut(pfn as usize)
+    pub fn links(&self, pfn: Pfn) -> Links {
+        let pfn = pfn as usize;
+        debug_assert!(pfn < self.nr_frames, "pfn {pfn} of {}", self.nr_frames);
+        self.links[slot(pfn)]
+    }
+
+    /// Frame `pfn`'s list links, for the list functions: not logged,
+    /// since no invariant reads them.
+    #[inline(always)]
+    pub(super) fn links_mut(&mut self, pfn: Pfn) -> &mut Links {
+        let pfn = pfn as usize;
+        debug_assert!(pfn < self.nr_frames, "pfn {pfn} of {}", self.nr_frames);
+        &mut self.links[slot(pfn)]
     }
 }
 
@@ -152,12 +190,22 @@ fn zeroed_frames() -> Box<[Page; MAX_FRAMES]> {
     unsafe { zeroed.assume_init() }
 }
 
+/// `MAX_FRAMES` zeroed links (see [`zeroed_frames`]).
+fn zeroed_links() -> Box<[Links; MAX_FRAMES]> {
+    let zeroed = Box::<[Links; MAX_FRAMES]>::new_zeroed();
+    // SAFETY: `Links` is two integers, for which all-zero bytes are valid.
+    unsafe { zeroed.assume_init() }
+}
+
 impl Clone for Frames {
     fn clone(&self) -> Self {
         let mut frames = zeroed_frames();
         frames[..self.nr_frames].copy_from_slice(self);
+        let mut links = zeroed_links();
+        links[..self.nr_frames].copy_from_slice(&self.links[..self.nr_frames]);
         Frames {
             frames,
+            links,
             nr_frames: self.nr_frames,
             log: self.log.clone(),
             writes: self.writes,

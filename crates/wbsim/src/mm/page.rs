@@ -2,8 +2,8 @@
 //!
 //! All page frames live in one [`Frames`] array indexed by a `u32` page
 //! frame number. Lists (free lists, LRU lists) are doubly linked through the
-//! frames' `prev`/`next` fields, so add, remove and rotate are O(1) and never
-//! allocate. A frame is on at most one list; `Page::holder` says which.
+//! frames' [`Links`] (an array beside the frames), so add, remove and rotate
+//! are O(1) and never allocate. A frame is on at most one list; `Page::holder` says which.
 
 /// Page frame number.
 pub type Pfn = u32;
@@ -208,16 +208,15 @@ impl Holder {
     }
 }
 
-pub use super::frames::{FrameWords, Frames, MAX_FRAMES};
+pub use super::frames::{FrameWords, Frames, Links, MAX_FRAMES};
 
-/// One page frame (`struct page`), 20 bytes.
+/// One page frame (`struct page`), 12 bytes; its list links are in
+/// [`Links`], beside it.
 #[derive(Debug, Clone, Copy)]
 pub struct Page {
     pub flags: u16,
     pub zone: u8,
     pub holder: Holder,
-    pub prev: u32,
-    pub next: u32,
     /// Owning inode (mapping), `NIL` if none.
     pub inode: u32,
     /// Page index within the mapping.
@@ -286,7 +285,7 @@ pub fn list_add_tail(frames: &mut Frames, list: &mut ListHead, pfn: Pfn) {
 #[inline]
 pub fn list_del(frames: &mut Frames, list: &mut ListHead, pfn: Pfn) {
     // Links only: not logged for the checker (see `Frames`).
-    let Page { prev, next, .. } = frames[pfn as usize];
+    let Links { prev, next } = frames.links(pfn);
     if prev != NIL {
         frames.links_mut(prev).next = next;
     } else {
@@ -297,8 +296,7 @@ pub fn list_del(frames: &mut Frames, list: &mut ListHead, pfn: Pfn) {
     } else {
         list.tail = prev;
     }
-    frames.links_mut(pfn).prev = NIL;
-    frames.links_mut(pfn).next = NIL;
+    *frames.links_mut(pfn) = Links::NONE;
     list.len -= 1;
 }
 
@@ -322,10 +320,10 @@ impl End {
     /// A page's link away from this end (into the list), and its link
     /// towards it.
     #[inline(always)]
-    fn links(self, page: &mut Page) -> (&mut u32, &mut u32) {
+    fn links(self, links: &mut Links) -> (&mut u32, &mut u32) {
         match self {
-            End::Head => (&mut page.next, &mut page.prev),
-            End::Tail => (&mut page.prev, &mut page.next),
+            End::Head => (&mut links.next, &mut links.prev),
+            End::Tail => (&mut links.prev, &mut links.next),
         }
     }
 }
@@ -359,7 +357,7 @@ pub fn list_move_run(
     let mut inner = outer;
     frames[inner as usize].holder = holder;
     for _ in 1..n {
-        inner = *end.links(&mut frames[inner as usize]).0;
+        inner = *end.links(frames.links_mut(inner)).0;
         frames[inner as usize].holder = holder;
     }
     let rest = *end.links(frames.links_mut(inner)).0;
@@ -399,11 +397,10 @@ pub fn list_take_tail_run(
     let n = n.min(list.len);
     let mut pfn = list.tail;
     for _ in 0..n {
-        let page = &mut frames[pfn as usize];
-        let prev = page.prev;
-        page.prev = NIL;
-        page.next = NIL;
-        visit(pfn, page);
+        let links = frames.links_mut(pfn);
+        let prev = links.prev;
+        *links = Links::NONE;
+        visit(pfn, &mut frames[pfn as usize]);
         pfn = prev;
     }
     list.tail = pfn;
@@ -424,8 +421,6 @@ pub(crate) fn test_frames(n: usize) -> Frames {
             flags: 0,
             zone: 0,
             holder: Holder::Free,
-            prev: NIL,
-            next: NIL,
             inode: NIL,
             index: 0,
         };

@@ -149,8 +149,6 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
             flags: 0,
             zone: zi as u8,
             holder: Holder::Free,
-            prev: NIL,
-            next: NIL,
             inode: NIL,
             index: 0,
         })

@@ -11,7 +11,7 @@ fn collect(pages: &Frames, list: &ListHead) -> Vec<u32> {
     let mut p = list.head;
     while p != NIL {
         v.push(p);
-        p = pages[p as usize].next;
+        p = pages.links(p).next;
     }
     v
 }
@@ -25,11 +25,8 @@ fn assert_same(f1: &Frames, l1: &[&ListHead], f2: &Frames, l2: &[&ListHead], wha
     }
     for p in 0..f1.len() {
         let (x, y) = (f1[p], f2[p]);
-        assert_eq!(
-            (x.prev, x.next, x.holder),
-            (y.prev, y.next, y.holder),
-            "{what}: pfn {p}"
-        );
+        let (lx, ly) = (f1.links(p as Pfn), f2.links(p as Pfn));
+        assert_eq!((lx, x.holder), (ly, y.holder), "{what}: pfn {p}");
     }
 }
 
