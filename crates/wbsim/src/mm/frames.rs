@@ -142,15 +142,7 @@ impl Frames {
     #[inline(always)]
     pub fn prefetch(&self, pfn: Pfn) {
         if let Some(page) = self.get(pfn as usize) {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: a prefetch reads nothing the program sees and cannot
-            // fault; SSE is part of the x86-64 baseline.
-            unsafe {
-                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                _mm_prefetch::<_MM_HINT_T0>((page as *const Page).cast());
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            let _ = page;
+            prefetch_line(page);
         }
     }
 
@@ -178,6 +170,22 @@ impl Frames {
         debug_assert!(pfn < self.nr_frames, "pfn {pfn} of {}", self.nr_frames);
         &mut self.links[slot(pfn)]
     }
+}
+
+/// Ask the host CPU to bring the cache line holding `value` into its
+/// cache: a hint, with no effect on the simulation, for a walk that knows
+/// what it will read next (a frame, an inode) while it works on this.
+#[inline(always)]
+pub fn prefetch_line<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing the program sees and cannot fault;
+    // SSE is part of the x86-64 baseline.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>((value as *const T).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
 }
 
 /// `MAX_FRAMES` zeroed frames, straight from the allocator: the OS maps
