@@ -105,14 +105,20 @@ impl Frames {
     /// panicking, and is never out of the array.
     #[inline(always)]
     fn at(&self, pfn: usize) -> &Page {
-        debug_assert!(pfn < self.nr_frames, "pfn {pfn} of {}", self.nr_frames);
-        &self.frames[slot(pfn)]
+        &self.frames[self.slot_of(pfn)]
     }
 
     #[inline(always)]
     fn at_mut(&mut self, pfn: usize) -> &mut Page {
+        let slot = self.slot_of(pfn);
+        &mut self.frames[slot]
+    }
+
+    /// The slot of `pfn` in `frames` and `links` (see [`Frames::at`]).
+    #[inline(always)]
+    fn slot_of(&self, pfn: usize) -> usize {
         debug_assert!(pfn < self.nr_frames, "pfn {pfn} of {}", self.nr_frames);
-        &mut self.frames[slot(pfn)]
+        slot(pfn)
     }
 
     /// Log up to `slots` writes between two [`Frames::clear_log`]s, from
@@ -157,18 +163,15 @@ impl Frames {
     /// Frame `pfn`'s list links.
     #[inline(always)]
     pub fn links(&self, pfn: Pfn) -> Links {
-        let pfn = pfn as usize;
-        debug_assert!(pfn < self.nr_frames, "pfn {pfn} of {}", self.nr_frames);
-        self.links[slot(pfn)]
+        self.links[self.slot_of(pfn as usize)]
     }
 
     /// Frame `pfn`'s list links, for the list functions: not logged,
     /// since no invariant reads them.
     #[inline(always)]
     pub(super) fn links_mut(&mut self, pfn: Pfn) -> &mut Links {
-        let pfn = pfn as usize;
-        debug_assert!(pfn < self.nr_frames, "pfn {pfn} of {}", self.nr_frames);
-        &mut self.links[slot(pfn)]
+        let slot = self.slot_of(pfn as usize);
+        &mut self.links[slot]
     }
 }
 

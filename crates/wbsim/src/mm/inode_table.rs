@@ -171,10 +171,8 @@ impl InodeTable {
     /// touched when they were dirtied.
     #[inline]
     pub fn prefetch(&self, id: u32) {
-        if let Some(slot) = self.live_slot(id) {
-            if let Some(inode) = self.live.get(slot as usize) {
-                super::frames::prefetch_line(inode);
-            }
+        if let Some(inode) = self.get(id) {
+            super::frames::prefetch_line(inode);
         }
     }
 

@@ -3,7 +3,8 @@
 //! All page frames live in one [`Frames`] array indexed by a `u32` page
 //! frame number. Lists (free lists, LRU lists) are doubly linked through the
 //! frames' [`Links`] (an array beside the frames), so add, remove and rotate
-//! are O(1) and never allocate. A frame is on at most one list; `Page::holder` says which.
+//! are O(1) and never allocate. A frame is on at most one list;
+//! `Page::holder` says which.
 
 /// Page frame number.
 pub type Pfn = u32;

@@ -11,8 +11,11 @@
 //! the flusher's pass is `writeback_sb_inodes` ([`SbInodes`]): each inode
 //! gets its own budget, `writeback_chunk_size` (chosen in `chunk.rs`).
 
+use std::collections::VecDeque;
+
 use crate::block::plug::TaskPlugging;
 use crate::mm::inode::InodeList;
+use crate::mm::inode_table::InodeTable;
 use crate::mm::page::{flags, NIL};
 use crate::sim::Ns;
 use crate::writeback::chunk::WritebackChunks;
@@ -27,6 +30,17 @@ pub const MAX_WRITEBACK_PAGES: i64 = 1024;
 /// simulation): a run of many small files (fs_mark) takes inodes last
 /// touched long before, and a miss on each stalled the walk.
 const INODES_AHEAD: usize = 4;
+
+/// Prefetch the inode `INODES_AHEAD` places before the back of `list`
+/// (the end a walk takes from), past the `taken` inodes at its back that
+/// the walk has in hand; none if the list is shorter.
+#[inline]
+fn prefetch_inode_ahead(inodes: &InodeTable, list: &VecDeque<u32>, taken: usize) {
+    let from_back = INODES_AHEAD + taken;
+    if let Some(&ahead) = list.len().checked_sub(from_back).and_then(|i| list.get(i)) {
+        inodes.prefetch(ahead);
+    }
+}
 
 /// The state of one `writeback_inodes_wb` call.
 #[derive(Debug, Clone, Copy)]
@@ -165,10 +179,8 @@ pub trait WritebackPasses: WritebackHost {
             }
         }
         while let Some(&ino) = self.wb().bdis[bdi].b_dirty.back() {
-            let b_dirty = &self.wb().bdis[bdi].b_dirty;
-            if let Some(&ahead) = b_dirty.get(b_dirty.len().wrapping_sub(1 + INODES_AHEAD)) {
-                self.mm().inodes().prefetch(ahead);
-            }
+            // `ino` is still on the list: the one ahead is one further.
+            prefetch_inode_ahead(self.mm().inodes(), &self.wb().bdis[bdi].b_dirty, 1);
             if let Some(cutoff) = older_than_this {
                 if self.mm().inode(ino).dirtied_when > cutoff {
                     break;
@@ -214,10 +226,7 @@ pub trait WritebackPasses: WritebackHost {
                 let Some(ino) = self.wb_mut().bdis[bdi].b_io.pop_back() else {
                     return PassResult::Done;
                 };
-                let b_io = &self.wb().bdis[bdi].b_io;
-                if let Some(&ahead) = b_io.get(b_io.len().wrapping_sub(INODES_AHEAD)) {
-                    self.mm().inodes().prefetch(ahead);
-                }
+                prefetch_inode_ahead(self.mm().inodes(), &self.wb().bdis[bdi].b_io, 0);
                 let inode = self.mm_mut().inode_mut(ino);
                 if inode.in_writeback {
                     // I_SYNC held by another task: requeue_io.
