@@ -64,6 +64,31 @@ fn same_seed_same_bytes_and_seeds_differ() {
     }
 }
 
+/// A machine built on a thread that ran a larger one before (its frame
+/// arrays reused, `mm::frames`) runs as one built on a fresh thread.
+#[test]
+fn a_machine_after_a_larger_one_runs_as_on_a_fresh_thread() {
+    let run = |sc: &Scenario| {
+        serde_json::to_string(&simulate(sc, &profile(), 5, &RunOptions::default())).unwrap()
+    };
+    let small_machine = small("xfs");
+    let first = run(&small_machine);
+    let task = r#"[[task]]
+command = "dd if=/dev/zero of=disk/f bs=32k count=5120""#;
+    let larger = scenario(
+        &three_zone_machine(2, 16, 96, 32),
+        "xfs",
+        task,
+        "larger.toml",
+    );
+    let larger_report = run(&larger);
+    assert_ne!(
+        first, larger_report,
+        "the larger machine must run differently"
+    );
+    assert_eq!(run(&small_machine), first);
+}
+
 /// `--check` only looks: a checked run reports the same figures, as JSON
 /// and as text, as a plain one, plus the summary of its checks.
 #[test]
