@@ -23,6 +23,11 @@ the divisions, which cost many cycles each however few they are: step 17
 found the dd's one division a page this way. `--callers LINE` charges the instructions of
 LINE to the next line of ours up its inline chain (skipping lines that
 match `--skip`), to find which callers pay for an inlined helper.
+`--within FILE:FIRST-LAST` charges every instruction whose inline chain
+passes through those lines of FILE to the outermost such line: what
+each call of an inlined function costs, all it calls included (step 21:
+`--within wbsim/src/mm/filemap.rs:78-93` split `write_page_cached`'s
+560 instructions a page into its five calls).
 
 Needs `addr2line` and, for `--mnemonic`, `objdump` (binutils). Only the simulator's own object is counted:
 instructions in libc and the dynamic loader are left out of the total.
@@ -135,6 +140,26 @@ def ours(chain):
     return [l.split(OUR_CODE, 1)[1] for l in chain if OUR_CODE in l]
 
 
+def parse_within(spec):
+    """`FILE:FIRST-LAST` as (file, first, last)."""
+    path, _, lines = spec.rpartition(":")
+    first, _, last = lines.partition("-")
+    if not path or not first.isdigit() or not (last or first).isdigit():
+        sys.exit(f"--within {spec}: expected FILE:FIRST-LAST, e.g. wbsim/src/mm/filemap.rs:78-93")
+    return path, int(first), int(last or first)
+
+
+def outermost_within(chain, path, first, last):
+    """The outermost line of `chain` (innermost first) in `path` between
+    `first` and `last`, or None."""
+    found = None
+    for entry in chain:
+        file, _, line = entry.rpartition(":")
+        if file == path and line.isdigit() and first <= int(line) <= last:
+            found = entry
+    return found
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("profile", help="callgrind output (--dump-instr=yes)")
@@ -146,6 +171,7 @@ def main():
     ap.add_argument("--top", type=int, default=60)
     ap.add_argument("--object", default="wbsim", help="count only objects whose name has this")
     ap.add_argument("--mnemonic", metavar="REGEX", help="count only these instructions, e.g. '^i?div'")
+    ap.add_argument("--within", metavar="FILE:FIRST-LAST", help="e.g. wbsim/src/mm/filemap.rs:78-93")
     a = ap.parse_args()
 
     cost = self_cost_by_address(a.profile, a.object)
@@ -162,10 +188,15 @@ def main():
     addresses = sorted(cost)
     chains = inline_chains(a.binary, addresses)
     skip = [s for s in a.skip.split(",") if s]
+    within = parse_within(a.within) if a.within else None
     by = collections.Counter()
     for addr in addresses:
         chain = ours(chains.get(addr, []))
-        if a.callers:
+        if within:
+            key = outermost_within(chain, *within)
+            if key is None:
+                continue
+        elif a.callers:
             if not chain or chain[0] != a.callers:
                 continue
             up = [c for c in chain[1:] if not any(s in c for s in skip)]
