@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{assert_no_violations, scenario, small, three_zone_machine};
+use common::{assert_no_violations, scenario, small, three_zone_machine, SMALL_DD_TASK};
 use wbsim::mm::MmHost;
 use wbsim::scenario::Scenario;
 use wbsim::{kernel, simulate, simulate_system, RunOptions};
@@ -73,12 +73,10 @@ fn a_machine_after_a_larger_one_runs_as_on_a_fresh_thread() {
     };
     let small_machine = small("xfs");
     let first = run(&small_machine);
-    let task = r#"[[task]]
-command = "dd if=/dev/zero of=disk/f bs=32k count=5120""#;
     let larger = scenario(
         &three_zone_machine(2, 16, 96, 32),
         "xfs",
-        task,
+        SMALL_DD_TASK,
         "larger.toml",
     );
     let larger_report = run(&larger);

@@ -192,7 +192,7 @@ fn sched_events_follow_each_cpu() {
     let one_cpu = common::scenario(
         &common::three_zone_machine(1, 16, 32, 16),
         "ext4",
-        "[[task]]\ncommand = \"dd if=/dev/zero of=disk/f bs=32k count=5120\"",
+        common::SMALL_DD_TASK,
         "one-cpu.toml",
     );
     let runs = [

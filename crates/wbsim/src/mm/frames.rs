@@ -91,16 +91,7 @@ impl Frames {
             nr_frames += 1;
         }
         arrays.links[..nr_frames].fill(Links::NONE);
-        // A reused pair may hold more of the last machine's frames.
-        arrays.zero_from(nr_frames);
-        Frames {
-            frames: ManuallyDrop::new(arrays.frames),
-            links: ManuallyDrop::new(arrays.links),
-            nr_frames,
-            log: Box::new([NIL]),
-            writes: 0,
-            logging: false,
-        }
+        arrays.into_frames(nr_frames)
     }
 
     /// Frame `pfn`, which must be one of the machine's: checked in debug
@@ -228,15 +219,11 @@ impl Clone for Frames {
         let mut arrays = FrameArrays::take();
         arrays.frames[..self.nr_frames].copy_from_slice(self);
         arrays.links[..self.nr_frames].copy_from_slice(&self.links[..self.nr_frames]);
-        arrays.zero_from(self.nr_frames);
-        Frames {
-            frames: ManuallyDrop::new(arrays.frames),
-            links: ManuallyDrop::new(arrays.links),
-            nr_frames: self.nr_frames,
-            log: self.log.clone(),
-            writes: self.writes,
-            logging: self.logging,
-        }
+        let mut copy = arrays.into_frames(self.nr_frames);
+        copy.log = self.log.clone();
+        copy.writes = self.writes;
+        copy.logging = self.logging;
+        copy
     }
 }
 
@@ -297,12 +284,21 @@ impl FrameArrays {
         })
     }
 
-    /// Zero the frames and links from `nr_frames` up to those a last
-    /// machine used.
-    fn zero_from(&mut self, nr_frames: usize) {
+    /// The [`Frames`] of a machine whose `nr_frames` frames and links
+    /// are written at the start of the pair (not logging): the rest, up
+    /// to what a last machine used, zeroed.
+    fn into_frames(mut self, nr_frames: usize) -> Frames {
         if self.used > nr_frames {
             self.frames[nr_frames..self.used].fill(ZERO_PAGE);
             self.links[nr_frames..self.used].fill(ZERO_LINKS);
+        }
+        Frames {
+            frames: ManuallyDrop::new(self.frames),
+            links: ManuallyDrop::new(self.links),
+            nr_frames,
+            log: Box::new([NIL]),
+            writes: 0,
+            logging: false,
         }
     }
 

@@ -46,17 +46,20 @@ size_mib = {normal_mib}"#,
     )
 }
 
+/// [`small`]'s task: dd writing 160 MiB to `disk/f`.
+#[allow(dead_code)]
+pub const SMALL_DD_TASK: &str = r#"[[task]]
+command = "dd if=/dev/zero of=disk/f bs=32k count=5120""#;
+
 /// A 64 MiB machine writing 160 MiB through a slow USB stick: small enough
 /// to check every invariant after every event, large enough that the page
 /// cache fills and reclaim runs.
 #[allow(dead_code)] // not every test file uses every fixture
 pub fn small(fs: &str) -> Scenario {
-    let task = r#"[[task]]
-command = "dd if=/dev/zero of=disk/f bs=32k count=5120""#;
     scenario(
         &three_zone_machine(2, 16, 32, 16),
         fs,
-        task,
+        SMALL_DD_TASK,
         &format!("{fs}.toml"),
     )
 }
