@@ -4,7 +4,7 @@
 //!
 //! The parts that grow with the input, each an upper bound of what the
 //! simulator allocates:
-//! - per simulated page frame: one `Page`, the buffer_head cache's
+//! - per simulated page frame: one `Page` and its links, the buffer_head cache's
 //!   bookkeeping and, with a swap area, one swap-slot word;
 //! - per file a workload creates: its inode number's slot and its
 //!   dentry/inode-cache entries ([`BYTES_PER_FILE`]); and, for the files
@@ -21,7 +21,6 @@
 use std::mem::size_of;
 
 use crate::mm::inode::Inode;
-use crate::mm::page::Page;
 use crate::mm::page_index::INLINE_PAGES;
 use crate::report::series::{BdiSample, Sample, ZoneSample};
 use crate::scenario::{Program, Scenario};
@@ -166,7 +165,7 @@ pub fn run_memory(sc: &Scenario, opts: &RunOptions) -> MemoryEstimate {
     MemoryEstimate {
         base_bytes: BASE_BYTES,
         frames_bytes: frames.saturating_mul(
-            (size_of::<Page>() + size_of::<crate::mm::page::Links>()) as u64
+            crate::mm::frames::BYTES_PER_FRAME as u64
                 + if sc.swap.is_some() { 4 } else { 0 }
                 + crate::mm::buffer_head::HOST_BYTES_PER_FRAME,
         ),

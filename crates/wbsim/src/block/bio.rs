@@ -99,13 +99,13 @@ pub trait BioBuilding: Submit {
         let p = self.mm().pages()[pfn as usize];
         let sectors = self.mm().unit().sectors();
         let open = &mut self.block_mut().open_bio[tid as usize];
-        if open.takes(sectors, p.inode, p.index) {
+        if open.takes(sectors, p.inode(), p.index()) {
             open.nr_sectors += sectors;
             open.seg.nr_pages += 1;
             return;
         }
         self.submit_built_bio(tid);
-        let Some((dev, sector, chunk_left)) = self.page_queue_sector(p.inode, p.index) else {
+        let Some((dev, sector, chunk_left)) = self.page_queue_sector(p.inode(), p.index()) else {
             return;
         };
         let unit = self.mm().unit();
@@ -120,8 +120,8 @@ pub trait BioBuilding: Submit {
             nr_sectors: sectors,
             max_sectors,
             seg: Segment {
-                inode: p.inode,
-                first_index: p.index,
+                inode: p.inode(),
+                first_index: p.index(),
                 nr_pages: 1,
             },
         };

@@ -118,12 +118,12 @@ pub trait Submit: BlockHost {
     #[inline(always)]
     fn submit_page_bio(&mut self, tid: u32, pfn: Pfn, read: bool) -> bool {
         let p = self.mm().pages()[pfn as usize];
-        let Some((dev, sector, _)) = self.page_queue_sector(p.inode, p.index) else {
+        let Some((dev, sector, _)) = self.page_queue_sector(p.inode(), p.index()) else {
             return false;
         };
         let seg = Segment {
-            inode: p.inode,
-            first_index: p.index,
+            inode: p.inode(),
+            first_index: p.index(),
             nr_pages: 1,
         };
         let sectors = self.mm().unit().sectors();

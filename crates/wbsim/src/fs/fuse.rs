@@ -42,7 +42,7 @@ pub trait Fuse: FsHost {
     /// watermarks. Returns whether a request was queued.
     fn fuse_writepage(&mut self, tid: u32, pfn: Pfn, memalloc: bool) -> bool {
         let p = self.mm().pages()[pfn as usize];
-        let ino = p.inode;
+        let ino = p.inode();
         let fs = self.mm().inode(ino).fs();
         self.clear_page_dirty_for_io(pfn);
         let daemon = self.fs().filesystems[fs].fuse_daemon;
@@ -59,7 +59,7 @@ pub trait Fuse: FsHost {
         // NR_WRITEBACK up and down in the same call, NR_WRITTEN counted.
         self.mm_mut().vmstat_mut().inc(Ev::NrWritten, 1);
         let inode = self.mm_mut().inode_mut(ino);
-        inode.on_disk_pages = inode.on_disk_pages.max(p.index + 1);
+        inode.on_disk_pages = inode.on_disk_pages.max(p.index() + 1);
         let bdi = inode.bdi();
         self.wb_mut().bdi_mut(bdi).writeback += 1;
         self.mm_mut().gauges_mut().nr_writeback_temp += 1;
@@ -69,7 +69,7 @@ pub trait Fuse: FsHost {
             FuseRequest {
                 kind: FuseRequestKind::Writepage { tmp },
                 ino,
-                file_index: p.index,
+                file_index: p.index(),
             },
         );
         true

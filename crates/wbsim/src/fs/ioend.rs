@@ -452,10 +452,10 @@ pub trait IoendCompletion: FsHost {
     #[inline(always)]
     fn ioend_page_written(&mut self, pfn: Pfn) -> bool {
         let p = self.mm().pages()[pfn as usize];
-        if p.inode == NIL {
+        if p.inode() == NIL {
             return false;
         }
-        let Some(id) = self.fs().ioends.find(p.inode, p.index) else {
+        let Some(id) = self.fs().ioends.find(p.inode(), p.index()) else {
             return false;
         };
         let e = &mut self.fs_mut().ioends.slots[id as usize];

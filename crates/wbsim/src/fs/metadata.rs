@@ -331,9 +331,9 @@ mod tests {
             .iter()
             .filter(|p| p.has(flags::PINNED))
             .map(|p| {
-                assert_eq!(p.inode, ino);
+                assert_eq!(p.inode(), ino);
                 assert!(matches!(p.holder, Holder::InactiveFile));
-                p.index
+                p.index()
             })
             .collect()
     }

@@ -93,7 +93,7 @@ pub trait Writepage: FsHost {
     /// Does `clear_page_dirty_for_io` and the filesystem's answer.
     fn fs_writepage_reclaim(&mut self, tid: u32, pfn: Pfn, is_kswapd: bool) -> WritepageResult {
         let p = self.mm().pages()[pfn as usize];
-        let ino = p.inode;
+        let ino = p.inode();
         let inode = self.mm().inode(ino);
         let fs_type = self.fs().filesystems[inode.fs()].fs_type;
         let kind = inode.kind;
@@ -123,7 +123,7 @@ pub trait Writepage: FsHost {
             // One ioend, submitted as bios of contiguous pages at the end
             // of the call (`xfs_submit_ioend`).
             crate::writeback::account::write_page_into_bio(self, tid, pfn);
-            self.xfs_cluster_write(tid, ino, p.index + 1, 31);
+            self.xfs_cluster_write(tid, ino, p.index() + 1, 31);
             self.submit_built_bio(tid);
         } else {
             self.submit_page_write(tid, pfn);
@@ -340,7 +340,7 @@ pub fn fs_writepage_writeback<H: FsHost + ?Sized>(
     caller: WritebackCaller,
 ) -> bool {
     let p = sys.mm().pages()[pfn as usize];
-    let inode = sys.mm().inode(p.inode);
+    let inode = sys.mm().inode(p.inode());
     let fs = inode.fs();
     let fs_type = sys.fs().filesystems[fs].fs_type;
     let regular = inode.kind == crate::mm::inode::MappingKind::Regular;
@@ -363,9 +363,9 @@ pub fn fs_writepage_writeback<H: FsHost + ?Sized>(
         sys.submit_page_write(tid, pfn);
     }
     if regular {
-        sys.fs_data_written(tid, fs, p.inode, p.index, fs_type);
+        sys.fs_data_written(tid, fs, p.inode(), p.index(), fs_type);
         if caller == WritebackCaller::Writeback {
-            let ioend_pages = sys.ioend_add_page(tid, fs, p.inode, p.index, pfn);
+            let ioend_pages = sys.ioend_add_page(tid, fs, p.inode(), p.index(), pfn);
             let unit = sys.mm().unit();
             sys.task_mut(tid).no_preempt = ioend::in_partial_ext4_bio(fs_type, ioend_pages, unit);
         }

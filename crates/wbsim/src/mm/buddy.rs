@@ -54,8 +54,10 @@ const FALLBACKS: [[usize; 2]; NR_MIGRATETYPES] = [
 /// the real machine. Only the buddies' and pageblocks' alignment reads it.
 pub const FIRST_PFN: u32 = 256;
 
-/// The head-of-buddy mark in a free page's `index`.
-const HEAD: u32 = 1 << 31;
+/// The head-of-buddy mark in a free page's `index`: the top bit of the
+/// 28 a frame's index has (`page::MAX_PAGE_INDEX`).
+const HEAD: u32 = 1 << 27;
+const _: () = assert!(HEAD <= crate::mm::page::MAX_PAGE_INDEX);
 
 /// The rule of a profile (chosen at build; this file is the dispatch
 /// point): `Some(vm.watermark_boost_factor)` when the kernel groups pages
@@ -190,11 +192,11 @@ impl Buddy {
             return false;
         }
         let p = &pages[pfn as usize];
-        p.holder == Holder::Free && p.index & HEAD != 0 && (p.index & 0xff) as usize == order
+        p.holder == Holder::Free && p.index() & HEAD != 0 && (p.index() & 0xff) as usize == order
     }
 
     fn head_type(pages: &Frames, pfn: Pfn) -> usize {
-        ((pages[pfn as usize].index >> 8) & 0xff) as usize
+        ((pages[pfn as usize].index() >> 8) & 0xff) as usize
     }
 
     /// Put a buddy on a list (`add_to_free_list`); `tail`: at the tail
@@ -202,7 +204,7 @@ impl Buddy {
     fn add(&mut self, pages: &mut Frames, pfn: Pfn, order: usize, mt: usize, tail: bool) {
         let p = &mut pages[pfn as usize];
         p.holder = Holder::Free;
-        p.index = HEAD | (mt as u32) << 8 | order as u32;
+        p.set_index(HEAD | (mt as u32) << 8 | order as u32);
         let list = &mut self.free_area[order][mt];
         if tail {
             list_add_tail(pages, list, pfn);
@@ -214,7 +216,7 @@ impl Buddy {
     fn del(&mut self, pages: &mut Frames, pfn: Pfn, order: usize) {
         let mt = Self::head_type(pages, pfn);
         list_del(pages, &mut self.free_area[order][mt], pfn);
-        pages[pfn as usize].index = 0;
+        pages[pfn as usize].set_index(0);
     }
 
     /// `__free_one_page`: page `pfn` (order 0) joins its buddies as far
@@ -377,8 +379,8 @@ impl Buddy {
         let mut p = start;
         while p < end {
             let page = &pages[p as usize];
-            if page.holder == Holder::Free && page.index & HEAD != 0 {
-                let order = (page.index & 0xff) as usize;
+            if page.holder == Holder::Free && page.index() & HEAD != 0 {
+                let order = (page.index() & 0xff) as usize;
                 self.move_buddy(pages, p, order, mt);
                 moved += 1 << order;
                 p += 1 << order;
@@ -417,7 +419,7 @@ impl Memory {
             }
             for pfn in start..end {
                 if self.pages[pfn as usize].holder == Holder::Free {
-                    self.pages[pfn as usize].index = 0;
+                    self.pages[pfn as usize].set_index(0);
                     let mt = buddy.block_type(pfn);
                     buddy.free_one(&mut self.pages, pfn, mt, true);
                 }

@@ -306,7 +306,7 @@ pub trait BufferHeads: MmHost {
         };
         let mm = self.mm_mut();
         mm.pages[pfn as usize].holder = Holder::Kernel;
-        let z = mm.pages[pfn as usize].zone as usize;
+        let z = mm.pages.zone_of(pfn);
         mm.zones[z].nr_slab_reclaimable += 1;
         mm.bh_cache.inuse[pfn as usize] = 0;
         Some(pfn)
@@ -334,7 +334,7 @@ pub trait BufferHeads: MmHost {
     fn discard_slabs(&mut self, tid: u32) {
         for i in 0..self.mm().bh_cache.discard.len() {
             let slab = self.mm().bh_cache.discard[i];
-            let z = self.mm().pages[slab as usize].zone as usize;
+            let z = self.mm().pages.zone_of(slab);
             self.mm_mut().zones[z].nr_slab_reclaimable -= 1;
             self.free_page(tid, slab);
         }

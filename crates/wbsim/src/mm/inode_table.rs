@@ -123,6 +123,9 @@ impl InodeTable {
     pub fn add(&mut self, inode: Inode) -> u32 {
         let id = self.slot_of.len() as u32;
         debug_assert_eq!(inode.id, id);
+        // The scenario's limit on files (`MAX_TASK_FILES`) keeps a run
+        // within the inode numbers a frame can name.
+        assert!(id < super::page::MAX_INODES, "inode number {id}");
         let slot = self.take_slot(inode);
         self.slot_of.push(slot);
         id

@@ -82,7 +82,7 @@ impl Memory {
     pub fn lru_gen_add(&mut self, pfn: Pfn, reclaiming: bool) {
         let p = self.pages[pfn as usize];
         let kind = page_kind(p.flags);
-        let g = self.gen_seq(self.zone_node[p.zone as usize]);
+        let g = self.gen_seq(self.zone_node[self.pages.zone_of(pfn)]);
         let marked = p.has(flags::RECLAIM) && (p.has(flags::DIRTY) || p.has(flags::WRITEBACK));
         let anon_unswapped = kind == 0 && !p.has(flags::SWAPCACHE);
         let seq = if p.has(flags::ACTIVE) {
@@ -94,7 +94,7 @@ impl Memory {
         } else {
             g.min_seq[kind] + 1
         };
-        let list = self.zone_gen_list(kind, seq, p.zone as usize);
+        let list = self.zone_gen_list(kind, seq, self.pages.zone_of(pfn));
         self.gen_link(pfn, list, reclaiming);
     }
 
@@ -119,10 +119,13 @@ impl Memory {
     pub fn gen_bump_to_second_oldest(&mut self, pfn: Pfn) {
         let p = self.pages[pfn as usize];
         let kind = page_kind(p.flags);
-        let seq = self.gen_seq(self.zone_node[p.zone as usize]).min_seq[kind] + 1;
+        let seq = self
+            .gen_seq(self.zone_node[self.pages.zone_of(pfn)])
+            .min_seq[kind]
+            + 1;
         self.lru_unlink(pfn);
         self.pages[pfn as usize].flags |= flags::RECLAIM;
-        let list = self.zone_gen_list(kind, seq, p.zone as usize);
+        let list = self.zone_gen_list(kind, seq, self.pages.zone_of(pfn));
         self.gen_link(pfn, list, false);
     }
 

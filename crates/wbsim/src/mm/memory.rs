@@ -214,7 +214,7 @@ impl Memory {
         let end = start + self.zones[z].present_pages as usize;
         let held = (start..end).find(|&pfn| {
             self.pages[pfn].holder == super::page::Holder::Kernel
-                && self.pages[pfn].inode == NIL
+                && self.pages[pfn].inode() == NIL
                 && self.pages[pfn].flags == 0
         });
         match held {
@@ -230,8 +230,7 @@ impl Memory {
     pub fn add_page_at_mount(&mut self, ino: u32, index: u32, extra_flags: u16) -> Option<u32> {
         let pfn = self.take_free_page(self.zones.len() - 1)?;
         let p = &mut self.pages[pfn as usize];
-        p.inode = ino;
-        p.index = index;
+        p.set_mapping(ino, index);
         p.flags = super::page::flags::UPTODATE | extra_flags;
         self.inodes[ino as usize].insert(index, pfn);
         self.lru_add(pfn);

@@ -348,7 +348,7 @@ pub trait MemoryOps: MmHost {
         }
         let p = &mut self.mm_mut().pages[pfn as usize];
         p.flags = 0;
-        p.inode = NIL;
+        p.set_inode(NIL);
         let cpu = self.task(tid).cpu;
         self.mm_mut().free_to_pcp(cpu, pfn);
     }
@@ -358,8 +358,7 @@ pub trait MemoryOps: MmHost {
     #[inline(always)]
     fn add_to_page_cache_lru(&mut self, tid: u32, pfn: Pfn, ino: u32, idx: u32) {
         let pg = &mut self.mm_mut().pages[pfn as usize];
-        pg.inode = ino;
-        pg.index = idx;
+        pg.set_mapping(ino, idx);
         pg.flags |= page::flags::UPTODATE;
         self.mm_mut().inodes[ino as usize].insert(idx, pfn);
         let cpu = self.task(tid).cpu;
@@ -477,9 +476,10 @@ impl Memory {
             // `lru_add_fn` with `update_page_reclaim_stat` (an added page
             // counts as scanned, an active one as rotated too), the page
             // and its lruvec each looked at once.
+            let z = self.pages.zone_of(pfn);
             let p = &mut self.pages[pfn as usize];
             let lru = page_lru(p);
-            let (file, active, z) = (!p.has(flags::ANON), p.has(flags::ACTIVE), p.zone as usize);
+            let (file, active) = (!p.has(flags::ANON), p.has(flags::ACTIVE));
             p.holder = Holder::from_lru(lru);
             p.flags |= flags::LRU;
             let (pages, lv) = self.frames_and_lruvec_mut(z);
@@ -513,7 +513,7 @@ impl Memory {
     /// generation's), at the head or the tail, and mark it PageLRU.
     #[inline(always)]
     fn lru_link(&mut self, pfn: Pfn, list: usize, tail: bool) {
-        let z = self.pages[pfn as usize].zone as usize;
+        let z = self.pages.zone_of(pfn);
         let p = &mut self.pages[pfn as usize];
         p.holder = Holder::from_lru(list);
         p.flags |= flags::LRU;
@@ -560,9 +560,10 @@ impl Memory {
     pub fn lru_unlink(&mut self, pfn: Pfn) {
         let p = self.pages[pfn as usize];
         let lru = p.holder.lru().expect("page not on an LRU list");
-        let (pages, list) = self.lru_list_mut(p.zone as usize, lru);
+        let z = self.pages.zone_of(pfn);
+        let (pages, list) = self.lru_list_mut(z, lru);
         list_del(pages, list, pfn);
-        self.zones[p.zone as usize].lru_pages[page::counted_lru(lru)] -= 1;
+        self.zones[z].lru_pages[page::counted_lru(lru)] -= 1;
         self.pages[pfn as usize].flags &= !flags::LRU;
     }
 
@@ -607,7 +608,7 @@ impl Memory {
                 let lru = page_lru(pg);
                 self.lru_link_head(pfn, lru);
                 let file = !p.has(flags::ANON) as usize;
-                self.lruvec_mut(p.zone as usize).recent_rotated[file] += 1;
+                self.lruvec_mut(self.pages.zone_of(pfn)).recent_rotated[file] += 1;
                 self.vmstat.inc(Ev::PgActivate, 1);
                 self.workingset_activation(pfn);
             }

@@ -211,23 +211,102 @@ impl Holder {
 
 pub use super::frames::{FrameWords, Frames, Links, MAX_FRAMES};
 
-/// One page frame (`struct page`), 12 bytes; its list links are in
-/// [`Links`], beside it.
-#[derive(Debug, Clone, Copy)]
+/// One page frame (`struct page`), 10 bytes: with its 6 bytes of list
+/// [`Links`] beside it, 16 bytes of host memory a frame. Its zone is
+/// not kept in it but found from its frame number ([`Frames::zone_of`]),
+/// as zones are ranges of frames.
+#[derive(Clone, Copy)]
+#[repr(C)]
 pub struct Page {
     pub flags: u16,
-    pub zone: u8,
     pub holder: Holder,
-    /// Owning inode (mapping), `NIL` if none.
-    pub inode: u32,
-    /// Page index within the mapping.
-    pub index: u32,
+    /// The owning inode's number plus one (0: none) in the low 28 bits,
+    /// the page index in the 28 above them, little-endian: read as the
+    /// `u32` at byte 0 and the one at byte 3.
+    mapping: [u8; 7],
 }
 
+/// Bits of a frame's inode number and of its page index.
+const MAPPING_BITS: u32 = 28;
+const MAPPING_MASK: u32 = (1 << MAPPING_BITS) - 1;
+/// Inode numbers a frame can name: 0 to `MAX_INODES - 1` (the scenario
+/// limits the files a run creates to fit).
+pub const MAX_INODES: u32 = MAPPING_MASK;
+/// Page indices a frame can hold: 0 to `MAX_PAGE_INDEX`, a file (or a
+/// swap area) of 2^28 pages, 1 TiB at 4 KiB.
+pub const MAX_PAGE_INDEX: u32 = MAPPING_MASK;
+
 impl Page {
+    /// A frame of no mapping.
+    pub const fn new(flags: u16, holder: Holder) -> Page {
+        Page {
+            flags,
+            holder,
+            mapping: [0; 7],
+        }
+    }
+
     #[inline]
     pub fn has(&self, f: u16) -> bool {
         self.flags & f != 0
+    }
+
+    /// Owning inode (mapping), `NIL` if none.
+    #[inline(always)]
+    pub fn inode(&self) -> u32 {
+        (self.low_word() & MAPPING_MASK).wrapping_sub(1)
+    }
+
+    /// Page index within the mapping (the buddy allocator's order and
+    /// migratetype on a free block's head page).
+    #[inline(always)]
+    pub fn index(&self) -> u32 {
+        self.high_word() >> (32 - MAPPING_BITS)
+    }
+
+    /// Set the owning inode (`NIL`: none).
+    #[inline(always)]
+    pub fn set_inode(&mut self, ino: u32) {
+        debug_assert!(ino < MAX_INODES || ino == NIL, "inode {ino}");
+        let low = self.low_word() & !MAPPING_MASK | (ino.wrapping_add(1) & MAPPING_MASK);
+        self.mapping[..4].copy_from_slice(&low.to_le_bytes());
+    }
+
+    #[inline(always)]
+    pub fn set_index(&mut self, index: u32) {
+        debug_assert!(index <= MAX_PAGE_INDEX, "page index {index}");
+        let high = self.high_word() & !(MAPPING_MASK << 4) | index << (32 - MAPPING_BITS);
+        self.mapping[3..].copy_from_slice(&high.to_le_bytes());
+    }
+
+    /// Set the owning inode and the page index together.
+    #[inline(always)]
+    pub fn set_mapping(&mut self, ino: u32, index: u32) {
+        debug_assert!(ino < MAX_INODES || ino == NIL, "inode {ino}");
+        debug_assert!(index <= MAX_PAGE_INDEX, "page index {index}");
+        let word = u64::from(ino.wrapping_add(1) & MAPPING_MASK) | u64::from(index) << MAPPING_BITS;
+        self.mapping.copy_from_slice(&word.to_le_bytes()[..7]);
+    }
+
+    #[inline(always)]
+    fn low_word(&self) -> u32 {
+        u32::from_le_bytes(self.mapping[..4].try_into().expect("four bytes"))
+    }
+
+    #[inline(always)]
+    fn high_word(&self) -> u32 {
+        u32::from_le_bytes(self.mapping[3..].try_into().expect("four bytes"))
+    }
+}
+
+impl std::fmt::Debug for Page {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Page")
+            .field("flags", &self.flags)
+            .field("holder", &self.holder)
+            .field("inode", &self.inode())
+            .field("index", &self.index())
+            .finish()
     }
 }
 
@@ -250,54 +329,49 @@ impl Default for ListHead {
     }
 }
 
-/// Link `pfn` at the head of `list`.
+/// Link `pfn` at the head of `list`. Its `prev` is left as it was: a
+/// head page has none (see [`Links`]).
 #[inline]
 pub fn list_add_head(frames: &mut Frames, list: &mut ListHead, pfn: Pfn) {
-    // Links only: not logged for the checker (see `Frames`).
-    let old = list.head;
-    frames.links_mut(pfn).prev = NIL;
-    frames.links_mut(pfn).next = old;
-    if old != NIL {
-        frames.links_mut(old).prev = pfn;
-    } else {
-        list.tail = pfn;
-    }
-    list.head = pfn;
-    list.len += 1;
+    list_add(frames, list, pfn, End::Head)
 }
 
-/// Link `pfn` at the tail of `list`.
+/// Link `pfn` at the tail of `list` (its `next` left as it was).
 #[inline]
 pub fn list_add_tail(frames: &mut Frames, list: &mut ListHead, pfn: Pfn) {
+    list_add(frames, list, pfn, End::Tail)
+}
+
+/// Link `pfn` at end `end` of `list`.
+#[inline(always)]
+fn list_add(frames: &mut Frames, list: &mut ListHead, pfn: Pfn, end: End) {
     // Links only: not logged for the checker (see `Frames`).
-    let old = list.tail;
-    frames.links_mut(pfn).next = NIL;
-    frames.links_mut(pfn).prev = old;
+    let old = *end.of(list).0;
     if old != NIL {
-        frames.links_mut(old).next = pfn;
+        end.set_inward(frames, pfn, old);
+        end.set_outward(frames, old, pfn);
     } else {
-        list.head = pfn;
+        *end.of(list).1 = pfn;
     }
-    list.tail = pfn;
+    *end.of(list).0 = pfn;
     list.len += 1;
 }
 
 /// Unlink `pfn` from `list` (it must be on it).
 #[inline]
 pub fn list_del(frames: &mut Frames, list: &mut ListHead, pfn: Pfn) {
-    // Links only: not logged for the checker (see `Frames`).
-    let Links { prev, next } = frames.links(pfn);
-    if prev != NIL {
-        frames.links_mut(prev).next = next;
-    } else {
-        list.head = next;
+    // Links only: not logged for the checker (see `Frames`). Only the
+    // links that point inside the list mean anything (see `Links`).
+    match (pfn == list.head, pfn == list.tail) {
+        (true, true) => (list.head, list.tail) = (NIL, NIL),
+        (true, false) => list.head = frames.next(pfn),
+        (false, true) => list.tail = frames.prev(pfn),
+        (false, false) => {
+            let Links { prev, next } = frames.links(pfn);
+            frames.set_next(prev, next);
+            frames.set_prev(next, prev);
+        }
     }
-    if next != NIL {
-        frames.links_mut(next).prev = prev;
-    } else {
-        list.tail = prev;
-    }
-    *frames.links_mut(pfn) = Links::NONE;
     list.len -= 1;
 }
 
@@ -318,13 +392,29 @@ impl End {
         }
     }
 
-    /// A page's link away from this end (into the list), and its link
-    /// towards it.
+    /// A page's link away from this end (into the list).
     #[inline(always)]
-    fn links(self, links: &mut Links) -> (&mut u32, &mut u32) {
+    fn inward(self, frames: &Frames, pfn: Pfn) -> Pfn {
         match self {
-            End::Head => (&mut links.next, &mut links.prev),
-            End::Tail => (&mut links.prev, &mut links.next),
+            End::Head => frames.next(pfn),
+            End::Tail => frames.prev(pfn),
+        }
+    }
+
+    #[inline(always)]
+    fn set_inward(self, frames: &mut Frames, pfn: Pfn, to: Pfn) {
+        match self {
+            End::Head => frames.set_next(pfn, to),
+            End::Tail => frames.set_prev(pfn, to),
+        }
+    }
+
+    /// Set a page's link towards this end.
+    #[inline(always)]
+    fn set_outward(self, frames: &mut Frames, pfn: Pfn, to: Pfn) {
+        match self {
+            End::Head => frames.set_prev(pfn, to),
+            End::Tail => frames.set_next(pfn, to),
         }
     }
 }
@@ -358,26 +448,23 @@ pub fn list_move_run(
     let mut inner = outer;
     frames[inner as usize].holder = holder;
     for _ in 1..n {
-        inner = *end.links(frames.links_mut(inner)).0;
+        inner = end.inward(frames, inner);
         frames[inner as usize].holder = holder;
     }
-    let rest = *end.links(frames.links_mut(inner)).0;
-    *end.of(from).0 = rest;
-    if rest != NIL {
-        *end.links(frames.links_mut(rest)).1 = NIL;
+    if n < from.len {
+        *end.of(from).0 = end.inward(frames, inner);
     } else {
-        *end.of(from).1 = NIL;
+        (from.head, from.tail) = (NIL, NIL);
     }
     from.len -= n;
     // Onto `to`'s other end: the run's outer page next to that end's page.
     let far = *end.of(to).1;
-    *end.links(frames.links_mut(outer)).1 = far;
     if far != NIL {
-        *end.links(frames.links_mut(far)).0 = outer;
+        end.set_outward(frames, outer, far);
+        end.set_inward(frames, far, outer);
     } else {
         *end.of(to).0 = outer;
     }
-    *end.links(frames.links_mut(inner)).0 = NIL;
     *end.of(to).1 = inner;
     to.len += n;
     n
@@ -386,9 +473,9 @@ pub fn list_move_run(
 /// Take the last `n` pages of `list` (all of them if it has fewer) off
 /// it, from the tail towards the head, calling `visit` with each page's
 /// frame number and its frame to change (a logged write); returns how
-/// many were taken. The list and the pages' links end as `n` rounds of
-/// `list_del` of the tail leave them, but only the run's new end is
-/// relinked: `isolate_lru_pages` taking a batch from an LRU list's tail.
+/// many were taken. The list ends as `n` rounds of `list_del` of the
+/// tail leave it, and no link is written: `isolate_lru_pages` taking a
+/// batch from an LRU list's tail.
 pub fn list_take_tail_run(
     frames: &mut Frames,
     list: &mut ListHead,
@@ -398,35 +485,25 @@ pub fn list_take_tail_run(
     let n = n.min(list.len);
     let mut pfn = list.tail;
     for _ in 0..n {
-        let links = frames.links_mut(pfn);
-        let prev = links.prev;
-        *links = Links::NONE;
+        // The head page's `prev` means nothing: read, and then unused
+        // when the whole list is taken.
+        let prev = frames.prev(pfn);
         visit(pfn, &mut frames[pfn as usize]);
         pfn = prev;
     }
-    list.tail = pfn;
-    if pfn != NIL {
-        frames.links_mut(pfn).next = NIL;
-    } else {
-        list.head = NIL;
-    }
     list.len -= n;
+    if list.len == 0 {
+        (list.head, list.tail) = (NIL, NIL);
+    } else {
+        list.tail = pfn;
+    }
     n
 }
 
 /// Tests: `n` free frames of zone 0, on no list.
 #[cfg(test)]
 pub(crate) fn test_frames(n: usize) -> Frames {
-    Frames::new(vec![
-        Page {
-            flags: 0,
-            zone: 0,
-            holder: Holder::Free,
-            inode: NIL,
-            index: 0,
-        };
-        n
-    ])
+    Frames::new(&[n as u64])
 }
 
 #[cfg(test)]

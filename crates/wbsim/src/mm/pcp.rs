@@ -122,7 +122,7 @@ impl Memory {
     /// head, and past `nr_pcp_high` the batch `nr_pcp_free` gives back.
     #[inline(always)]
     pub fn free_to_pcp(&mut self, cpu: usize, pfn: Pfn) {
-        let z = self.pages[pfn as usize].zone as usize;
+        let z = self.pages.zone_of(pfn);
         self.pages[pfn as usize].holder = Holder::PerCpu;
         let zone = &mut self.zones[z];
         // `get_pcppage_migratetype`: the pageblock's type as it is freed.

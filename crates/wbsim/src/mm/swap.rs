@@ -275,8 +275,7 @@ pub trait Swap: MmHost {
         self.charge_sys(tid, self.cost().copy_per_kib_ns * 4);
         let p = &mut self.mm_mut().pages[pfn as usize];
         p.flags = flags::ANON | flags::UPTODATE | flags::ACTIVE | flags::PTE_MAPPED;
-        p.inode = ino;
-        p.index = vpn;
+        p.set_mapping(ino, vpn);
         self.mm_mut().inodes[ino as usize].insert(vpn, pfn);
         self.mm_mut().anon_regions[r].map(vpn, pfn);
         let cpu = self.task(tid).cpu;
@@ -309,8 +308,7 @@ pub trait Swap: MmHost {
         let ino = self.mm().anon_regions[r].inode;
         self.mm_mut().anon_regions[r].map(vpn, pfn);
         let p = &mut self.mm_mut().pages[pfn as usize];
-        p.inode = ino;
-        p.index = vpn;
+        p.set_mapping(ino, vpn);
         p.flags |= flags::PTE_MAPPED;
         self.mm_mut().inodes[ino as usize].insert(vpn, pfn);
         self.mm_mut().set_page_swap_slot(pfn, slot);
@@ -388,8 +386,8 @@ impl Memory {
             if !p.has(flags::PTE_MAPPED) {
                 return false;
             }
-            let r = self.region_of_inode(p.inode);
-            return self.anon_regions[r].test_and_clear_young(p.index);
+            let r = self.region_of_inode(p.inode());
+            return self.anon_regions[r].test_and_clear_young(p.index());
         }
         let young = p.has(flags::PTE_YOUNG);
         if young {
@@ -451,20 +449,19 @@ impl Memory {
             return;
         }
         let slot = self.page_swap_slot(pfn);
-        let r = self.region_of_inode(p.inode);
-        self.anon_regions[r].swap_out(p.index, slot);
-        self.inodes[p.inode as usize].remove(p.index);
+        let r = self.region_of_inode(p.inode());
+        self.anon_regions[r].swap_out(p.index(), slot);
+        self.inodes[p.inode() as usize].remove(p.index());
         let swap_ino = self.swap.as_ref().map_or(NIL, |s| s.inode);
         let pg = &mut self.pages[pfn as usize];
-        pg.inode = swap_ino;
-        pg.index = slot;
+        pg.set_mapping(swap_ino, slot);
     }
 
     /// Free a clean, unmapped swap-cache page (`__remove_mapping` on
     /// `swapper_space`): the data stays in its slot for the PTE to find.
     pub fn remove_from_swap_cache(&mut self, pfn: Pfn) {
         let p = self.pages[pfn as usize];
-        self.inodes[p.inode as usize].remove(p.index);
+        self.inodes[p.inode() as usize].remove(p.index());
         self.set_page_swap_slot(pfn, NO_SLOT);
     }
 }

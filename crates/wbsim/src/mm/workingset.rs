@@ -47,7 +47,7 @@ impl Memory {
     /// `workingset_eviction`: the shadow payload for file page `pfn`,
     /// which reclaim is removing; the eviction ages the lruvec.
     pub fn workingset_eviction(&mut self, pfn: Pfn) -> u32 {
-        let zone = self.pages[pfn as usize].zone as usize;
+        let zone = self.pages.zone_of(pfn);
         if self.lru_gen {
             let nid = self.zone_node[zone];
             return payload(self.gen_seq(nid).min_seq[1]);
@@ -62,7 +62,7 @@ impl Memory {
     /// where reclaim left `shadow`: counted, and activated when its
     /// refault distance is within the workingset.
     pub fn workingset_refault(&mut self, pfn: Pfn, shadow: u32) {
-        let zone = self.pages[pfn as usize].zone as usize;
+        let zone = self.pages.zone_of(pfn);
         if self.lru_gen {
             let nid = self.zone_node[zone];
             if payload(self.gen_seq(nid).min_seq[1]) == shadow {
@@ -90,7 +90,7 @@ impl Memory {
     /// activations age the lruvec too.
     pub fn workingset_activation(&mut self, pfn: Pfn) {
         if self.workingset && !self.lru_gen {
-            let zone = self.pages[pfn as usize].zone as usize;
+            let zone = self.pages.zone_of(pfn);
             self.lruvec_mut(zone).nonresident_age += 1;
         }
     }
@@ -113,7 +113,8 @@ mod tests {
         for idx in 10..18 {
             let pfn = sys.mm_mut().take_free_page(zone).unwrap();
             let p = &mut sys.mm_mut().pages_mut()[pfn as usize];
-            (p.inode, p.index, p.flags) = (ino, idx, flags::UPTODATE | flags::ACTIVE);
+            p.set_mapping(ino, idx);
+            p.flags = flags::UPTODATE | flags::ACTIVE;
             sys.mm_mut().inode_mut(ino).insert(idx, pfn);
             sys.mm_mut().lru_add(pfn);
         }
@@ -164,7 +165,8 @@ mod tests {
             let zone = sys.mm().nr_zones() - 1;
             let pfn = sys.mm_mut().take_free_page(zone).unwrap();
             let p = &mut sys.mm_mut().pages_mut()[pfn as usize];
-            (p.inode, p.index, p.flags) = (0, 0, flags::UPTODATE);
+            p.set_mapping(0, 0);
+            p.flags = flags::UPTODATE;
             sys.mm_mut().lru_cache_add(0, pfn);
             sys.mm_mut().mark_page_accessed_on(touching_cpu, pfn);
             sys.mm_mut().mark_page_accessed_on(touching_cpu, pfn);

@@ -70,7 +70,7 @@ pub trait DirtyPages: ReclaimHost {
         if self.reclaim().dirty_pages.fs_writepage == crate::kernel::FsWritepage::All {
             return false;
         }
-        let inode = self.mm().inode(self.mm().pages()[pfn as usize].inode);
+        let inode = self.mm().inode(self.mm().pages()[pfn as usize].inode());
         let fs_type = self.fs().get(inode.fs()).fs_type;
         inode.kind == MappingKind::Regular
             && matches!(fs_type, crate::fs::FsType::Xfs | crate::fs::FsType::Btrfs)
@@ -146,7 +146,7 @@ pub trait DirtyPages: ReclaimHost {
             }
             SkippedDirtyPage::ImmediateReclaim => {
                 self.mm_mut().pages_mut()[pfn as usize].flags |= flags::RECLAIM;
-                let zone = self.mm().pages()[pfn as usize].zone as usize;
+                let zone = self.mm().pages().zone_of(pfn);
                 self.mm_mut()
                     .vmstat_mut()
                     .zinc(zone, ZoneEv::NrVmscanImmediateReclaim, 1);
@@ -158,7 +158,7 @@ pub trait DirtyPages: ReclaimHost {
             }
             SkippedDirtyPage::ActivateReclaim => {
                 self.mm_mut().pages_mut()[pfn as usize].flags |= flags::RECLAIM;
-                let zone = self.mm().pages()[pfn as usize].zone as usize;
+                let zone = self.mm().pages().zone_of(pfn);
                 self.mm_mut()
                     .vmstat_mut()
                     .zinc(zone, ZoneEv::NrVmscanImmediateReclaim, 1);

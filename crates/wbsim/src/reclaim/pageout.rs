@@ -204,7 +204,7 @@ pub trait ShrinkList: ReclaimHost {
                 break;
             }
             self.mm_mut().lru_unlink(pfn);
-            let page_zone = self.mm().pages()[pfn as usize].zone as usize;
+            let page_zone = self.mm().pages().zone_of(pfn);
             if page_zone > reclaim_idx {
                 let zone_type = self.mm().zone_type(page_zone);
                 self.mm_mut().vmstat_mut().skipped_by_zone_type[zone_type] += 1;
@@ -271,7 +271,7 @@ pub trait ShrinkList: ReclaimHost {
     ) -> Fate {
         let p = self.mm().pages()[pfn as usize];
         // A closed file's inode may be frozen (`mm::inode_table`).
-        self.mm_mut().thaw_inode(p.inode);
+        self.mm_mut().thaw_inode(p.inode());
         if p.has(flags::LOCKED) {
             // trylock_page failed: a read is in flight.
             return Fate::Kept;
@@ -312,7 +312,7 @@ pub trait ShrinkList: ReclaimHost {
             t.dirty += 1;
             if !anon && !self.reclaim_may_write_file(sc, pfn) {
                 // Gorman RFC patches 1-2 (3.2 order: before RECLAIM_CLEAN).
-                if self.flag_inode_for_writeback(p.inode) {
+                if self.flag_inode_for_writeback(p.inode()) {
                     t.flush_first += 1;
                 }
                 return self.skip_dirty_file_page(pfn);
@@ -334,7 +334,7 @@ pub trait ShrinkList: ReclaimHost {
                 );
                 return Fate::Kept;
             }
-            let bdi = self.mm().inode(p.inode).bdi();
+            let bdi = self.mm().inode(p.inode()).bdi();
             if !self.may_write_to_queue(sc, bdi) {
                 t.congested += 1;
                 return Fate::Kept;
@@ -377,13 +377,13 @@ pub trait ShrinkList: ReclaimHost {
             true => Some(self.mm_mut().workingset_eviction(pfn)),
             false => None,
         };
-        let inode = self.mm_mut().inode_mut(p.inode);
+        let inode = self.mm_mut().inode_mut(p.inode());
         match shadow {
-            Some(shadow) => inode.remove_leaving_shadow(p.index, shadow),
-            None => inode.remove(p.index),
+            Some(shadow) => inode.remove_leaving_shadow(p.index(), shadow),
+            None => inode.remove(p.index()),
         }
         if inode.unused {
-            self.mm_mut().retire_unused_inode(p.inode);
+            self.mm_mut().retire_unused_inode(p.inode());
         }
         Fate::Freed
     }
@@ -404,9 +404,9 @@ pub trait ShrinkList: ReclaimHost {
         let class = if sc.is_kswapd {
             crate::block::wbt::WbtClass::Max
         } else {
-            self.wbt_class(self.mm().inode(p.inode).bdi(), false)
+            self.wbt_class(self.mm().inode(p.inode()).bdi(), false)
         };
-        if self.must_wait_for_request_of(sc.tid, p.inode, p.index, class) {
+        if self.must_wait_for_request_of(sc.tid, p.inode(), p.index(), class) {
             sc.stall = Some(crate::sched::Step::Wait(None));
         }
     }

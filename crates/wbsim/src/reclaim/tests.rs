@@ -101,8 +101,7 @@ impl Machine {
         let pfn = self.take_frame();
         let p = &mut self.sys.mm_mut().pages_mut()[pfn as usize];
         p.flags = flags::UPTODATE;
-        p.inode = ino;
-        p.index = idx;
+        p.set_mapping(ino, idx);
         self.sys.mm_mut().inode_mut(ino).insert(idx, pfn);
         self.sys.mm_mut().lru_link_head(pfn, LRU_INACTIVE_FILE);
         pfn
@@ -151,8 +150,7 @@ impl Machine {
         let pfn = self.take_frame();
         let p = &mut self.sys.mm_mut().pages_mut()[pfn as usize];
         p.flags = flags::ANON | flags::UPTODATE | flags::PTE_MAPPED;
-        p.inode = ino;
-        p.index = vpn;
+        p.set_mapping(ino, vpn);
         self.sys.mm_mut().inode_mut(ino).insert(vpn, pfn);
         let region = self.sys.mm_mut().anon_region_mut(0);
         region.map(vpn, pfn);

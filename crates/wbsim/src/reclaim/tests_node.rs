@@ -216,7 +216,7 @@ fn reclaim_for_a_low_zone_walks_past_higher_pages_at_a_list_moves_cost() {
     let gfp = crate::mm::Gfp::movable(false);
     for idx in 0..40 {
         let pfn = sys.find_or_create_page(0, file, idx, gfp).unwrap();
-        assert_eq!(sys.mm().pages()[pfn as usize].zone, 1);
+        assert_eq!(sys.mm().pages().zone_of(pfn), 1);
     }
     sys.mm_mut().lru_add_drain(0);
     let tid = sys.kswapd_task();

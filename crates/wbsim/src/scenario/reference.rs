@@ -6,6 +6,7 @@ use super::schema::{
     Default, Key, Kind, Section, Type, MAX_FRAMES, MAX_MEMORY_MIB, MAX_TIME_LIMIT_S,
 };
 use super::validate::devices::{MAX_DEVICES, MAX_FILESYSTEMS};
+use super::validate::tasks::MAX_TASK_FILES;
 use crate::sim::cost::CostTable;
 
 /// The command that regenerates `docs/scenario-reference.md`.
@@ -14,6 +15,7 @@ pub const REGENERATE: &str = "wbsim scenario --reference > docs/scenario-referen
 /// Markdown reference of every scenario section and key: type, unit,
 /// default, allowed values, whether required, what it does and an example.
 pub fn reference_markdown() -> String {
+    let max_file_pages = u64::from(crate::mm::page::MAX_PAGE_INDEX) + 1;
     let mut out = String::new();
     out.push_str(&format!(
         "# Scenario file reference\n\n\
@@ -26,7 +28,11 @@ pub fn reference_markdown() -> String {
          Limits that keep a run plausible: at most {MAX_FRAMES} page frames in all \
          zones together ({MAX_MEMORY_MIB} MiB, 64 GiB, at 4 KiB pages; more at a coarser \
          `machine.unit_kib`); `run.time_limit_s` at most {MAX_TIME_LIMIT_S} s; \
-         at most {MAX_DEVICES} `[[device]]` and {MAX_FILESYSTEMS} `[[fs]]` tables.\n\n\
+         at most {MAX_DEVICES} `[[device]]` and {MAX_FILESYSTEMS} `[[fs]]` tables; \
+         at most {MAX_TASK_FILES} files created by a run's tasks, and files, memory \
+         regions and swap of at most {max_file_pages} pages each (1 TiB at 4 KiB; \
+         more at a coarser `machine.unit_kib`): a frame holds 28-bit inode numbers \
+         and page indices.\n\n\
          Defaults matter: a key left out takes the default shown, and that changes \
          results (for example an `ssd` without `queue_depth` serves one command at a \
          time).\n"

@@ -515,3 +515,45 @@ fn devices_and_filesystems_are_bounded() {
         "{e}"
     );
 }
+
+/// A frame names its file's inode and its page index in 28 bits each:
+/// a file (or memory region) of more than 2^28 pages of
+/// the unit, or more files than the inode numbers leave, is refused at
+/// its key; a coarser unit holds a larger file.
+#[test]
+fn files_fit_the_inode_numbers_and_page_indices_a_frame_holds() {
+    let base = || SECTIONS_TEXT.iter().map(|(_, b)| *b).collect::<String>();
+    let dd = |count: u64| base().replace("bs=4k count=1", &format!("bs=1M count={count}"));
+    assert!(parse_scenario(&dd(1 << 20), "d.toml").is_ok());
+    let e = parse_scenario(&dd((1 << 20) + 1), "d.toml").unwrap_err();
+    assert!(
+        e.to_string().contains(
+            "task[0].command: dd writes 1048577 MiB, more than a file's page index holds; \
+             allowed: at most 1048576 MiB at unit_kib = 4 (268435456 pages; a coarser \
+             unit_kib holds more)"
+        ),
+        "{e}"
+    );
+    let at_64 = big_machine(4096)
+        .replace(
+            "[machine]\ncpus = 2\n",
+            "[machine]\ncpus = 2\nunit_kib = 64\n",
+        )
+        .replace("bs=4k count=1", "bs=1M count=1048577");
+    assert!(parse_scenario(&at_64, "d.toml").is_ok());
+    let fsmark = |loops: u32| {
+        base().replace(
+            "dd if=/dev/zero of=m/f bs=4k count=1",
+            &format!("fs_mark -d /m/d -t 64 -n 1000000 -L {loops} -s 4096 -S0"),
+        )
+    };
+    assert!(parse_scenario(&fsmark(4), "f.toml").is_ok());
+    let e = parse_scenario(&fsmark(5), "f.toml").unwrap_err();
+    assert!(
+        e.to_string().contains(
+            "task[0].command: fs_mark creates 320000000 files; allowed: at most 267386879 \
+             files in a run"
+        ),
+        "{e}"
+    );
+}

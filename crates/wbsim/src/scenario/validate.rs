@@ -14,7 +14,7 @@ use super::{
 };
 pub(super) mod devices;
 mod table;
-mod tasks;
+pub(super) mod tasks;
 
 use devices::{device_list, filesystems};
 use table::{Cx, Table};

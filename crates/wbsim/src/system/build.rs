@@ -13,7 +13,7 @@ use crate::fs::FsHost;
 use crate::fs::{FsInstance, SECTORS_PER_GIB};
 use crate::kernel::KernelProfile;
 use crate::mm::inode::{Inode, MappingKind};
-use crate::mm::page::{list_add_tail, Frames, Holder, Page, NIL};
+use crate::mm::page::{list_add_tail, Frames, Holder};
 use crate::mm::swap::{AnonRegion, SwapArea};
 use crate::mm::zone::{
     default_min_free_kbytes, setup_lowmem_reserve_nodes, setup_watermarks, Zone,
@@ -144,15 +144,8 @@ pub fn build_system(sc: &Scenario, profile: &KernelProfile, seed: u64) -> System
         z.free_counter =
             crate::mm::free_counter::FreePagesCounter::for_zone(z, ncpus, profile, unit);
     }
-    let mut pages = Frames::new(zones.iter().enumerate().flat_map(|(zi, z)| {
-        (0..z.present_pages).map(move |_| Page {
-            flags: 0,
-            zone: zi as u8,
-            holder: Holder::Free,
-            inode: NIL,
-            index: 0,
-        })
-    }));
+    let zone_frames: Vec<u64> = zones.iter().map(|z| z.present_pages).collect();
+    let mut pages = Frames::new(&zone_frames);
     debug_assert_eq!(pages.len() as u64, total_pages);
     for z in zones.iter_mut() {
         for pfn in z.start_pfn..z.start_pfn + z.present_pages as u32 {

@@ -64,7 +64,7 @@ pub trait Account: WritebackHost {
         let counted = self.set_page_dirty(pfn, None);
         if counted && self.profile().redirty_accounting {
             self.mm_mut().vmstat_mut().dec(Ev::NrDirtied, 1);
-            let ino = self.mm().pages()[pfn as usize].inode;
+            let ino = self.mm().pages()[pfn as usize].inode();
             let bdi = self.mm().inode(ino).bdi();
             self.wb_mut().bdis[bdi].dirtied_pages -= 1;
         }
@@ -84,12 +84,13 @@ pub fn set_page_dirty<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn, tid: Opt
     }
     // set_page_dirty clears PG_reclaim (it shares the bit with readahead).
     sys.mm_mut().pages_mut()[pfn as usize].flags = (p.flags | flags::DIRTY) & !flags::RECLAIM;
-    sys.mm_mut().zone_mut(p.zone as usize).nr_dirty += 1;
+    let z = sys.mm().pages().zone_of(pfn);
+    sys.mm_mut().zone_mut(z).nr_dirty += 1;
     sys.mm_mut().gauges_mut().nr_dirty += 1;
     sys.mm_mut().vmstat_mut().inc(Ev::NrDirtied, 1);
     let now = sys.now();
-    let inode = sys.mm_mut().inode_mut(p.inode);
-    inode.set_dirty_tag(p.index);
+    let inode = sys.mm_mut().inode_mut(p.inode());
+    inode.set_dirty_tag(p.index());
     let bdi = inode.bdi();
     // `__mark_inode_dirty`, reading the inode once with the tag above.
     let newly_dirty = inode.mark_dirty_at(now);
@@ -99,7 +100,7 @@ pub fn set_page_dirty<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn, tid: Opt
         sys.task_dirty_inc(t);
     }
     if newly_dirty {
-        sys.queue_dirty_inode(p.inode, bdi);
+        sys.queue_dirty_inode(p.inode(), bdi);
     }
     true
 }
@@ -122,11 +123,12 @@ fn clear_dirty_for_io_and<H: WritebackHost + ?Sized>(
     pfn: Pfn,
     writeback: Option<u16>,
 ) {
+    let z = sys.mm().pages().zone_of(pfn);
     let p = &mut sys.mm_mut().pages_mut()[pfn as usize];
     debug_assert!(p.has(flags::DIRTY));
     let set = writeback.map_or(0, |also| flags::WRITEBACK | also);
     p.flags = (p.flags & !(flags::DIRTY | flags::PTE_WRITE)) | set;
-    let (z, ino, index) = (p.zone as usize, p.inode, p.index);
+    let (ino, index) = (p.inode(), p.index());
     // Anonymous pages are never in the dirty counts.
     let file = !p.has(flags::ANON);
     let under_writeback = u64::from(writeback.is_some());
@@ -194,18 +196,19 @@ pub fn end_page_writeback<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn) {
     let p = sys.mm().pages()[pfn as usize];
     debug_assert!(p.has(flags::WRITEBACK));
     sys.mm_mut().pages_mut()[pfn as usize].flags &= !flags::WRITEBACK;
-    sys.mm_mut().zone_mut(p.zone as usize).nr_writeback -= 1;
+    let z = sys.mm().pages().zone_of(pfn);
+    sys.mm_mut().zone_mut(z).nr_writeback -= 1;
     sys.mm_mut().gauges_mut().nr_writeback -= 1;
     sys.mm_mut().vmstat_mut().inc(Ev::NrWritten, 1);
     if !p.has(flags::ANON) {
         // Swap (BDI_CAP_NO_ACCT_AND_WRITEBACK) counts no device
         // writeback and earns no writeback proportion.
-        let inode = sys.mm_mut().inode_mut(p.inode);
+        let inode = sys.mm_mut().inode_mut(p.inode());
         inode.nr_writeback -= 1;
         let (bdi, idle) = (inode.bdi(), inode.nr_writeback == 0 && inode.unused);
         if idle {
             // A closed file just written: it may be frozen (`mm::inode_table`).
-            sys.mm_mut().note_idle_inode(p.inode);
+            sys.mm_mut().note_idle_inode(p.inode());
         }
         let b = &mut sys.wb_mut().bdis[bdi];
         b.writeback -= 1;
@@ -218,7 +221,7 @@ pub fn end_page_writeback<H: WritebackHost + ?Sized>(sys: &mut H, pfn: Pfn) {
     }
     // `acct_reclaim_writeback` (5.16+): wake throttled reclaimers once
     // enough pages were written (no one sleeps there before 5.16).
-    let nid = sys.mm().zone_node(p.zone as usize);
+    let nid = sys.mm().zone_node(z);
     let cluster = sys.mm().swap_cluster_max();
     if sys.mm_mut().reclaim_wait_mut(nid).page_written(cluster) {
         for i in 0..sys.mm().reclaim_wait(nid).waiters().len() {

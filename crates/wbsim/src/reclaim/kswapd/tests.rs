@@ -250,8 +250,7 @@ fn clean_file_pages_in(sys: &mut crate::system::System, z: usize, from: u32, n: 
         let pfn = sys.mm_mut().take_free_page(z).expect("a free page");
         let p = &mut sys.mm_mut().pages_mut()[pfn as usize];
         p.flags = flags::UPTODATE;
-        p.inode = file;
-        p.index = idx;
+        p.set_mapping(file, idx);
         sys.mm_mut().inode_mut(file).insert(idx, pfn);
         sys.mm_mut()
             .lru_link_head(pfn, crate::mm::page::LRU_INACTIVE_FILE);

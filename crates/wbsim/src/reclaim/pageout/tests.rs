@@ -340,10 +340,10 @@ fn anon_page_is_written_to_swap_by_direct_reclaim_under_3_1_mmotm() {
     assert!(p.has(flags::SWAPCACHE) && p.has(flags::WRITEBACK));
     assert!(!p.has(flags::DIRTY) && !p.has(flags::PTE_MAPPED));
     let swap = m.sys.mm().swap().as_ref().unwrap().inode;
-    assert_eq!(p.inode, swap);
+    assert_eq!(p.inode(), swap);
     assert_eq!(
         m.sys.mm().anon_regions()[0].pte(7),
-        crate::mm::swap::Pte::Swapped(p.index)
+        crate::mm::swap::Pte::Swapped(p.index())
     );
     assert_eq!(m.place(pfn), (Holder::InactiveAnon, true));
     assert_eq!(m.sys.mm().vmstat().get(Ev::PswpOut), 1);

@@ -2,6 +2,7 @@
 //! that the files it writes are on a mounted filesystem.
 
 use super::{Cx, Table};
+use crate::mm::page::{MAX_INODES, MAX_PAGE_INDEX};
 use crate::scenario::error::{echo, echo_words};
 use crate::scenario::{DeviceConfig, FsConfig, Program, SwapConfig, TaskConfig};
 use crate::workload::dd::parse_dd;
@@ -15,7 +16,9 @@ type ProgramAndFiles<'a> = (Program, Vec<(&'a str, String)>);
 
 const PROGRAMS: &[&str] = &["dd", "fs_mark", "memtouch", "mapwrite", "iozone", "sync"];
 
-/// `[swap]`: on a defined device, at most half of it.
+/// `[swap]`: on a defined device, at most half of it. (The schema's range
+/// of its size, at most 1 TiB, keeps its slots, at 4 KiB pages or more,
+/// within a frame's 28-bit page index: asserted below.)
 pub(super) fn swap(cx: &Cx, t: &Table, devices: &[DeviceConfig]) -> Option<SwapConfig> {
     let (device, f) = t.str("device")?;
     let Some(dev) = devices.iter().find(|d| d.name == device) else {
@@ -51,6 +54,8 @@ pub(super) fn swap(cx: &Cx, t: &Table, devices: &[DeviceConfig]) -> Option<SwapC
     })
 }
 
+const _: () = assert!((1u64 << 20) * 1024 / 4 <= MAX_PAGE_INDEX as u64 + 1);
+
 /// The program name of a command line (last path component of word 0).
 fn program_name(command: &str) -> String {
     let first = command.split_whitespace().next().unwrap_or("");
@@ -69,6 +74,7 @@ pub(super) fn tasks(
 ) -> Vec<TaskConfig> {
     let mut names: Vec<String> = Vec::new();
     let mut out = Vec::new();
+    let mut files = 0u64;
     for (index, t) in tables.iter().enumerate() {
         let name = t
             .str("name")
@@ -117,6 +123,17 @@ pub(super) fn tasks(
             );
         }
         if let Some((program, command)) = program(cx, t, filesystems, all_fs, unit_kib) {
+            files += files_created(&program);
+            if files > MAX_TASK_FILES {
+                t.report(
+                    cx,
+                    "command",
+                    format!(
+                        "the tasks up to this one create {files} files; allowed: at most \
+                         {MAX_TASK_FILES} files in a run"
+                    ),
+                );
+            }
             let text_file = t
                 .str("text_file")
                 .map_or_else(|| program_name(&command), |(f, _)| f.to_string());
@@ -191,6 +208,10 @@ fn program(
             return None;
         }
     }
+    if let Err(message) = fits_in_a_frame(&program, unit_kib) {
+        bad(message);
+        return None;
+    }
     let mut ok = true;
     for (what, path) in files {
         let on_fs = filesystems.iter().any(|fs| {
@@ -213,6 +234,50 @@ fn program(
         }
     }
     ok.then(|| (program, command.to_string()))
+}
+
+/// Files a run's tasks may create in all: a frame names its inode in 28
+/// bits ([`MAX_INODES`]), less a reserve for the inodes the machine
+/// makes itself (filesystem metadata, program text, swap, directories).
+pub const MAX_TASK_FILES: u64 = MAX_INODES as u64 - (1 << 20);
+
+/// The files a program creates.
+fn files_created(program: &Program) -> u64 {
+    match program {
+        Program::FsMark(f) => f.total_files(),
+        Program::Sync(_) => 0,
+        _ => 1,
+    }
+}
+
+/// Every file or memory region a program writes fits in the page
+/// indices a frame holds ([`MAX_PAGE_INDEX`], 28 bits: 1 TiB at 4 KiB),
+/// and its files in [`MAX_TASK_FILES`].
+fn fits_in_a_frame(program: &Program, unit_kib: u64) -> Result<(), String> {
+    let (what, bytes) = match program {
+        Program::Dd(d) => ("dd writes", d.total_bytes()),
+        Program::FsMark(f) => ("fs_mark's files are", f.file_size_bytes),
+        Program::MemTouch(m) => ("memtouch touches", m.size_bytes),
+        Program::MapWrite(m) => ("mapwrite maps", m.size_bytes),
+        Program::Iozone(i) => ("iozone's file is", i.file_bytes),
+        Program::Sync(_) => return Ok(()),
+    };
+    let max_pages = u64::from(MAX_PAGE_INDEX) + 1;
+    let max_mib = max_pages * unit_kib / 1024;
+    if bytes.div_ceil(unit_kib * 1024) > max_pages {
+        return Err(format!(
+            "{what} {} MiB, more than a file's page index holds; allowed: at most {max_mib} \
+             MiB at unit_kib = {unit_kib} ({max_pages} pages; a coarser unit_kib holds more)",
+            bytes.div_ceil(1 << 20)
+        ));
+    }
+    if files_created(program) > MAX_TASK_FILES {
+        return Err(format!(
+            "fs_mark creates {} files; allowed: at most {MAX_TASK_FILES} files in a run",
+            files_created(program)
+        ));
+    }
+    Ok(())
 }
 
 /// At a unit coarser than 4 KiB ([`crate::mm::unit`]), a task may run

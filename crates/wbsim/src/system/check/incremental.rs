@@ -139,7 +139,7 @@ impl Checker {
         self.tally.reset(sys.mm().nr_zones());
         self.snaps.clear();
         for (pfn, p) in sys.mm().pages().iter().enumerate() {
-            let s = Snap::of(p);
+            let s = Snap::of(sys.mm().pages(), pfn);
             self.tally.count(s, ADD);
             self.snaps.push(s);
             sys.check_frame(pfn, p, &mut self.findings);
@@ -155,7 +155,10 @@ impl Checker {
     fn after_writes(&mut self, sys: &System, written: &[Pfn]) {
         for &pfn in written {
             let p = &sys.mm().pages()[pfn as usize];
-            let (old, new) = (self.snaps[pfn as usize], Snap::of(p));
+            let (old, new) = (
+                self.snaps[pfn as usize],
+                Snap::of(sys.mm().pages(), pfn as usize),
+            );
             if old != new {
                 self.tally.count(old, SUB);
                 self.tally.count(new, ADD);

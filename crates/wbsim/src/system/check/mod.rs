@@ -20,7 +20,7 @@ mod tests;
 pub use incremental::{CheckSummary, Checker};
 
 use super::System;
-use crate::mm::page::{flags, Holder, Page, NIL, NR_LRU_LISTS};
+use crate::mm::page::{flags, Frames, Holder, Page, Pfn, NIL, NR_LRU_LISTS};
 use crate::mm::swap::Pte;
 
 /// The invariants, one per kind of finding; [`CheckSummary::invariants`]
@@ -117,8 +117,8 @@ impl Invariant {
     }
 }
 
-/// The state of a frame that the counts depend on (8 bytes; a `Page` is
-/// 20): the checker keeps one per frame, as last counted.
+/// The state of a frame that the counts depend on (8 bytes): the checker
+/// keeps one per frame, as last counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Snap {
     flags: u16,
@@ -128,12 +128,13 @@ pub(crate) struct Snap {
 }
 
 impl Snap {
-    fn of(p: &Page) -> Snap {
+    fn of(pages: &Frames, pfn: usize) -> Snap {
+        let p = &pages[pfn];
         Snap {
             flags: p.flags,
-            zone: p.zone,
+            zone: pages.zone_of(pfn as Pfn) as u8,
             holder: p.holder,
-            mapped: p.inode != NIL,
+            mapped: p.inode() != NIL,
         }
     }
 }
@@ -246,7 +247,7 @@ impl System {
             ..Findings::default()
         };
         for (pfn, p) in self.mm().pages().iter().enumerate() {
-            tally.count(Snap::of(p), ADD);
+            tally.count(Snap::of(self.mm().pages(), pfn), ADD);
             self.check_frame(pfn, p, &mut f);
         }
         self.check_counts(&tally, &mut f);
@@ -258,7 +259,7 @@ impl System {
     pub(crate) fn check_frame(&self, pfn: usize, p: &Page, f: &mut Findings) {
         match p.holder {
             Holder::Free | Holder::PerCpu => {
-                if p.flags != 0 || p.inode != NIL {
+                if p.flags != 0 || p.inode() != NIL {
                     f.fail(Invariant::FreeFrameClean, || {
                         format!("free page {pfn} has flags {:#x} or a mapping", p.flags)
                     });
@@ -273,31 +274,31 @@ impl System {
                 }
             }
         }
-        if p.inode != NIL {
-            let found = self.mm().inodes().page_of(p.inode, p.index);
+        if p.inode() != NIL {
+            let found = self.mm().inodes().page_of(p.inode(), p.index());
             if found != Some(pfn as u32) {
                 f.fail(Invariant::FrameInItsMapping, || {
-                    format!("page {pfn} not found at its index in inode {}", p.inode)
+                    format!("page {pfn} not found at its index in inode {}", p.inode())
                 });
             }
             if p.has(flags::ANON) && p.has(flags::PTE_MAPPED) {
                 // The region's page table maps it where its inode does.
                 let mm = self.mm();
                 let pte = mm
-                    .find_region_of_inode(p.inode)
-                    .map(|r| mm.anon_regions()[r].pte(p.index));
+                    .find_region_of_inode(p.inode())
+                    .map(|r| mm.anon_regions()[r].pte(p.index()));
                 if pte != Some(Pte::Present(pfn as u32)) {
                     f.fail(Invariant::FrameInItsMapping, || {
                         format!(
                             "mapped anonymous page {pfn} is not in its region's page table \
                              at {} ({pte:?})",
-                            p.index
+                            p.index()
                         )
                     });
                 }
             }
         }
-        if (p.has(flags::DIRTY) || p.has(flags::WRITEBACK)) && p.inode == NIL {
+        if (p.has(flags::DIRTY) || p.has(flags::WRITEBACK)) && p.inode() == NIL {
             f.fail(Invariant::DirtyFrameMapped, || {
                 format!("page {pfn} is dirty or under writeback without a mapping")
             });

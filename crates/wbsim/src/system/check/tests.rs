@@ -110,15 +110,15 @@ fn the_running_tally_matches_a_fresh_count_after_every_workload() {
         let c = sys.checker.as_ref().unwrap();
         let mut fresh = Tally::default();
         fresh.reset(sys.mm().nr_zones());
-        for p in sys.mm().pages().iter() {
-            fresh.count(Snap::of(p), ADD);
+        for pfn in 0..sys.mm().pages().len() {
+            fresh.count(Snap::of(sys.mm().pages(), pfn), ADD);
         }
         assert_eq!(c.tally, fresh, "{fs} {tasks}");
         assert!(c
             .snaps
             .iter()
-            .zip(sys.mm().pages().iter())
-            .all(|(s, p)| *s == Snap::of(p)));
+            .enumerate()
+            .all(|(pfn, s)| *s == Snap::of(sys.mm().pages(), pfn)));
         let s = &c.summary;
         assert_eq!(
             (s.violations, &s.first_violation),
@@ -204,7 +204,7 @@ fn an_anonymous_page_missing_from_its_page_table_is_found() {
         .iter()
         .enumerate()
         .find(|(_, p)| p.has(flags::ANON) && p.has(flags::PTE_MAPPED))
-        .map(|(pfn, p)| (pfn, p.index))
+        .map(|(pfn, p)| (pfn, p.index()))
         .unwrap();
     sys.mm_mut().anon_region_mut(0).map(vpn, pfn as u32 + 1);
     let err = sys.check_invariants().unwrap_err();
