@@ -70,7 +70,14 @@ pub struct Frames {
     /// frame, not 16. Allocated zeroed, as `frames` is.
     links: ManuallyDrop<Box<LinkArray>>,
     nr_frames: usize,
-    zones: ZoneMap,
+    /// Each block of frames' zone ([`fill_zone_map`]): zones are ranges
+    /// of frames, so a frame does not keep its zone. Blocks are
+    /// `1 << zone_block_shift` frames; the first `nr_zone_blocks` are
+    /// the machine's. A fixed-size array read at an index masked to it,
+    /// as `frames` is.
+    zone_of_block: ManuallyDrop<Box<[u8; MAX_FRAMES]>>,
+    zone_block_shift: u32,
+    nr_zone_blocks: usize,
     /// Written pfns, the first `writes` of them (all, if `writes` is
     /// at most `log.len()`).
     log: Box<[Pfn]>,
@@ -106,14 +113,16 @@ impl Frames {
         let nr_frames = nr_frames as usize;
         let mut arrays = FrameArrays::take();
         arrays.frames[..nr_frames].fill(ZERO_PAGE);
-        arrays.into_frames(nr_frames, ZoneMap::new(zone_frames))
+        let (shift, blocks) = fill_zone_map(&mut arrays.zone_of_block, zone_frames);
+        arrays.into_frames(nr_frames, shift, blocks)
     }
 
     /// The zone frame `pfn` is in (`page_zone`): zones are ranges of
     /// frames, so a frame does not keep its zone.
     #[inline(always)]
     pub fn zone_of(&self, pfn: Pfn) -> usize {
-        self.zones.zone_of(pfn)
+        let block = (pfn >> self.zone_block_shift) as usize;
+        usize::from(self.zone_of_block[slot(block)])
     }
 
     /// Frame `pfn`, which must be one of the machine's: checked in debug
@@ -264,7 +273,7 @@ fn zeroed_frames() -> Box<[Page; MAX_FRAMES]> {
     unsafe { zeroed.assume_init() }
 }
 
-/// `MAX_FRAMES` zeroed bytes (see [`zeroed_frames`]).
+/// `MAX_FRAMES` zeroed bytes (see [`zeroed_frames`]): a zone map.
 fn zeroed_bytes() -> Box<[u8; MAX_FRAMES]> {
     let zeroed = Box::<[u8; MAX_FRAMES]>::new_zeroed();
     // SAFETY: all-zero bytes are valid bytes.
@@ -284,7 +293,9 @@ impl Clone for Frames {
         arrays.frames[..self.nr_frames].copy_from_slice(self);
         let link_bytes = self.nr_frames * LINK_BYTES;
         arrays.links[..link_bytes].copy_from_slice(&self.links[..link_bytes]);
-        let mut copy = arrays.into_frames(self.nr_frames, self.zones.clone());
+        let blocks = self.nr_zone_blocks;
+        arrays.zone_of_block[..blocks].copy_from_slice(&self.zone_of_block[..blocks]);
+        let mut copy = arrays.into_frames(self.nr_frames, self.zone_block_shift, blocks);
         copy.log = self.log.clone();
         copy.writes = self.writes;
         copy.logging = self.logging;
@@ -293,39 +304,48 @@ impl Clone for Frames {
 }
 
 impl Drop for Frames {
-    /// The arrays go to the thread's spare pair ([`FrameArrays`]).
+    /// The arrays go to the thread's spares ([`FrameArrays`]).
     fn drop(&mut self) {
-        // SAFETY: `frames` and `links` are taken once, here, and never
-        // used again.
-        let (frames, links) = unsafe {
+        // SAFETY: the arrays are taken once, here, and never used again.
+        let (frames, links, zone_of_block) = unsafe {
             (
                 ManuallyDrop::take(&mut self.frames),
                 ManuallyDrop::take(&mut self.links),
+                ManuallyDrop::take(&mut self.zone_of_block),
             )
         };
         FrameArrays {
             frames,
             links,
+            zone_of_block,
             used: self.nr_frames,
+            used_blocks: self.nr_zone_blocks,
         }
         .keep();
     }
 }
 
-/// A [`Frames`]' two arrays, kept by a thread between one machine and the
-/// next: every run would otherwise map its arrays' pages afresh, one page
+/// A [`Frames`]' arrays (frames, links, zone map), kept by a thread
+/// between one machine and the next: every run would otherwise map its
+/// arrays' pages afresh, one page
 /// fault per 4 KiB the machine's frames cover (the 10 GiB dd's 3765 MiB
 /// machine: some 4,700 of its 10,600 faults), and give them back at its
 /// end. A criterion benchmark's iterations, `wbsim reproduce`'s runs
 /// and a sweep's are many machines one after another on a few threads.
-/// A reused pair is zeroed past the new machine's frames, so a machine
+/// Reused arrays are zeroed past the new machine's frames, so a machine
 /// starts as it would from fresh memory (frames past the machine's are
-/// only read, never written: checked in debug builds).
+/// only read, never written: checked in debug builds). Kept, the zone
+/// map (16 MiB of address space) is never freed and allocated again:
+/// freeing it would raise glibc's mmap threshold above its size, and
+/// the next one would come from the heap, cleared byte by byte.
 struct FrameArrays {
     frames: Box<[Page; MAX_FRAMES]>,
     links: Box<LinkArray>,
+    zone_of_block: Box<[u8; MAX_FRAMES]>,
     /// The frames at the start of the arrays that may be other than zero.
     used: usize,
+    /// The zone map's blocks that may be other than zero.
+    used_blocks: usize,
 }
 
 /// The largest machine whose arrays a thread keeps for the next one
@@ -340,35 +360,48 @@ thread_local! {
 }
 
 impl FrameArrays {
-    /// The thread's spare pair, or a new zeroed one.
+    /// The thread's spare arrays, or new zeroed ones.
     fn take() -> FrameArrays {
         SPARE_ARRAYS.take().unwrap_or_else(|| FrameArrays {
             frames: zeroed_frames(),
             links: zeroed_links(),
+            zone_of_block: zeroed_bytes(),
             used: 0,
+            used_blocks: 0,
         })
     }
 
-    /// The [`Frames`] of a machine whose `nr_frames` frames and links
-    /// are written at the start of the pair (not logging): the rest, up
-    /// to what a last machine used, zeroed.
-    fn into_frames(mut self, nr_frames: usize, zones: ZoneMap) -> Frames {
+    /// The [`Frames`] of a machine whose `nr_frames` frames and links,
+    /// and `nr_zone_blocks` blocks of `1 << zone_block_shift` frames of
+    /// zone map, are written at the start of the arrays (not logging):
+    /// the rest, up to what a last machine used, zeroed.
+    fn into_frames(
+        mut self,
+        nr_frames: usize,
+        zone_block_shift: u32,
+        nr_zone_blocks: usize,
+    ) -> Frames {
         if self.used > nr_frames {
             self.frames[nr_frames..self.used].fill(ZERO_PAGE);
             self.links[nr_frames * LINK_BYTES..self.used * LINK_BYTES].fill(0);
+        }
+        if self.used_blocks > nr_zone_blocks {
+            self.zone_of_block[nr_zone_blocks..self.used_blocks].fill(0);
         }
         Frames {
             frames: ManuallyDrop::new(self.frames),
             links: ManuallyDrop::new(self.links),
             nr_frames,
-            zones,
+            zone_of_block: ManuallyDrop::new(self.zone_of_block),
+            zone_block_shift,
+            nr_zone_blocks,
             log: Box::new([NIL]),
             writes: 0,
             logging: false,
         }
     }
 
-    /// Keep the pair as the thread's spare, unless it is too large.
+    /// Keep the arrays as the thread's spares, unless they are too large.
     fn keep(self) {
         if self.used <= MAX_KEPT_FRAMES {
             SPARE_ARRAYS.set(Some(self));
@@ -415,72 +448,38 @@ impl std::ops::IndexMut<usize> for Frames {
     }
 }
 
-/// Each frame's zone, by blocks of frames: a machine's zones are
-/// consecutive ranges of frames, so the zone of every frame of a block
-/// of `1 << block_shift` frames aligned as every zone's first frame is,
-/// is one byte (a zone number below 256). At 4 KiB pages a zone is whole
-/// MiB, so blocks are 256 frames or more: the map's bytes in use are at
-/// most 64 KiB. Like `Frames`' arrays, the map is a fixed-size array of
-/// zeroed memory read at an index masked to it: no bounds check, and
-/// the OS maps only the pages of it the machine's blocks are in.
-#[derive(Debug)]
-struct ZoneMap {
-    zone_of_block: Box<[u8; MAX_FRAMES]>,
-    block_shift: u32,
-    /// The blocks the machine's frames are in.
-    nr_blocks: usize,
-}
-
-impl ZoneMap {
-    fn new(zone_frames: &[u64]) -> ZoneMap {
-        assert!(zone_frames.len() <= 256, "{} zones", zone_frames.len());
-        // The largest power of two every zone's first frame is a
-        // multiple of.
-        let mut block_shift = MAX_FRAMES.trailing_zeros();
-        let mut start = 0u64;
-        for &frames in zone_frames {
-            if start > 0 {
-                block_shift = block_shift.min(start.trailing_zeros());
-            }
-            start += frames;
+/// Write the zone of each block of frames of a machine whose zones have
+/// `zone_frames` frames each, from pfn 0, into `zone_of_block`; returns
+/// the blocks' shift and how many there are. A machine's zones are
+/// consecutive ranges of frames, so every frame of a block of `1 <<
+/// shift` frames, aligned as every zone's first frame is, has one zone
+/// (a byte: a zone number below 256). At 4 KiB pages a zone is whole
+/// MiB, so blocks are 256 frames or more, and a map at most 64 KiB.
+fn fill_zone_map(zone_of_block: &mut [u8; MAX_FRAMES], zone_frames: &[u64]) -> (u32, usize) {
+    assert!(zone_frames.len() <= 256, "{} zones", zone_frames.len());
+    // The largest power of two every zone's first frame is a multiple of.
+    let mut shift = MAX_FRAMES.trailing_zeros();
+    let mut start = 0u64;
+    for &frames in zone_frames {
+        if start > 0 {
+            shift = shift.min(start.trailing_zeros());
         }
-        let nr_blocks = start.div_ceil(1 << block_shift) as usize;
-        let mut map = ZoneMap {
-            zone_of_block: zeroed_bytes(),
-            block_shift,
-            nr_blocks,
+        start += frames;
+    }
+    let nr_blocks = start.div_ceil(1 << shift) as usize;
+    let mut first_block = 0;
+    for (zone, &frames) in zone_frames.iter().enumerate() {
+        // Every zone but the last ends on a block boundary; the last
+        // takes the partial block its frames may end in.
+        let end = if zone + 1 == zone_frames.len() {
+            nr_blocks
+        } else {
+            first_block + (frames >> shift) as usize
         };
-        let mut first_block = 0;
-        for (zone, &frames) in zone_frames.iter().enumerate() {
-            // Every zone but the last ends on a block boundary; the
-            // last takes the partial block its frames may end in.
-            let end = if zone + 1 == zone_frames.len() {
-                nr_blocks
-            } else {
-                first_block + (frames >> block_shift) as usize
-            };
-            map.zone_of_block[first_block..end].fill(zone as u8);
-            first_block = end;
-        }
-        map
+        zone_of_block[first_block..end].fill(zone as u8);
+        first_block = end;
     }
-
-    #[inline(always)]
-    fn zone_of(&self, pfn: Pfn) -> usize {
-        usize::from(self.zone_of_block[slot((pfn >> self.block_shift) as usize)])
-    }
-}
-
-impl Clone for ZoneMap {
-    /// A copy of the blocks in use only, not of the whole array.
-    fn clone(&self) -> Self {
-        let mut zone_of_block = zeroed_bytes();
-        zone_of_block[..self.nr_blocks].copy_from_slice(&self.zone_of_block[..self.nr_blocks]);
-        ZoneMap {
-            zone_of_block,
-            ..*self
-        }
-    }
+    (shift, nr_blocks)
 }
 
 /// One `u32` per page frame, `NIL` (`u32::MAX`, also `NO_SLOT`) meaning
@@ -579,7 +578,9 @@ mod tests {
     /// its own frames.
     #[test]
     fn reused_arrays_are_zero_past_the_new_machine_s_frames() {
-        let mut large = frames(64);
+        // Three zones: a zone map of four blocks of 16 frames.
+        let mut large = Frames::new(&[16, 16, 32]);
+        assert_eq!((large.zone_block_shift, large.nr_zone_blocks), (4, 4));
         large[40].set_index(9);
         large[40].holder = Holder::Kernel;
         large.set_next(40, 3);
@@ -595,6 +596,8 @@ mod tests {
         let links_of_40 = &small.links[40 * LINK_BYTES..41 * LINK_BYTES];
         assert!(links_of_40.iter().all(|&b| b == 0), "{links_of_40:?}");
         assert_eq!(small.len(), 8);
+        assert_eq!(small.nr_zone_blocks, 1);
+        assert_eq!(small.zone_of_block[..4], [0; 4]);
     }
 
     /// A machine of more than `MAX_KEPT_FRAMES` frames gives its arrays
