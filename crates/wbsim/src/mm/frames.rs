@@ -259,8 +259,7 @@ pub fn prefetch_line<T>(value: &T) {
     let _ = value;
 }
 
-/// An all-zero frame and links: what [`zeroed_frames`] and
-/// [`zeroed_links`] hold.
+/// An all-zero frame: what [`zeroed_frames`] holds.
 const ZERO_PAGE: Page = Page::new(0, super::page::Holder::Free);
 
 /// `MAX_FRAMES` zeroed frames, straight from the allocator: the OS maps
@@ -273,16 +272,9 @@ fn zeroed_frames() -> Box<[Page; MAX_FRAMES]> {
     unsafe { zeroed.assume_init() }
 }
 
-/// `MAX_FRAMES` zeroed bytes (see [`zeroed_frames`]): a zone map.
-fn zeroed_bytes() -> Box<[u8; MAX_FRAMES]> {
-    let zeroed = Box::<[u8; MAX_FRAMES]>::new_zeroed();
-    // SAFETY: all-zero bytes are valid bytes.
-    unsafe { zeroed.assume_init() }
-}
-
-/// `MAX_FRAMES` frames' zeroed links (see [`zeroed_frames`]).
-fn zeroed_links() -> Box<LinkArray> {
-    let zeroed = Box::<LinkArray>::new_zeroed();
+/// `N` zeroed bytes (see [`zeroed_frames`]): the links, the zone map.
+fn zeroed_bytes<const N: usize>() -> Box<[u8; N]> {
+    let zeroed = Box::<[u8; N]>::new_zeroed();
     // SAFETY: all-zero bytes are valid bytes.
     unsafe { zeroed.assume_init() }
 }
@@ -364,7 +356,7 @@ impl FrameArrays {
     fn take() -> FrameArrays {
         SPARE_ARRAYS.take().unwrap_or_else(|| FrameArrays {
             frames: zeroed_frames(),
-            links: zeroed_links(),
+            links: zeroed_bytes(),
             zone_of_block: zeroed_bytes(),
             used: 0,
             used_blocks: 0,

@@ -271,10 +271,10 @@ fn fits_in_a_frame(program: &Program, unit_kib: u64) -> Result<(), String> {
             bytes.div_ceil(1 << 20)
         ));
     }
-    if files_created(program) > MAX_TASK_FILES {
+    let files = files_created(program);
+    if files > MAX_TASK_FILES {
         return Err(format!(
-            "fs_mark creates {} files; allowed: at most {MAX_TASK_FILES} files in a run",
-            files_created(program)
+            "fs_mark creates {files} files; allowed: at most {MAX_TASK_FILES} files in a run"
         ));
     }
     Ok(())
