@@ -40,6 +40,10 @@ pub use state::Filesystems;
 pub trait FsHost: WritebackHost {
     fn fs(&self) -> &Filesystems;
     fn fs_mut(&mut self) -> &mut Filesystems;
+    /// The memory (its inodes) and the filesystems at once, for a step
+    /// that changes a file and its filesystem together (the write-time
+    /// block reservation, on every page `write(2)` dirties).
+    fn mm_and_fs_mut(&mut self) -> (&mut crate::mm::Memory, &mut Filesystems);
 }
 
 /// What `pageout()` sees after `->writepage` returned.

@@ -272,8 +272,8 @@ pub trait MemoryOps: MmHost {
         let spread_dirty = gfp.write && mark == Mark::Low && scope.per_zone();
         let per_node = scope == crate::kernel::DirtyLimitScope::PerNode;
         let classzone = self.mm().preferred_zone(cpu);
-        let zonelist = &self.mm().nodes[nid].zonelist;
-        for (at, &z) in zonelist.iter().enumerate().skip(from) {
+        let zonelist = self.mm().nodes[nid].zonelist.get(from..).unwrap_or(&[]);
+        for (at, &z) in (from..).zip(zonelist) {
             if spread_dirty {
                 let ok = if per_node {
                     let zone_nid = self.mm().zone_node(z);

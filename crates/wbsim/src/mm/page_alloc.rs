@@ -58,9 +58,15 @@ pub trait PageAlloc: MmHost {
         // The fast path, without copying the task's slow-path state: a
         // task not inside the slow path takes a page at the low watermark.
         // (On failure this changes nothing; `alloc_loop` goes on from there.)
-        if self.mm().task_alloc[tid as usize].phase == AllocPhase::Start {
+        let st = &self.mm().task_alloc[tid as usize];
+        if st.phase == AllocPhase::Start {
+            // Written only when it changes: nearly every allocation finds
+            // it false.
+            let dirty_stalled = st.dirty_stalled;
             if let Some(pfn) = self.get_page_from_freelist(tid, Mark::Low, gfp) {
-                self.mm_mut().task_alloc[tid as usize].dirty_stalled = false;
+                if dirty_stalled {
+                    self.mm_mut().task_alloc[tid as usize].dirty_stalled = false;
+                }
                 self.charge_sys(tid, self.cost().page_alloc_ns);
                 return Ok(pfn);
             }

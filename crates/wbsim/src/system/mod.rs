@@ -285,6 +285,11 @@ impl FsHost for System {
     fn fs_mut(&mut self) -> &mut Filesystems {
         &mut self.fs
     }
+
+    #[inline(always)]
+    fn mm_and_fs_mut(&mut self) -> (&mut crate::mm::Memory, &mut Filesystems) {
+        (&mut self.mm, &mut self.fs)
+    }
 }
 
 impl ReclaimHost for System {
