@@ -31,7 +31,9 @@
 //! `truncate_inode_pages` at unlink gives the file's blocks back.
 
 use crate::fs::FsHost;
+use crate::fs::FsInstance;
 use crate::fs::FsType;
+use crate::mm::inode::Inode;
 use crate::mm::inode::MappingKind;
 use crate::writeback::flusher::Flushers;
 
@@ -42,35 +44,12 @@ pub trait SpaceReservation: FsHost {
     /// daemon calls it for every page a WRITE request carries.
     #[inline(always)]
     fn fs_reserve_block(&mut self, ino: u32, idx: u32) -> bool {
-        match self.block_to_reserve(ino, idx) {
-            Some(fs) => self.reserve_new_block(ino, idx, fs),
-            None => true,
+        let (mm, filesystems) = self.mm_and_fs_mut();
+        let inode = mm.inode_mut(ino);
+        if inode.kind != MappingKind::Regular || idx < inode.blocks_end {
+            return true;
         }
-    }
-
-    /// The filesystem that must give page `idx` of `ino` a block: `ino`
-    /// is a regular file and `idx` is at or above its high-water mark.
-    /// `None`: the page needs none.
-    #[inline(always)]
-    fn block_to_reserve(&self, ino: u32, idx: u32) -> Option<usize> {
-        let inode = self.mm().inode(ino);
-        (inode.kind == MappingKind::Regular && idx >= inode.blocks_end).then(|| inode.fs())
-    }
-
-    /// One block of `fs` for page `idx` of regular file `ino`, which
-    /// [`SpaceReservation::block_to_reserve`] found needs one, if the
-    /// filesystem has one left.
-    #[inline(always)]
-    fn reserve_new_block(&mut self, ino: u32, idx: u32, fs: usize) -> bool {
-        let fs = &mut self.fs_mut().filesystems[fs];
-        if fs.used_blocks >= fs.capacity_blocks {
-            return false;
-        }
-        fs.used_blocks += 1;
-        let inode = self.mm_mut().inode_mut(ino);
-        inode.blocks += 1;
-        inode.blocks_end = idx + 1;
-        true
+        take_block(&mut filesystems.filesystems[inode.fs()], inode, idx)
     }
 
     /// The write-time reservation of a non-FUSE filesystem (FUSE reserves
@@ -86,16 +65,7 @@ pub trait SpaceReservation: FsHost {
             return true;
         }
         let fs = &mut filesystems.filesystems[inode.fs()];
-        if fs.fs_type == FsType::FuseNtfs {
-            return true;
-        }
-        if fs.used_blocks >= fs.capacity_blocks {
-            return false;
-        }
-        fs.used_blocks += 1;
-        inode.blocks += 1;
-        inode.blocks_end = idx + 1;
-        true
+        fs.fs_type == FsType::FuseNtfs || take_block(fs, inode, idx)
     }
 
     /// The reservation of a `write(2)`, with xfs's flush and retry. False
@@ -153,3 +123,16 @@ pub trait SpaceReservation: FsHost {
 }
 
 impl<T: FsHost + ?Sized> SpaceReservation for T {}
+
+/// One block of `fs` for page `idx` of regular file `inode`, which needs
+/// one (at or above its high-water mark), if the filesystem has one left.
+#[inline(always)]
+fn take_block(fs: &mut FsInstance, inode: &mut Inode, idx: u32) -> bool {
+    if fs.used_blocks >= fs.capacity_blocks {
+        return false;
+    }
+    fs.used_blocks += 1;
+    inode.blocks += 1;
+    inode.blocks_end = idx + 1;
+    true
+}
