@@ -13,6 +13,11 @@ use crate::mm::swap::Swap;
 use crate::mm::vmstat::Ev;
 use crate::sim::EventKind;
 
+/// How many pages ahead a request's completion asks for a frame: each
+/// page's end of writeback is some hundreds of host instructions, so
+/// eight pages cover a memory access.
+const COMPLETION_PREFETCH_AHEAD: u32 = 8;
+
 /// Bio submission, dispatch to the device and completion (`submit_bio`, `__make_request`, `blk_end_request`).
 pub trait Submit: BlockHost {
     /// The device under inode `ino` and the sector of its page `idx`
@@ -250,8 +255,28 @@ pub trait Submit: BlockHost {
                 }
                 continue;
             }
+            // The request's frames were last touched when it was built,
+            // long before: ask for each some pages ahead of the one whose
+            // writeback ends (a hint to the host's cache; nothing
+            // simulated is read or changed). Each page is looked up once,
+            // when it is asked for, and kept until its turn.
+            let mut ahead = [crate::mm::page::NIL; COMPLETION_PREFETCH_AHEAD as usize];
+            for (i, slot) in (0..seg.nr_pages).zip(ahead.iter_mut()) {
+                *slot = self.mm().inode(seg.inode).page(seg.first_index + i);
+                self.mm().pages().prefetch(*slot);
+            }
             for i in 0..seg.nr_pages {
-                let pfn = self.mm().inode(seg.inode).page(seg.first_index + i);
+                let at = (i % COMPLETION_PREFETCH_AHEAD) as usize;
+                let pfn = ahead[at];
+                // Ending a page's writeback or read changes no other
+                // entry of the page index: the page looked up ahead is
+                // still the page there.
+                debug_assert_eq!(pfn, self.mm().inode(seg.inode).page(seg.first_index + i));
+                let next = i + COMPLETION_PREFETCH_AHEAD;
+                if next < seg.nr_pages {
+                    ahead[at] = self.mm().inode(seg.inode).page(seg.first_index + next);
+                    self.mm().pages().prefetch(ahead[at]);
+                }
                 if read {
                     self.end_page_read(pfn);
                 } else {
